@@ -1,0 +1,285 @@
+// Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
+//
+// Load step throughput on one core: 1,000,000 synthetic ~200-byte JSON records with 8
+// payload fields of mixed types (+2 metadata columns), against two baselines measured
+// in the same run:
+//   - ParseFloor*: simdjson parsing the same documents and touching every field (the
+//     DOM API the loader uses, and the lazier On-Demand API);
+//   - NaiveRowAtATime: RDP's shape — an allocating DOM (nlohmann::json, like serde_json's
+//     Value) and one Value object per cell, rows of Values, then a columnar conversion.
+// After the runs it prints the ratios, which are what the targets are about:
+// Load ≥ 2,000,000 records/s and Load time ≤ 2× the parse floor.
+//
+// Run: build/release/bench/load_benchmark [--records=N] [google benchmark flags]
+#include <arrow/api.h>
+#include <benchmark/benchmark.h>
+#include <simdjson.h>
+
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kelt/dataset.h"
+#include "kelt/load.h"
+
+namespace {
+
+int64_t g_records = 1000000;
+
+struct Corpus {
+  std::vector<std::string> payloads;
+  std::vector<kelt::RecordView> views;
+  int64_t bytes = 0;
+};
+
+const Corpus& GetCorpus() {
+  static Corpus corpus = [] {
+    Corpus c;
+    std::mt19937_64 rng(42);
+    const char* events[] = {"click", "view", "purchase", "signup", "logout"};
+    const char* countries[] = {"NO", "SE", "DE", "US", "JP", "BR"};
+    c.payloads.reserve(static_cast<size_t>(g_records));
+    char buf[512];
+    for (int64_t i = 0; i < g_records; ++i) {
+      uint64_t r = rng();
+      int n = std::snprintf(
+          buf, sizeof(buf),
+          "{\"event_id\":%lld,\"user_id\":%llu,\"amount\":%.2f,\"is_member\":%s,"
+          "\"event\":\"%s\",\"country\":\"%s\",\"session\":\"%016llx%016llx\","
+          "\"ts\":\"2024-05-%02dT%02d:%02d:%02d.%03dZ\"}",
+          static_cast<long long>(1000000000 + i), static_cast<unsigned long long>(r % 10000000),
+          static_cast<double>(r % 100000) / 100.0, (r & 1) ? "true" : "false", events[r % 5],
+          countries[(r >> 8) % 6], static_cast<unsigned long long>(rng()),
+          static_cast<unsigned long long>(rng()), static_cast<int>(1 + (r >> 16) % 28),
+          static_cast<int>((r >> 24) % 24), static_cast<int>((r >> 32) % 60),
+          static_cast<int>((r >> 40) % 60), static_cast<int>((r >> 48) % 1000));
+      c.payloads.emplace_back(buf, static_cast<size_t>(n));
+      c.bytes += n;
+    }
+    c.views.reserve(c.payloads.size());
+    for (size_t i = 0; i < c.payloads.size(); ++i) {
+      kelt::RecordView v;
+      v.topic = "events";
+      v.partition = static_cast<int32_t>(i % 8);
+      v.offset = static_cast<int64_t>(i);
+      v.value = c.payloads[i];
+      c.views.push_back(v);
+    }
+    return c;
+  }();
+  return corpus;
+}
+
+kelt::Schema LandingSchema() {
+  return kelt::Schema({{"event_id", kelt::TypeId::kInt64},
+                       {"user_id", kelt::TypeId::kInt64},
+                       {"amount", kelt::TypeId::kFloat64},
+                       {"is_member", kelt::TypeId::kBool},
+                       {"event", kelt::TypeId::kUtf8},
+                       {"country", kelt::TypeId::kUtf8},
+                       {"session", kelt::TypeId::kUtf8},
+                       {"ts", kelt::TypeId::kTimestamp},
+                       {"_kafka_partition", kelt::TypeId::kInt64},
+                       {"_kafka_offset", kelt::TypeId::kInt64}});
+}
+
+void SetCounters(benchmark::State& state, const Corpus& c) {
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(c.views.size()));
+  state.SetBytesProcessed(state.iterations() * c.bytes);
+}
+
+void BM_Load(benchmark::State& state) {
+  const Corpus& c = GetCorpus();
+  auto loader = kelt::Loader::Make(LandingSchema()).MoveValueUnsafe();
+  for (auto _ : state) {
+    if (!loader->Reserve(static_cast<int64_t>(c.views.size()), c.bytes).ok()) std::abort();
+    for (const kelt::RecordView& v : c.views) {
+      if (!loader->Append(v).ok()) std::abort();
+    }
+    auto w = loader->Finish();
+    if (!w.ok() || w->batch->num_rows() != static_cast<int64_t>(c.views.size())) std::abort();
+    benchmark::DoNotOptimize(w->batch);
+  }
+  SetCounters(state, c);
+}
+
+// The floor with the DOM API: copy into a padded buffer (as the loader must: broker
+// buffers carry no padding), parse, read every field's value.
+void BM_ParseFloorDom(benchmark::State& state) {
+  const Corpus& c = GetCorpus();
+  simdjson::dom::parser parser;
+  std::vector<char> padded(4096);
+  for (auto _ : state) {
+    int64_t acc = 0;
+    for (const kelt::RecordView& v : c.views) {
+      std::memcpy(padded.data(), v.value->data(), v.value->size());
+      auto doc = parser.parse(padded.data(), v.value->size(), false);
+      if (doc.error()) std::abort();
+      simdjson::dom::object obj = doc.value_unsafe().get_object().value_unsafe();
+      for (auto kv : obj) {
+        switch (kv.value.type()) {
+          case simdjson::dom::element_type::INT64:
+            acc += kv.value.get_int64().value_unsafe();
+            break;
+          case simdjson::dom::element_type::DOUBLE:
+            acc += static_cast<int64_t>(kv.value.get_double().value_unsafe());
+            break;
+          case simdjson::dom::element_type::BOOL:
+            acc += kv.value.get_bool().value_unsafe();
+            break;
+          case simdjson::dom::element_type::STRING:
+            acc += static_cast<int64_t>(kv.value.get_string().value_unsafe().size());
+            break;
+          default:
+            break;
+        }
+      }
+    }
+    benchmark::DoNotOptimize(acc);
+  }
+  SetCounters(state, c);
+}
+
+// The floor with On-Demand, which materializes nothing it is not asked for.
+void BM_ParseFloorOnDemand(benchmark::State& state) {
+  const Corpus& c = GetCorpus();
+  simdjson::ondemand::parser parser;
+  std::vector<char> padded(4096);
+  for (auto _ : state) {
+    int64_t acc = 0;
+    for (const kelt::RecordView& v : c.views) {
+      std::memcpy(padded.data(), v.value->data(), v.value->size());
+      auto doc = parser.iterate(padded.data(), v.value->size(), padded.size());
+      auto obj = doc.get_object();
+      for (auto field : obj) {
+        auto value = field.value();
+        switch (value.type().value_unsafe()) {
+          case simdjson::ondemand::json_type::number:
+            acc += static_cast<int64_t>(value.get_double().value_unsafe());
+            break;
+          case simdjson::ondemand::json_type::boolean:
+            acc += value.get_bool().value_unsafe();
+            break;
+          case simdjson::ondemand::json_type::string:
+            acc += static_cast<int64_t>(value.get_string().value_unsafe().size());
+            break;
+          default:
+            break;
+        }
+      }
+    }
+    benchmark::DoNotOptimize(acc);
+  }
+  SetCounters(state, c);
+}
+
+// RDP's row-at-a-time shape: allocating DOM, one Value per cell, then columnar.
+void BM_NaiveRowAtATime(benchmark::State& state) {
+  const Corpus& c = GetCorpus();
+  kelt::Schema schema = LandingSchema();
+  for (auto _ : state) {
+    kelt::DataSet ds;
+    ds.schema = schema;
+    ds.rows.reserve(c.views.size());
+    for (const kelt::RecordView& v : c.views) {
+      nlohmann::json doc = nlohmann::json::parse(*v.value, nullptr, false);
+      std::vector<kelt::Value> row;
+      row.reserve(schema.size());
+      for (const kelt::Field& f : schema.fields) {
+        if (f.name == "_kafka_partition") {
+          row.push_back(kelt::Value::Int64(v.partition));
+          continue;
+        }
+        if (f.name == "_kafka_offset") {
+          row.push_back(kelt::Value::Int64(v.offset));
+          continue;
+        }
+        auto it = doc.find(f.name);
+        if (it == doc.end() || it->is_null()) {
+          row.push_back(kelt::Value::Null());
+        } else if (f.type == kelt::TypeId::kInt64) {
+          row.push_back(kelt::Value::Int64(it->get<int64_t>()));
+        } else if (f.type == kelt::TypeId::kFloat64) {
+          row.push_back(kelt::Value::Float64(it->get<double>()));
+        } else if (f.type == kelt::TypeId::kBool) {
+          row.push_back(kelt::Value::Bool(it->get<bool>()));
+        } else {
+          // Timestamps travel as text in RDP's model; keep the text.
+          row.push_back(kelt::Value::Utf8(it->get<std::string>()));
+        }
+      }
+      ds.rows.push_back(std::move(row));
+    }
+    // RDP's landed DataSet is rows; a columnar sink then converts. Count that too.
+    for (auto& f : ds.schema.fields) {
+      if (f.type == kelt::TypeId::kTimestamp) f.type = kelt::TypeId::kUtf8;
+    }
+    auto batch = kelt::DataSetToRecordBatch(ds);
+    if (!batch.ok()) std::abort();
+    benchmark::DoNotOptimize(batch);
+  }
+  SetCounters(state, c);
+}
+
+BENCHMARK(BM_Load)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_ParseFloorDom)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_ParseFloorOnDemand)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_NaiveRowAtATime)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+
+// Collects per-benchmark times so the ratios can be printed after the run.
+class RatioReporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    ConsoleReporter::ReportRuns(runs);
+    for (const Run& r : runs) {
+      if (r.run_type == Run::RT_Iteration && r.iterations > 0) {
+        seconds_[r.run_name.function_name] = r.GetAdjustedRealTime() / 1e3;  // ms → s
+      }
+    }
+  }
+  std::map<std::string, double> seconds_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--records=", 10) == 0) g_records = std::atoll(argv[i] + 10);
+  }
+  benchmark::Initialize(&argc, argv);
+  GetCorpus();
+  RatioReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  auto& s = reporter.seconds_;
+  const Corpus& c = GetCorpus();
+  auto rate = [&](const char* name) {
+    return s.count(name) ? static_cast<double>(c.views.size()) / s[name] : 0.0;
+  };
+  std::printf("\n== Load vs baselines (%lld records, %.1f MB, avg %.0f bytes/record) ==\n",
+              static_cast<long long>(c.views.size()), static_cast<double>(c.bytes) / 1e6,
+              static_cast<double>(c.bytes) / static_cast<double>(c.views.size()));
+  for (const char* name : {"BM_Load", "BM_ParseFloorDom", "BM_ParseFloorOnDemand",
+                           "BM_NaiveRowAtATime"}) {
+    if (!s.count(name)) continue;
+    std::printf("%-24s %10.0f records/s  %8.1f MB/s\n", name, rate(name),
+                static_cast<double>(c.bytes) / s[name] / 1e6);
+  }
+  if (s.count("BM_Load")) {
+    double load = s["BM_Load"];
+    if (s.count("BM_ParseFloorDom"))
+      std::printf("ratio Load/ParseFloorDom time:       %.2fx (target <= 2.0)\n",
+                  load / s["BM_ParseFloorDom"]);
+    if (s.count("BM_ParseFloorOnDemand"))
+      std::printf("ratio Load/ParseFloorOnDemand time:  %.2fx (target <= 2.0)\n",
+                  load / s["BM_ParseFloorOnDemand"]);
+    if (s.count("BM_NaiveRowAtATime"))
+      std::printf("speed-up Load vs naive row-at-a-time: %.2fx\n", s["BM_NaiveRowAtATime"] / load);
+    std::printf("Load records/s: %.0f (target >= 2000000)\n", rate("BM_Load"));
+  }
+  benchmark::Shutdown();
+  return 0;
+}

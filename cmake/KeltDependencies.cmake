@@ -1,0 +1,52 @@
+# Locate kelt's third-party libraries and expose them as imported targets:
+#   kelt::arrow, kelt::parquet  (system Arrow via find_package, else the pyarrow wheel)
+#   simdjson::simdjson, kelt::rdkafka, GTest::gtest_main, benchmark::benchmark
+set(KELT_PYTHON "${CMAKE_SOURCE_DIR}/.venv/bin/python" CACHE FILEPATH
+    "Python with pyarrow, used when no system Arrow C++ is installed")
+
+find_package(simdjson CONFIG REQUIRED)
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(RDKAFKA REQUIRED IMPORTED_TARGET rdkafka)
+add_library(kelt::rdkafka ALIAS PkgConfig::RDKAFKA)
+
+find_package(Arrow CONFIG QUIET)
+find_package(Parquet CONFIG QUIET)
+if(Arrow_FOUND AND Parquet_FOUND)
+  message(STATUS "kelt: Arrow ${Arrow_VERSION} from a system install")
+  add_library(kelt::arrow ALIAS Arrow::arrow_shared)
+  add_library(kelt::parquet ALIAS Parquet::parquet_shared)
+else()
+  if(NOT EXISTS "${KELT_PYTHON}")
+    message(FATAL_ERROR "kelt: no system Arrow C++ and no Python at ${KELT_PYTHON}; "
+                        "run scripts/bootstrap.sh first")
+  endif()
+  execute_process(
+    COMMAND "${KELT_PYTHON}" -c
+      "import pyarrow as pa; pa.create_library_symlinks(); print(pa.get_include()); print(pa.get_library_dirs()[0]); print(pa.__version__)"
+    OUTPUT_VARIABLE _kelt_pa OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE _kelt_pa_rc)
+  if(NOT _kelt_pa_rc EQUAL 0)
+    message(FATAL_ERROR "kelt: pyarrow not importable with ${KELT_PYTHON}")
+  endif()
+  string(REPLACE "\n" ";" _kelt_pa "${_kelt_pa}")
+  list(GET _kelt_pa 0 KELT_ARROW_INCLUDE_DIR)
+  list(GET _kelt_pa 1 KELT_ARROW_LIB_DIR)
+  list(GET _kelt_pa 2 KELT_ARROW_VERSION)
+  message(STATUS "kelt: Arrow ${KELT_ARROW_VERSION} from the pyarrow wheel (${KELT_ARROW_LIB_DIR})")
+  foreach(_lib arrow parquet)
+    add_library(kelt::${_lib} SHARED IMPORTED GLOBAL)
+    set_target_properties(kelt::${_lib} PROPERTIES
+      IMPORTED_LOCATION "${KELT_ARROW_LIB_DIR}/lib${_lib}.so"
+      INTERFACE_INCLUDE_DIRECTORIES "${KELT_ARROW_INCLUDE_DIR}")
+  endforeach()
+  set_property(TARGET kelt::parquet PROPERTY INTERFACE_LINK_LIBRARIES kelt::arrow)
+  # Binaries find the wheel's libraries without LD_LIBRARY_PATH.
+  set(CMAKE_BUILD_RPATH "${KELT_ARROW_LIB_DIR}" CACHE INTERNAL "")
+  set(CMAKE_INSTALL_RPATH "${KELT_ARROW_LIB_DIR}" CACHE INTERNAL "")
+endif()
+
+if(KELT_BUILD_TESTS)
+  find_package(GTest REQUIRED)
+endif()
+if(KELT_BUILD_BENCH)
+  find_package(benchmark REQUIRED)
+endif()

@@ -1,0 +1,124 @@
+// Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
+//
+// The Load step (CONTRACT §3): Kafka records → an Arrow RecordBatch in the landing
+// schema, with `_kafka_*` metadata columns and a bad-record policy.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "kelt/record.h"
+#include "kelt/schema.h"
+#include "kelt/status.h"
+
+namespace arrow {
+class RecordBatch;
+class Schema;
+}  // namespace arrow
+
+namespace kelt {
+
+/// What to do with a record whose payload does not fit the landing schema.
+enum class BadRecordPolicy : uint8_t {
+  /// Stop the window with the record's error (RDP's behaviour; the default of the
+  /// RDP-compatible calls).
+  kFail,
+  /// Count the record and leave it out of the landed batch.
+  kSkip,
+  /// Count the record and put it, raw, in the dead-letter batch.
+  kDeadLetter,
+};
+
+/// "fail", "skip" or "dead_letter".
+std::string_view BadRecordPolicyName(BadRecordPolicy policy);
+std::optional<BadRecordPolicy> ParseBadRecordPolicy(std::string_view name);
+
+struct LoadOptions {
+  BadRecordPolicy on_bad_record = BadRecordPolicy::kFail;
+  /// RDP lands a payload that is not a JSON object as all-null payload columns when the
+  /// schema has two or more payload fields (CONTRACT §3 rule 4), and lands raw bytes
+  /// that are not UTF-8 with U+FFFD. With `strict_payload` both are bad records
+  /// instead (error codes MALFORMED_PAYLOAD and INVALID_UTF8). Off for RDP calls.
+  bool strict_payload = false;
+};
+
+/// Counters of one window.
+struct LoadStats {
+  int64_t records = 0;        ///< records offered to the loader
+  int64_t rows = 0;           ///< rows in the landed batch
+  int64_t bad_records = 0;    ///< records that failed conversion (skipped + dead-lettered)
+  int64_t skipped = 0;
+  int64_t dead_lettered = 0;
+  int64_t tombstones = 0;     ///< records with a null payload (landed with null payload columns)
+  int64_t payload_bytes = 0;  ///< sum of payload sizes offered
+
+  LoadStats& operator+=(const LoadStats& o);
+};
+
+/// The result of loading one window.
+struct LoadedWindow {
+  /// Landed rows in the landing schema.
+  std::shared_ptr<arrow::RecordBatch> batch;
+  /// Bad records under kDeadLetter, in DeadLetterSchema() (zero rows otherwise).
+  std::shared_ptr<arrow::RecordBatch> dead_letters;
+  LoadStats stats;
+};
+
+/// Return the schema of dead-letter batches: _kafka_topic utf8, _kafka_partition int64,
+/// _kafka_offset int64, _kafka_timestamp_ms int64, _kafka_key binary, _kafka_value binary,
+/// _error_code utf8, _error_field utf8, _error_message utf8.
+std::shared_ptr<arrow::Schema> DeadLetterSchema();
+
+/// Stable codes of bad records (dead-letter `_error_code`).
+inline constexpr std::string_view kErrorTypeMismatch = "TYPE_MISMATCH";
+inline constexpr std::string_view kErrorMalformedPayload = "MALFORMED_PAYLOAD";
+inline constexpr std::string_view kErrorInvalidUtf8 = "INVALID_UTF8";
+
+/// Converts records into Arrow columns, one window at a time. Not thread-safe; use one
+/// Loader per thread. Reusable: Finish() returns the window and starts the next one.
+class Loader {
+ public:
+  /// Compile `landing` into a column plan. Fails for unknown `_kafka_*` names
+  /// ("schema mismatch: unknown kafka metadata column '<name>'"), metadata columns of a
+  /// type their value cannot take, empty or duplicate field names.
+  static Result<std::unique_ptr<Loader>> Make(const Schema& landing, LoadOptions options = {});
+  ~Loader();
+  Loader(const Loader&) = delete;
+  Loader& operator=(const Loader&) = delete;
+
+  /// Reserve room for `records` more rows and about `payload_bytes` of payload.
+  Status Reserve(int64_t records, int64_t payload_bytes);
+
+  /// Append one record. Returns an error only under kFail (the record is then not
+  /// appended and the loader stays usable) or on an internal failure.
+  Status Append(const RecordView& record);
+  Status Append(const StreamRecord& record);
+
+  /// Return the window built so far and reset for the next one.
+  Result<LoadedWindow> Finish();
+
+  /// True when a column reads record headers (callers may skip collecting them).
+  bool needs_headers() const;
+  const Schema& schema() const;
+  const std::shared_ptr<arrow::Schema>& arrow_schema() const;
+
+ private:
+  class Impl;
+  explicit Loader(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Load a span of owned records into one batch.
+Result<LoadedWindow> LoadRecords(std::span<const StreamRecord> records, const Schema& landing,
+                                 const LoadOptions& options = {});
+
+/// RDP's `elt_load_kafka_records_json`: parse `{"records":[…]}` (or a bare array) and load.
+/// A records parse error reads "schema mismatch: invalid kafka stream record JSON: …".
+Result<LoadedWindow> LoadRecordsJson(std::string_view records_json, const Schema& landing,
+                                     const LoadOptions& options = {});
+
+}  // namespace kelt

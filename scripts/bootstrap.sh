@@ -1,0 +1,364 @@
+#!/usr/bin/env bash
+# Take a fresh Debian 12 machine to one that builds and tests kelt.
+#
+#   bash scripts/bootstrap.sh           install what is missing (safe to re-run; fast when done)
+#   bash scripts/bootstrap.sh --check   only verify; exit 1 naming what is missing
+#
+# Steps (each one checks first and is skipped when already done):
+#   apt     Debian packages (compilers, librdkafka, simdjson, libpq, PostgreSQL, gtest, ...)
+#   venv    $KELT_VENV with pinned pyarrow, nanobind, scikit-build-core, pytest, numpy
+#   duckdb  DuckDB's C API as static libraries (Go module proxy) into $KELT_DUCKDB_ROOT,
+#           verified once by linking and running a tiny C++ program
+#   kafka   Apache Kafka broker jars (Maven Central) into $KELT_KAFKA_LIBS
+# Downloads are cached in $KELT_CACHE (default ~/.cache/kelt); logs of the slow commands go
+# to $KELT_CACHE/logs/. Locations and versions: scripts/lib/paths.sh.
+set -euo pipefail
+
+# shellcheck source-path=SCRIPTDIR source=lib/paths.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/paths.sh"
+
+# ---- pins -----------------------------------------------------------------------------------
+PY_PINS=(
+  "pyarrow==$KELT_PYARROW_VERSION"
+  "nanobind==3.1.0"
+  "scikit-build-core==1.1.2"
+  "pytest==9.2.0"
+  "numpy==2.4.6"
+)
+APT_PACKAGES=(
+  build-essential cmake ninja-build ccache pkg-config git curl ca-certificates
+  librdkafka-dev libsimdjson-dev libpq-dev postgresql postgresql-contrib
+  libgtest-dev libgmock-dev googletest libbenchmark-dev libcli11-dev libyaml-cpp-dev
+  nlohmann-json3-dev clang clang-format clang-tidy libclang-rt-14-dev maven tmux
+)
+# Link order of the static libraries, from the Go module's prebuilt.go.
+DUCKDB_LIBS=(
+  duckdb_static duckdb_generated_extension_loader autocomplete_extension
+  core_functions_extension icu_extension json_extension parquet_extension tpcds_extension
+  tpch_extension duckdb_fastpforlib duckdb_fmt duckdb_fsst duckdb_hyperloglog duckdb_mbedtls
+  duckdb_miniz duckdb_pg_query duckdb_re2 duckdb_skiplistlib duckdb_utf8proc duckdb_yyjson
+  duckdb_zstd
+)
+DUCKDB_GO_MODULE=github.com/duckdb/duckdb-go-bindings/lib/linux-amd64
+KAFKA_POM="$KELT_ROOT/scripts/kafka/pom.xml"
+KAFKA_LOG4J="$KELT_ROOT/scripts/kafka/log4j2.properties"
+
+VENV_STAMP="$KELT_VENV/.kelt-bootstrap"
+DUCKDB_STAMP="$KELT_DUCKDB_ROOT/.kelt-verified"
+KAFKA_STAMP="$(dirname "$KELT_KAFKA_LIBS")/.kelt-bootstrap"
+LOG_DIR="$KELT_CACHE/logs"
+PYTHON="${KELT_PYTHON:-python3}"
+
+# ---- helpers --------------------------------------------------------------------------------
+usage() { sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+say()  { printf '[bootstrap] %s\n' "$*"; }
+die()  { printf '[bootstrap] ERROR: %s\n' "$*" >&2; exit 1; }
+now()  { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1fs", b - a }'; }
+
+# run LOGNAME CMD...: run a slow command with its output in $LOG_DIR/LOGNAME.log; on failure
+# show the end of the log and fail.
+run_logged() {
+  local log="$LOG_DIR/$1.log"; shift
+  mkdir -p "$LOG_DIR"
+  if ! "$@" >"$log" 2>&1; then
+    printf '[bootstrap] command failed: %s\n[bootstrap] last lines of %s:\n' "$*" "$log" >&2
+    tail -n 40 "$log" >&2
+    return 1
+  fi
+}
+
+as_root() {
+  if [[ $EUID -eq 0 ]]; then "$@"
+  elif command -v sudo >/dev/null 2>&1; then sudo "$@"
+  else die "need root (or sudo) to run: $*"
+  fi
+}
+
+# The go binary: on PATH, else /usr/local/go/bin/go; empty when neither exists.
+find_go() {
+  if command -v go >/dev/null 2>&1; then command -v go
+  elif [[ -x /usr/local/go/bin/go ]]; then echo /usr/local/go/bin/go
+  fi
+}
+
+# ---- step: apt ------------------------------------------------------------------------------
+venv_python_works() { [[ -x "$KELT_VENV/bin/python" ]] && "$KELT_VENV/bin/python" -c '' >/dev/null 2>&1; }
+
+# Prints the apt packages that are needed and not installed (one per line).
+apt_missing() {
+  local wanted=("${APT_PACKAGES[@]}")
+  if ! command -v java >/dev/null 2>&1 || ! command -v javap >/dev/null 2>&1; then
+    wanted+=(openjdk-17-jdk-headless)
+  fi
+  [[ -n "$(find_go)" ]] || wanted+=(golang-go)
+  if ! command -v "$PYTHON" >/dev/null 2>&1; then
+    wanted+=(python3 python3-venv)
+  elif ! venv_python_works && ! "$PYTHON" -c 'import venv, ensurepip' >/dev/null 2>&1; then
+    wanted+=(python3-venv)   # Debian's python3 cannot make a venv without it
+  fi
+  local installed
+  installed="$(dpkg-query -W -f='${db:Status-Abbrev}|${Package}\n' "${wanted[@]}" 2>/dev/null \
+               | awk -F'|' '$1 ~ /^ii/ { print $2 }' || true)"
+  local p
+  for p in "${wanted[@]}"; do
+    grep -qxF "$p" <<<"$installed" || echo "$p"
+  done
+}
+
+step_apt() {
+  local missing
+  missing="$(apt_missing)"
+  if [[ -z "$missing" ]]; then say "apt: all packages installed"; return; fi
+  # shellcheck disable=SC2086
+  say "apt: installing" $missing
+  export DEBIAN_FRONTEND=noninteractive
+  run_logged apt-update as_root apt-get update
+  # shellcheck disable=SC2086
+  run_logged apt-install as_root apt-get install -y --no-install-recommends $missing
+  missing="$(apt_missing)"
+  [[ -z "$missing" ]] || die "apt: still missing after install: ${missing//$'\n'/ }"
+}
+
+# ---- step: venv -----------------------------------------------------------------------------
+# True when the venv has exactly the pinned versions and pyarrow's unversioned library links.
+venv_ok() {
+  [[ -f "$VENV_STAMP" && "$(cat "$VENV_STAMP")" == "${PY_PINS[*]}" ]] || return 1
+  venv_python_works || return 1
+  "$KELT_VENV/bin/python" - "${PY_PINS[@]}" <<'EOF' >/dev/null 2>&1
+import importlib.metadata as md, importlib.util, os, sys
+for pin in sys.argv[1:]:
+    name, version = pin.split("==")
+    if md.version(name) != version:
+        sys.exit(1)
+pa = os.path.dirname(importlib.util.find_spec("pyarrow").origin)
+for lib in ("libarrow.so", "libparquet.so"):
+    if not os.path.exists(os.path.join(pa, lib)):
+        sys.exit(1)
+EOF
+}
+
+step_venv() {
+  if venv_ok; then say "venv: $KELT_VENV up to date"; return; fi
+  if ! venv_python_works; then
+    if [[ -e "$KELT_VENV" ]]; then
+      [[ -f "$KELT_VENV/pyvenv.cfg" ]] || die "venv: $KELT_VENV exists and is not a venv; move it away"
+      say "venv: $KELT_VENV is broken, recreating it"
+      rm -rf -- "$KELT_VENV"
+    fi
+    say "venv: creating $KELT_VENV with $("$PYTHON" --version 2>&1)"
+    run_logged venv "$PYTHON" -m venv "$KELT_VENV"
+  fi
+  rm -f "$VENV_STAMP"
+  # The wheels are kept in $KELT_CACHE/wheels: pip's own HTTP cache ($KELT_CACHE/pip) is
+  # not filled when the index answers with no-store, and a new work tree needs a new venv.
+  export PIP_CACHE_DIR="$KELT_CACHE/pip" PIP_DISABLE_PIP_VERSION_CHECK=1
+  local wheels="$KELT_CACHE/wheels" pip=("$KELT_VENV/bin/python" -m pip)
+  mkdir -p "$wheels"
+  say "venv: pip install ${PY_PINS[*]}"
+  mkdir -p "$LOG_DIR"
+  if ! "${pip[@]}" install --no-index --find-links "$wheels" "${PY_PINS[@]}" >"$LOG_DIR/pip.log" 2>&1; then
+    say "venv: (not all in $wheels yet) pip download"
+    run_logged pip-download "${pip[@]}" download --dest "$wheels" "${PY_PINS[@]}"
+    run_logged pip "${pip[@]}" install --no-index --find-links "$wheels" "${PY_PINS[@]}"
+  fi
+  "$KELT_VENV/bin/python" -c 'import pyarrow; pyarrow.create_library_symlinks()'
+  echo "${PY_PINS[*]}" >"$VENV_STAMP"
+  venv_ok || die "venv: installed, but the check still fails (see $LOG_DIR/pip.log)"
+}
+
+# ---- step: duckdb ---------------------------------------------------------------------------
+duckdb_files_ok() {
+  [[ -f "$KELT_DUCKDB_ROOT/include/duckdb.h" ]] || return 1
+  local l
+  for l in "${DUCKDB_LIBS[@]}"; do [[ -f "$KELT_DUCKDB_ROOT/lib/lib$l.a" ]] || return 1; done
+}
+duckdb_ok() {
+  duckdb_files_ok && [[ -f "$DUCKDB_STAMP" ]] \
+    && head -n1 "$DUCKDB_STAMP" | grep -qxF "$KELT_DUCKDB_GO_MODULE_VERSION"
+}
+
+duckdb_download() {
+  local gobin tmp dir staging
+  gobin="$(find_go)"
+  [[ -n "$gobin" ]] || die "duckdb: no go toolchain (the apt step should have installed golang-go)"
+  tmp="$(mktemp -d)"
+  say "duckdb: go mod download $DUCKDB_GO_MODULE@$KELT_DUCKDB_GO_MODULE_VERSION"
+  (
+    cd "$tmp"
+    export GOPATH="$KELT_CACHE/gopath" GOMODCACHE="$KELT_CACHE/gopath/pkg/mod" GOFLAGS=-modcacherw
+    "$gobin" mod init tmp >/dev/null 2>&1
+    "$gobin" mod download -json "$DUCKDB_GO_MODULE@$KELT_DUCKDB_GO_MODULE_VERSION" >"$tmp/download.json" 2>"$tmp/download.err"
+  ) || { cat "$tmp/download.json" "$tmp/download.err" >&2; rm -rf "$tmp"; die "duckdb: go mod download failed"; }
+  dir="$(sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p' "$tmp/download.json")"
+  rm -rf "$tmp"
+  [[ -n "$dir" && -f "$dir/duckdb.h" ]] || die "duckdb: module has no duckdb.h (dir '$dir')"
+
+  staging="$KELT_DUCKDB_ROOT.tmp.$$"
+  rm -rf "$staging"
+  mkdir -p "$staging/include" "$staging/lib"
+  cp "$dir/duckdb.h" "$staging/include/"
+  cp "$dir"/lib*.a "$staging/lib/"
+  [[ -f "$dir/LICENSE" ]] && cp "$dir/LICENSE" "$staging/"
+  rm -rf "$KELT_DUCKDB_ROOT"
+  mv "$staging" "$KELT_DUCKDB_ROOT"
+}
+
+# Links a tiny program against the static libraries with g++ and checks that it prints 42.
+duckdb_verify() {
+  local tmp out libs=() l
+  tmp="$(mktemp -d)"
+  for l in "${DUCKDB_LIBS[@]}"; do libs+=("$KELT_DUCKDB_ROOT/lib/lib$l.a"); done
+  cat >"$tmp/t.cpp" <<'EOF'
+#include <duckdb.h>
+#include <cstdint>
+#include <cstdio>
+int main() {
+  duckdb_database db;
+  duckdb_connection con;
+  duckdb_result res;
+  if (duckdb_open(nullptr, &db) != DuckDBSuccess) return 2;
+  if (duckdb_connect(db, &con) != DuckDBSuccess) return 3;
+  if (duckdb_query(con, "SELECT 42", &res) != DuckDBSuccess) {
+    std::fprintf(stderr, "%s\n", duckdb_result_error(&res));
+    return 4;
+  }
+  duckdb_data_chunk chunk = duckdb_fetch_chunk(res);
+  if (!chunk || duckdb_column_type(&res, 0) != DUCKDB_TYPE_INTEGER) return 5;
+  auto *v = static_cast<int32_t *>(duckdb_vector_get_data(duckdb_data_chunk_get_vector(chunk, 0)));
+  std::printf("%d\n%s\n", static_cast<int>(v[0]), duckdb_library_version());
+  duckdb_destroy_data_chunk(&chunk);
+  duckdb_destroy_result(&res);
+  duckdb_disconnect(&con);
+  duckdb_close(&db);
+  return 0;
+}
+EOF
+  say "duckdb: verifying: link with ${CXX:-g++} and run SELECT 42"
+  run_logged duckdb-verify "${CXX:-g++}" -std=c++20 -O0 -DDUCKDB_STATIC_BUILD \
+    -I"$KELT_DUCKDB_ROOT/include" "$tmp/t.cpp" -o "$tmp/t" \
+    -Wl,--start-group "${libs[@]}" -Wl,--end-group -lpthread -ldl -lm \
+    || { rm -rf "$tmp"; die "duckdb: test program does not compile or link"; }
+  out="$("$tmp/t")" || { rm -rf "$tmp"; die "duckdb: test program failed"; }
+  rm -rf "$tmp"
+  [[ "$(sed -n 1p <<<"$out")" == 42 ]] || die "duckdb: test program printed '$out', not 42"
+  local libver; libver="$(sed -n 2p <<<"$out")"
+  [[ "$libver" == "v$KELT_DUCKDB_VERSION" ]] \
+    || die "duckdb: library says $libver, KELT_DUCKDB_VERSION is $KELT_DUCKDB_VERSION"
+  printf '%s\n%s\n' "$KELT_DUCKDB_GO_MODULE_VERSION" "$libver" >"$DUCKDB_STAMP"
+}
+
+step_duckdb() {
+  if duckdb_ok; then say "duckdb: $KELT_DUCKDB_ROOT ready"; return; fi
+  # Files there but never verified (e.g. an interrupted run): verify only. Otherwise (no
+  # files, or a stamp from another module version) download again.
+  if ! duckdb_files_ok || [[ -f "$DUCKDB_STAMP" ]]; then
+    rm -f "$DUCKDB_STAMP"
+    duckdb_download
+  fi
+  duckdb_verify
+  say "duckdb: $(sed -n 2p "$DUCKDB_STAMP") links and runs"
+}
+
+# ---- step: kafka ----------------------------------------------------------------------------
+kafka_key() { echo "kafka=$KELT_KAFKA_VERSION pom=$(sha256sum "$KAFKA_POM" | cut -c1-64)"; }
+kafka_ok() {
+  [[ -f "$KAFKA_STAMP" && -f "$KELT_KAFKA_LIBS/kafka_2.13-$KELT_KAFKA_VERSION.jar" ]] \
+    && head -n1 "$KAFKA_STAMP" | grep -qxF "$(kafka_key)"
+}
+
+step_kafka() {
+  if kafka_ok; then say "kafka: $KELT_KAFKA_LIBS ready"; return; fi
+  local staging="$KELT_KAFKA_LIBS.tmp.$$" version=""
+  rm -rf "$staging" "$KAFKA_STAMP"
+  mkdir -p "$(dirname "$KELT_KAFKA_LIBS")"
+  say "kafka: mvn dependency:copy-dependencies (kafka_2.13 $KELT_KAFKA_VERSION)"
+  run_logged mvn mvn -q -B -Dstyle.color=never -f "$KAFKA_POM" \
+    -Dmaven.repo.local="$KELT_CACHE/m2" dependency:copy-dependencies -DincludeScope=runtime \
+    -DoutputDirectory="$staging" -Dkafka.version="$KELT_KAFKA_VERSION" \
+    || { rm -rf "$staging"; die "kafka: maven could not fetch the broker jars"; }
+  local cls
+  for cls in kafka.Kafka kafka.tools.StorageTool; do
+    javap -cp "$staging/*" "$cls" >/dev/null 2>&1 \
+      || { rm -rf "$staging"; die "kafka: class $cls not found in the copied jars"; }
+  done
+  if version="$(java -Dlog4j2.configurationFile="$KAFKA_LOG4J" -Dkelt.log.level=warn \
+                  -cp "$staging/*" kafka.Kafka --version 2>/dev/null | tail -n1)"; then
+    say "kafka: kafka.Kafka --version: $version"
+  else
+    version="unknown"
+    say "kafka: kafka.Kafka --version did not answer (the classes are there)"
+  fi
+  rm -rf "$KELT_KAFKA_LIBS"
+  mv "$staging" "$KELT_KAFKA_LIBS"
+  printf '%s\n%s\n' "$(kafka_key)" "$version" >"$KAFKA_STAMP"
+}
+
+# ---- --check --------------------------------------------------------------------------------
+check_all() {
+  local problems=() missing t
+  missing="$(apt_missing)"
+  # shellcheck disable=SC2086
+  [[ -z "$missing" ]] || problems+=("apt packages: ${missing//$'\n'/ }")
+  for t in g++ cmake ninja java javap mvn; do
+    command -v "$t" >/dev/null 2>&1 || problems+=("command $t")
+  done
+  [[ -n "$(find_go)" ]] || problems+=("go toolchain")
+  venv_ok || problems+=("python venv $KELT_VENV with ${PY_PINS[*]}")
+  duckdb_ok || problems+=("duckdb $KELT_DUCKDB_VERSION in $KELT_DUCKDB_ROOT (downloaded and link-verified)")
+  kafka_ok || problems+=("kafka $KELT_KAFKA_VERSION jars in $KELT_KAFKA_LIBS")
+  [[ -f "$KAFKA_LOG4J" ]] || problems+=("$KAFKA_LOG4J")
+  [[ -n "$KELT_JAVA25_HOME" && -x "$KELT_JAVA25_HOME/bin/java" ]] \
+    || say "warning: no Java 25 JDK under /usr/lib/jvm (only the Java wrapper needs it)"
+  if ((${#problems[@]})); then
+    printf '[bootstrap] missing: %s\n' "${problems[@]}" >&2
+    say "run: bash scripts/bootstrap.sh" >&2
+    return 1
+  fi
+  say "check: everything is in place"
+}
+
+# ---- summary --------------------------------------------------------------------------------
+summary() {
+  local gobin java25="none"
+  gobin="$(find_go)"
+  if [[ -n "$KELT_JAVA25_HOME" && -x "$KELT_JAVA25_HOME/bin/java" ]]; then
+    java25="$("$KELT_JAVA25_HOME/bin/java" -version 2>&1 | head -n1) ($KELT_JAVA25_HOME)"
+  fi
+  cat <<EOF
+---- kelt bootstrap summary ----
+repo        $KELT_ROOT
+cache       $KELT_CACHE
+g++         $(g++ -dumpfullversion 2>/dev/null || echo '?'), $(cmake --version | head -n1)
+librdkafka  $(dpkg-query -W -f='${Version}' librdkafka-dev 2>/dev/null), simdjson $(dpkg-query -W -f='${Version}' libsimdjson-dev 2>/dev/null), libpq $(dpkg-query -W -f='${Version}' libpq-dev 2>/dev/null)
+python venv $KELT_VENV ($("$KELT_VENV/bin/python" --version 2>&1)): ${PY_PINS[*]}
+duckdb      $(sed -n 2p "$DUCKDB_STAMP") (go module $KELT_DUCKDB_GO_MODULE_VERSION) in $KELT_DUCKDB_ROOT
+kafka       $(sed -n 2p "$KAFKA_STAMP") broker jars in $KELT_KAFKA_LIBS
+            log4j config: $KAFKA_LOG4J
+java        $(java -version 2>&1 | head -n1)
+java 25     $java25
+go          $("$gobin" version 2>/dev/null || echo none)
+EOF
+}
+
+# ---- main -----------------------------------------------------------------------------------
+case "${1:-}" in
+  "") ;;
+  --check) check_all; exit ;;
+  -h|--help) usage; exit 0 ;;
+  *) usage >&2; exit 2 ;;
+esac
+
+mkdir -p "$KELT_CACHE"
+# One bootstrap at a time (two shells, or CI next to a developer).
+exec 9>"$KELT_CACHE/.bootstrap.lock"
+flock 9
+
+T0="$(now)"
+for step in apt venv duckdb kafka; do
+  t="$(now)"
+  "step_$step"
+  say "$step: done in $(since "$t")"
+done
+summary
+say "all done in $(since "$T0")"

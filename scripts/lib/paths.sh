@@ -1,0 +1,42 @@
+# shellcheck shell=bash
+# Common locations and pinned versions for kelt's scripts.
+#
+#   source "$(dirname "${BASH_SOURCE[0]}")/lib/paths.sh"     # from a script in scripts/
+#
+# Every variable keeps a value that is already set in the environment, so a caller can
+# point the scripts elsewhere (e.g. KELT_CACHE=/some/disk bash scripts/bootstrap.sh).
+# Downloads live in $KELT_CACHE, outside the repository; only the Python venv is inside it.
+# This file only sets variables: it changes no shell option and runs nothing that can fail.
+
+if [[ -z "${KELT_ROOT:-}" ]]; then
+  KELT_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)"
+fi
+export KELT_ROOT
+
+export KELT_CACHE="${KELT_CACHE:-${HOME:-/root}/.cache/kelt}"
+export KELT_VENV="${KELT_VENV:-$KELT_ROOT/.venv}"
+
+# DuckDB C API, static libraries, taken from the Go module proxy
+# (github.com/duckdb/duckdb-go-bindings/lib/linux-amd64, module v0.1MMPP.0 = DuckDB M.MM.PP).
+export KELT_DUCKDB_VERSION="${KELT_DUCKDB_VERSION:-1.5.6}"
+export KELT_DUCKDB_GO_MODULE_VERSION="${KELT_DUCKDB_GO_MODULE_VERSION:-v0.10506.0}"
+export KELT_DUCKDB_ROOT="${KELT_DUCKDB_ROOT:-$KELT_CACHE/duckdb/$KELT_DUCKDB_VERSION}"   # include/duckdb.h, lib/*.a
+
+# Apache Kafka broker jars from Maven Central (scripts/kafka/pom.xml).
+export KELT_KAFKA_VERSION="${KELT_KAFKA_VERSION:-4.1.1}"
+export KELT_KAFKA_LIBS="${KELT_KAFKA_LIBS:-$KELT_CACHE/kafka/$KELT_KAFKA_VERSION/libs}"
+
+# A Java 25 JDK (for the Java wrapper); empty when the machine has none.
+if [[ -z "${KELT_JAVA25_HOME:-}" ]]; then
+  if [[ -d /usr/lib/jvm/temurin-25-jdk-amd64 ]]; then
+    KELT_JAVA25_HOME=/usr/lib/jvm/temurin-25-jdk-amd64
+  else
+    for _kelt_jdk in /usr/lib/jvm/*25*; do
+      if [[ -d "$_kelt_jdk" ]]; then KELT_JAVA25_HOME="$_kelt_jdk"; break; fi
+    done
+    unset _kelt_jdk
+  fi
+fi
+export KELT_JAVA25_HOME="${KELT_JAVA25_HOME:-}"
+
+export KELT_PYARROW_VERSION="${KELT_PYARROW_VERSION:-26.0.1}"

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Run every test on this machine, provisioning first (fresh Debian 12 is fine):
+#   1. scripts/bootstrap.sh        packages, venv, DuckDB, Kafka jars (cached, idempotent)
+#   2. dev build (Debug, ASan+UBSan) and every GoogleTest suite through ctest
+#   3. release build of the CLI, examples and benchmarks; smoke-run them on small inputs
+#   4. a short libFuzzer run of each fuzz target (clang, ASan+UBSan)
+# Usage: scripts/test.sh [--no-fuzz]
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/paths.sh"
+cd "$KELT_ROOT"
+
+fuzz=1
+for arg in "$@"; do
+  case "$arg" in
+    --no-fuzz) fuzz=0 ;;
+    *) echo "usage: $0 [--no-fuzz]" >&2; exit 2 ;;
+  esac
+done
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "bootstrap"
+bash scripts/bootstrap.sh
+
+export CCACHE_DIR="${CCACHE_DIR:-$KELT_CACHE/ccache}"
+export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-5G}"
+# Arrow's wheel libraries are not built with sanitizers; their allocations are fine.
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+
+step "dev build (Debug, ASan+UBSan)"
+cmake --preset dev >/dev/null
+cmake --build --preset dev
+
+step "unit tests (ctest)"
+ctest --preset dev
+
+step "release build: CLI, examples, benchmarks"
+cmake --preset release >/dev/null
+cmake --build --preset release
+
+step "smoke: the main job, the example and the Load benchmark on small inputs"
+build/release/cli/kelt load --records tests/fixtures/kafka/stream_records.json \
+  --schema tests/fixtures/kafka/landing_schema.json --output json \
+  | grep -q '"rows":\[\[{"Int64":100},{"Utf8":"alpha"}' || { echo "kelt load smoke failed" >&2; exit 1; }
+build/release/examples/byo_load | grep -q click || { echo "byo_load example failed" >&2; exit 1; }
+build/release/bench/load_benchmark --records=20000 --benchmark_min_time=0.05 >/dev/null
+
+if [ "$fuzz" = 1 ]; then
+  step "fuzz smoke (libFuzzer, ${KELT_FUZZ_SECONDS:-20}s per target)"
+  bash scripts/fuzz.sh "${KELT_FUZZ_SECONDS:-20}"
+fi
+
+echo
+echo "scripts/test.sh: all steps passed"
