@@ -225,10 +225,10 @@ void BM_NaiveRowAtATime(benchmark::State& state) {
   SetCounters(state, c);
 }
 
-BENCHMARK(BM_Load)->Unit(benchmark::kMillisecond)->MinTime(2.0);
-BENCHMARK(BM_ParseFloorDom)->Unit(benchmark::kMillisecond)->MinTime(2.0);
-BENCHMARK(BM_ParseFloorOnDemand)->Unit(benchmark::kMillisecond)->MinTime(2.0);
-BENCHMARK(BM_NaiveRowAtATime)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_Load)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ParseFloorDom)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ParseFloorOnDemand)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_NaiveRowAtATime)->Unit(benchmark::kMillisecond);
 
 // Collects per-benchmark times so the ratios can be printed after the run.
 class RatioReporter : public benchmark::ConsoleReporter {

@@ -64,7 +64,9 @@ struct DataSet {
 
 /// Parse a Value from JSON: `"Null"`, `{"Null":null}`, `{"Int64":1}`, `{"Float64":1}`,
 /// `{"Float64":null}` (NaN), `{"Bool":true}`, `{"Utf8":"x"}`, `{"Timestamp":"RFC 3339"|µs}`,
-/// `{"Date":"YYYY-MM-DD"|days}`, `{"Binary":"base64"}`.
+/// `{"Date":"YYYY-MM-DD"|days}`, `{"Binary":"base64"}`. kelt also accepts a bare JSON null
+/// and `{"Float64":"NaN"|"inf"|"-inf"}`. On output NaN and ±inf all become
+/// `{"Float64":null}`, and Timestamp/Date outside years 0000–9999 are written as integers.
 Result<Value> ParseValueJson(std::string_view json);
 std::string ValueToJson(const Value& value);
 

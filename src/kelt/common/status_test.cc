@@ -42,7 +42,8 @@ TEST(StatusTest, FactoriesSetCodeMessageAndRetriable) {
       {Status::Unavailable("m"), StatusCode::kUnavailable, true, "UNAVAILABLE"},
       {Status::NotFound("m"), StatusCode::kNotFound, false, "NOT_FOUND"},
       {Status::Cancelled("m"), StatusCode::kCancelled, false, "CANCELLED"},
-      {Status::NotImplemented("m"), StatusCode::kNotImplemented, false, "NOT_IMPLEMENTED"},
+      {Status::NotImplemented("m"), StatusCode::kNotImplemented, false,
+       "NOT_IMPLEMENTED"},
       {Status::Internal("m"), StatusCode::kInternal, false, "INTERNAL"},
   };
   for (const Case& c : cases) {
@@ -66,6 +67,8 @@ TEST(StatusTest, WithPrefixKeepsCodeAndRetriable) {
 
 TEST(StatusTest, CopiesShareTheSameMessage) {
   Status a = Status::TypeError("bad cell");
+  // The copy is what this test is about.
+  // NOLINTNEXTLINE(performance-unnecessary-copy-initialization)
   Status b = a;
   EXPECT_EQ(b.code(), StatusCode::kTypeError);
   EXPECT_EQ(&a.message(), &b.message());  // one shared immutable state

@@ -2,9 +2,9 @@
 #include "kelt/common/text.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -248,8 +248,8 @@ void AppendJsonString(std::string* out, std::string_view s) {
     auto c = static_cast<unsigned char>(s[i]);
     if (c >= 0x80) {
       size_t bad = 1;
-      size_t len = ValidSequenceLength(reinterpret_cast<const unsigned char*>(s.data()), n, i,
-                                       &bad);
+      size_t len = ValidSequenceLength(reinterpret_cast<const unsigned char*>(s.data()),
+                                       n, i, &bad);
       if (len > 0) {
         out->append(s.data() + i, len);
         i += len;
@@ -373,7 +373,6 @@ std::string FormatDouble(double v) {
 
 // --- UTF-8 ---------------------------------------------------------------------------
 
-
 size_t FirstInvalidUtf8(std::string_view sv) {
   const auto* s = reinterpret_cast<const unsigned char*>(sv.data());
   const size_t n = sv.size();
@@ -399,7 +398,9 @@ size_t FirstInvalidUtf8(std::string_view sv) {
   return std::string_view::npos;
 }
 
-bool IsValidUtf8(std::string_view s) { return FirstInvalidUtf8(s) == std::string_view::npos; }
+bool IsValidUtf8(std::string_view s) {
+  return FirstInvalidUtf8(s) == std::string_view::npos;
+}
 
 void AppendUtf8Lossy(std::string* out, std::string_view sv) {
   const auto* s = reinterpret_cast<const unsigned char*>(sv.data());
@@ -553,9 +554,29 @@ bool ParseCivilDate(std::string_view s, int* y, int* m, int* d) {
 }  // namespace
 
 std::optional<int64_t> ParseTimestampMicros(std::string_view s) {
+  // Fast path for the shape producers emit most: "YYYY-MM-DDTHH:MM:SS.mmmZ".
+  if (s.size() == 24 && s[4] == '-' && s[7] == '-' && s[10] == 'T' && s[13] == ':' &&
+      s[16] == ':' && s[19] == '.' && s[23] == 'Z') {
+    const char* p = s.data();
+    auto d2 = [p](int i) { return (p[i] - '0') * 10 + (p[i + 1] - '0'); };
+    bool digits = true;
+    for (int i : {0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18, 20, 21, 22}) {
+      digits &= IsDigit(p[i]);
+    }
+    if (digits) {
+      const int y = d2(0) * 100 + d2(2), mo = d2(5), d = d2(8), h = d2(11), mi = d2(14);
+      const int sec = d2(17), ms = (p[20] - '0') * 100 + d2(21);
+      if (mo >= 1 && mo <= 12 && d >= 1 && static_cast<unsigned>(d) <= DaysInMonth(y, mo) &&
+          h <= 23 && mi <= 59 && sec <= 59) {
+        const int64_t days = DaysFromCivil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d));
+        return (days * 86400 + h * 3600 + mi * 60 + sec) * 1000000 + ms * 1000;
+      }
+    }
+  }
   int y, mo, d, h, mi, sec;
   if (!ParseCivilDate(s, &y, &mo, &d)) return std::nullopt;
-  if (s.size() < 19 || (s[10] != 'T' && s[10] != 't' && s[10] != ' ')) return std::nullopt;
+  if (s.size() < 19 || (s[10] != 'T' && s[10] != 't' && s[10] != ' '))
+    return std::nullopt;
   if (!Digits(s, 11, 2, &h) || s[13] != ':' || !Digits(s, 14, 2, &mi) || s[16] != ':' ||
       !Digits(s, 17, 2, &sec)) {
     return std::nullopt;
@@ -584,7 +605,7 @@ std::optional<int64_t> ParseTimestampMicros(std::string_view s) {
           !Digits(s, i + 4, 2, &om) || oh > 23 || om > 59) {
         return std::nullopt;
       }
-      offset_s = (oh * 3600 + om * 60) * (s[i] == '-' ? -1 : 1);
+      offset_s = (int64_t{oh} * 3600 + int64_t{om} * 60) * (s[i] == '-' ? -1 : 1);
       i = s.size();
     } else {
       return std::nullopt;
@@ -592,7 +613,7 @@ std::optional<int64_t> ParseTimestampMicros(std::string_view s) {
   }
   if (i != s.size()) return std::nullopt;
   int64_t days = DaysFromCivil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d));
-  int64_t secs = days * 86400 + h * 3600 + mi * 60 + sec - offset_s;
+  int64_t secs = days * 86400 + int64_t{h} * 3600 + int64_t{mi} * 60 + sec - offset_s;
   return secs * 1000000 + micros;
 }
 
@@ -613,17 +634,19 @@ std::string FormatTimestampMicros(int64_t micros) {
   unsigned m, d;
   CivilFromDays(days, &y, &m, &d);
   char buf[48];
-  int n = std::snprintf(buf, sizeof(buf), "%04lld-%02u-%02uT%02lld:%02lld:%02lld.%06lldZ",
-                        static_cast<long long>(y), m, d, static_cast<long long>(sod / 3600),
-                        static_cast<long long>((sod / 60) % 60),
-                        static_cast<long long>(sod % 60), static_cast<long long>(frac));
+  int n =
+      std::snprintf(buf, sizeof(buf), "%04lld-%02u-%02uT%02lld:%02lld:%02lld.%06lldZ",
+                    static_cast<long long>(y), m, d, static_cast<long long>(sod / 3600),
+                    static_cast<long long>((sod / 60) % 60),
+                    static_cast<long long>(sod % 60), static_cast<long long>(frac));
   return std::string(buf, static_cast<size_t>(n));
 }
 
 std::optional<int32_t> ParseDateDays(std::string_view s) {
   int y, m, d;
   if (s.size() != 10 || !ParseCivilDate(s, &y, &m, &d)) return std::nullopt;
-  return static_cast<int32_t>(DaysFromCivil(y, static_cast<unsigned>(m), static_cast<unsigned>(d)));
+  return static_cast<int32_t>(
+      DaysFromCivil(y, static_cast<unsigned>(m), static_cast<unsigned>(d)));
 }
 
 std::string FormatDateDays(int32_t days) {
@@ -631,7 +654,8 @@ std::string FormatDateDays(int32_t days) {
   unsigned m, d;
   CivilFromDays(days, &y, &m, &d);
   char buf[32];
-  int n = std::snprintf(buf, sizeof(buf), "%04lld-%02u-%02u", static_cast<long long>(y), m, d);
+  int n = std::snprintf(buf, sizeof(buf), "%04lld-%02u-%02u", static_cast<long long>(y),
+                        m, d);
   return std::string(buf, static_cast<size_t>(n));
 }
 

@@ -55,7 +55,8 @@ TEST(TextTest, ParseInt64RustErrorTexts) {
   EXPECT_EQ(IntError("9223372036854775808"), "number too large to fit in target type");
   EXPECT_EQ(IntError("+9223372036854775808"), "number too large to fit in target type");
   EXPECT_EQ(IntError("-9223372036854775809"), "number too small to fit in target type");
-  EXPECT_EQ(IntError("99999999999999999999999"), "number too large to fit in target type");
+  EXPECT_EQ(IntError("99999999999999999999999"),
+            "number too large to fit in target type");
 }
 
 TEST(TextTest, ParseInt64ReportsWhicheverErrorRustMeetsFirst) {
@@ -114,7 +115,8 @@ TEST(TextTest, ParseFloat64OutOfRangeRoundsLikeRust) {
   EXPECT_TRUE(std::signbit(FloatValue("-1e-400")));
   EXPECT_EQ(FloatValue("1000000e-340"), 0.0);
   EXPECT_EQ(FloatValue("0e999999"), 0.0);
-  EXPECT_EQ(FloatValue("1e99999999999999999999"), std::numeric_limits<double>::infinity());
+  EXPECT_EQ(FloatValue("1e99999999999999999999"),
+            std::numeric_limits<double>::infinity());
   EXPECT_EQ(FloatValue("1e-99999999999999999999"), 0.0);
 }
 
@@ -133,9 +135,10 @@ TEST(TextTest, ParseFloat64InfAndNan) {
 
 TEST(TextTest, ParseFloat64RustErrorTexts) {
   EXPECT_EQ(FloatError(""), "cannot parse float from empty string");
-  for (std::string_view bad : {".", "+", "-", "e5", "1e", "1e+", "1e-", "nan(1)", "infinit",
-                               "infinityy", "1.5x", " 1", "1 ", "0x1p3", "1,5", "1..2",
-                               "--1", "+-1", "1e5.0", "in", "NaNa", "1_0"}) {
+  for (std::string_view bad :
+       {".",       "+",         "-",     "e5", "1e",   "1e+",   "1e-", "nan(1)",
+        "infinit", "infinityy", "1.5x",  " 1", "1 ",   "0x1p3", "1,5", "1..2",
+        "--1",     "+-1",       "1e5.0", "in", "NaNa", "1_0"}) {
     EXPECT_EQ(FloatError(bad), "invalid float literal") << bad;
   }
 }
@@ -208,7 +211,8 @@ TEST(TextTest, NonFiniteDoubles) {
 }
 
 TEST(TextTest, FormatDoubleRoundTripsThroughParse) {
-  for (double v : {0.1, 1.0 / 3, 2.0 / 3, 1e-310, 6.02214076e23, -123.456e-20, 9007199254740993.0}) {
+  for (double v :
+       {0.1, 1.0 / 3, 2.0 / 3, 1e-310, 6.02214076e23, -123.456e-20, 9007199254740993.0}) {
     double back = 0;
     std::string_view err;
     ASSERT_TRUE(ParseFloat64(FormatDouble(v), &back, &err));
@@ -241,17 +245,22 @@ TEST(TextTest, JsonStringEscapes) {
   EXPECT_EQ(JsonString("\n\r\t\b\f"), "\"\\n\\r\\t\\b\\f\"");
   EXPECT_EQ(JsonString(std::string_view("a\0b", 3)), "\"a\\u0000b\"");
   EXPECT_EQ(JsonString("\x01\x1f"), "\"\\u0001\\u001f\"");
-  EXPECT_EQ(JsonString("\x7f/"), "\"\x7f/\"");  // DEL and '/' stay as they are (serde_json)
+  EXPECT_EQ(JsonString("\x7f/"),
+            "\"\x7f/\"");  // DEL and '/' stay as they are (serde_json)
   EXPECT_EQ(JsonString("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80"),
             "\"caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80\"");
 }
 
 TEST(TextTest, JsonStringReplacesInvalidUtf8) {
   const std::string r(kReplacement);
-  EXPECT_EQ(JsonString("a\xFF" "b"), "\"a" + r + "b\"");
+  EXPECT_EQ(JsonString("a\xFF"
+                       "b"),
+            "\"a" + r + "b\"");
   // A truncated sequence is one maximal subpart: one replacement.
   EXPECT_EQ(JsonString("\xE2\x82"), "\"" + r + "\"");
-  EXPECT_EQ(JsonString("\xF0\x9F\x98" "x"), "\"" + r + "x\"");
+  EXPECT_EQ(JsonString("\xF0\x9F\x98"
+                       "x"),
+            "\"" + r + "x\"");
   // Overlong encodings, surrogates and code points above U+10FFFF: one per byte.
   EXPECT_EQ(JsonString("\xC0\xAF"), "\"" + r + r + "\"");
   EXPECT_EQ(JsonString("\xE0\x80\xAF"), "\"" + r + r + r + "\"");
@@ -293,7 +302,9 @@ TEST(TextTest, Utf8LossyMatchesRust) {
   EXPECT_EQ(Utf8Lossy("Hello \xF0\x90\x80World"), "Hello " + r + "World");
   EXPECT_EQ(Utf8Lossy("ok"), "ok");
   EXPECT_EQ(Utf8Lossy("\xC3\xA9"), "\xC3\xA9");
-  EXPECT_EQ(Utf8Lossy("a\xC0\xAF" "b"), "a" + r + r + "b");
+  EXPECT_EQ(Utf8Lossy("a\xC0\xAF"
+                      "b"),
+            "a" + r + r + "b");
   EXPECT_EQ(Utf8Lossy("\xFF\xFE"), r + r);
   std::string out = "prefix:";
   AppendUtf8Lossy(&out, "\xE2\x82");
@@ -304,8 +315,13 @@ TEST(TextTest, Utf8LossyMatchesRust) {
 
 TEST(TextTest, Base64Rfc4648Vectors) {
   const std::pair<std::string_view, std::string_view> vectors[] = {
-      {"", ""},         {"f", "Zg=="},         {"fo", "Zm8="},        {"foo", "Zm9v"},
-      {"foob", "Zm9vYg=="}, {"fooba", "Zm9vYmE="}, {"foobar", "Zm9vYmFy"},
+      {"", ""},
+      {"f", "Zg=="},
+      {"fo", "Zm8="},
+      {"foo", "Zm9v"},
+      {"foob", "Zm9vYg=="},
+      {"fooba", "Zm9vYmE="},
+      {"foobar", "Zm9vYmFy"},
   };
   for (const auto& [plain, encoded] : vectors) {
     EXPECT_EQ(Base64Encode(plain), encoded);
@@ -357,7 +373,8 @@ TEST(TextTest, ParseTimestampForms) {
   EXPECT_EQ(Ts("2024-05-01T12:00:00.1Z"), kMay1Micros - 23456);
   EXPECT_EQ(Ts("2024-05-01T12:00:00Z"), kMay1Micros - 123456);
   EXPECT_EQ(Ts("2024-05-02T00:30:00+14:00"), Ts("2024-05-01T10:30:00Z"));
-  EXPECT_EQ(Ts("2016-12-31T23:59:60Z"), Ts("2016-12-31T23:59:59Z"));  // leap second clamped
+  EXPECT_EQ(Ts("2016-12-31T23:59:60Z"),
+            Ts("2016-12-31T23:59:59Z"));  // leap second clamped
 }
 
 TEST(TextTest, ParseTimestampBeforeEpoch) {
@@ -368,16 +385,28 @@ TEST(TextTest, ParseTimestampBeforeEpoch) {
 }
 
 TEST(TextTest, ParseTimestampRejects) {
-  for (std::string_view bad : {"", "2024-05-01", "2024-05-01T12:00", "2024-05-01T12:00:00.",
-                               "2024-05-01T12:00:00.1234567890Z", "2024-05-01T24:00:00Z",
-                               "2024-05-01T12:60:00Z", "2024-05-01T12:00:61Z",
-                               "2024-13-01T00:00:00Z", "2024-00-01T00:00:00Z",
-                               "2024-04-31T00:00:00Z", "2023-02-29T00:00:00Z",
-                               "1900-02-29T00:00:00Z", "2024-05-01X12:00:00Z",
-                               "2024-05-01T12:00:00+0200", "2024-05-01T12:00:00+24:00",
-                               "2024-05-01T12:00:00ZZ", "2024-05-01T12:00:00Z ",
-                               "2024-5-01T12:00:00Z", "24-05-01T12:00:00Z",
-                               "2024-05-01T12:00:00 UTC", "1714564800"}) {
+  for (std::string_view bad : {"",
+                               "2024-05-01",
+                               "2024-05-01T12:00",
+                               "2024-05-01T12:00:00.",
+                               "2024-05-01T12:00:00.1234567890Z",
+                               "2024-05-01T24:00:00Z",
+                               "2024-05-01T12:60:00Z",
+                               "2024-05-01T12:00:61Z",
+                               "2024-13-01T00:00:00Z",
+                               "2024-00-01T00:00:00Z",
+                               "2024-04-31T00:00:00Z",
+                               "2023-02-29T00:00:00Z",
+                               "1900-02-29T00:00:00Z",
+                               "2024-05-01X12:00:00Z",
+                               "2024-05-01T12:00:00+0200",
+                               "2024-05-01T12:00:00+24:00",
+                               "2024-05-01T12:00:00ZZ",
+                               "2024-05-01T12:00:00Z ",
+                               "2024-5-01T12:00:00Z",
+                               "24-05-01T12:00:00Z",
+                               "2024-05-01T12:00:00 UTC",
+                               "1714564800"}) {
     EXPECT_FALSE(ParseTimestampMicros(bad).has_value()) << bad;
   }
   EXPECT_TRUE(ParseTimestampMicros("2024-02-29T00:00:00Z").has_value());

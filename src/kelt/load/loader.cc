@@ -184,20 +184,23 @@ struct PathNode {
   // remembers which key it saw at each position and confirms it with one comparison.
   PathNode* Find(std::string_view key, size_t pos) {
     constexpr size_t kMaxPredicted = 64;
-    if (pos < order.size() && order[pos].key == key) {
-      return order[pos].child < 0 ? nullptr : children[order[pos].child].second.get();
+    if (pos < order.size()) {
+      const Prediction& pr = order[pos];
+      if (pr.key.size() == key.size() && std::memcmp(pr.key.data(), key.data(), key.size()) == 0) {
+        return pr.node;
+      }
     }
     int found = FindIndex(key);
     if (pos < kMaxPredicted) {
       if (pos >= order.size()) order.resize(pos + 1);
-      order[pos].child = found;
+      order[pos].node = found < 0 ? nullptr : children[static_cast<size_t>(found)].second.get();
       order[pos].key.assign(key);
     }
     return found < 0 ? nullptr : children[static_cast<size_t>(found)].second.get();
   }
 
   struct Prediction {
-    int child = -1;  // index into children, or -1 for a key the schema does not use
+    PathNode* node = nullptr;  // the child, or nullptr for a key the schema does not use
     std::string key;
   };
   std::vector<Prediction> order;
@@ -334,6 +337,7 @@ class Loader::Impl {
       col.unit = f.timestamp_unit.value_or(TimeUnit::kMilli);
       if (f.name.starts_with(kMetaPrefix)) {
         KELT_RETURN_NOT_OK(CompileMetadata(f, &col));
+        metadata_columns_.push_back(static_cast<int>(columns_.size()));
       } else {
         col.source = ColumnSource::kPayload;
         col.payload_index = static_cast<int>(payload_columns_.size());
@@ -352,6 +356,7 @@ class Loader::Impl {
     root_.Seal();
     slots_.resize(payload_columns_.size());
     slot_set_.resize(payload_columns_.size());
+    written_.resize(payload_columns_.size());
     scratch_.resize(columns_.size());
     for (const auto& f : DeadLetterSchema()->fields()) {
       std::unique_ptr<arrow::ArrayBuilder> b;
@@ -465,6 +470,15 @@ class Loader::Impl {
         return false;
       }
     }
+    if (mode == PayloadMode::kObject && WriteObjectFast(r)) return true;
+    if (!fatal_.ok()) return false;
+    // The slow path: convert in schema order so that the first failing column (in
+    // schema order) and the last duplicate key decide, exactly as RDP does.
+    for (load::ColumnWriter& w : writers_) w.Rewind(stats_.rows);
+    if (mode == PayloadMode::kObject) {
+      std::fill(slot_set_.begin(), slot_set_.end(), 0);
+      Walk(root_, doc_.get_object().value_unsafe());
+    }
     for (size_t c = 0; c < columns_.size(); ++c) {
       const Column& col = columns_[c];
       bool ok;
@@ -483,6 +497,45 @@ class Loader::Impl {
     return true;
   }
 
+  // The fast path for an object payload: write each value into its column while
+  // walking the object once (columns are independent, so order does not matter; a
+  // repeated key rewinds its column and writes again). Returns false on any failure;
+  // the caller then redoes the record on the slow path to report it exactly.
+  bool WriteObjectFast(const RecordView& r) {
+    BadRecord ignored;
+    for (int c : metadata_columns_) {
+      if (!WriteMetadata(r, static_cast<size_t>(c), &ignored)) return false;
+    }
+    ++generation_;
+    if (!WalkWrite(root_, doc_.get_object().value_unsafe())) return false;
+    for (size_t p = 0; p < payload_columns_.size(); ++p) {
+      if (written_[p] != generation_ && !WriteNull(static_cast<size_t>(payload_columns_[p]))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  bool WalkWrite(PathNode& node, simdjson::dom::object obj) {
+    BadRecord ignored;
+    size_t pos = 0;
+    for (simdjson::dom::key_value_pair kv : obj) {
+      PathNode* child = node.Find(kv.key, pos++);
+      if (child == nullptr) continue;
+      for (int p : child->payload_slots) {
+        const auto slot = static_cast<size_t>(p);
+        const auto c = static_cast<size_t>(payload_columns_[slot]);
+        if (written_[slot] == generation_) writers_[c].Rewind(stats_.rows);
+        if (!WriteElement(kv.value, c, &ignored)) return false;
+        written_[slot] = generation_;
+      }
+      if (!child->children.empty() && kv.value.type() == simdjson::dom::element_type::OBJECT) {
+        if (!WalkWrite(*child, kv.value.get_object().value_unsafe())) return false;
+      }
+    }
+    return true;
+  }
+
   // Parse the payload and decide the RDP rule that applies (2, 3 or 4).
   bool ClassifyPayload(std::string_view payload, PayloadMode* mode, std::string_view* raw,
                        BadRecord* bad) {
@@ -495,8 +548,6 @@ class Loader::Impl {
       err = Parse(payload);
     }
     if (!err && doc_.type() == simdjson::dom::element_type::OBJECT) {
-      std::fill(slot_set_.begin(), slot_set_.end(), 0);
-      Walk(root_, doc_.get_object().value_unsafe());
       *mode = PayloadMode::kObject;
       return true;
     }
@@ -533,10 +584,11 @@ class Loader::Impl {
     const size_t need = payload.size() + simdjson::SIMDJSON_PADDING;
     if (padded_capacity_ < need) {
       padded_capacity_ = std::max(need, padded_capacity_ * 2);
-      padded_ = std::make_unique<char[]>(padded_capacity_);
+      padded_ = std::make_unique<char[]>(padded_capacity_);  // zeroed once
     }
+    // simdjson reads (never interprets) up to SIMDJSON_PADDING bytes past the end;
+    // their content does not matter, so stale bytes from a longer payload are fine.
     std::memcpy(padded_.get(), payload.data(), payload.size());
-    std::memset(padded_.get() + payload.size(), 0, simdjson::SIMDJSON_PADDING);
     auto result = parser_.parse(padded_.get(), payload.size(), false);
     if (result.error()) return result.error();
     doc_ = result.value_unsafe();
@@ -881,7 +933,8 @@ class Loader::Impl {
   LoadOptions options_;
   std::shared_ptr<arrow::Schema> arrow_schema_;
   std::vector<Column> columns_;
-  std::vector<int> payload_columns_;  // payload slot → column index
+  std::vector<int> payload_columns_;   // payload slot → column index
+  std::vector<int> metadata_columns_;  // indices of the `_kafka_*` columns
   PathNode root_;
   bool needs_headers_ = false;
 
@@ -893,6 +946,8 @@ class Loader::Impl {
   std::string lossy_payload_;
   std::vector<simdjson::dom::element> slots_;
   std::vector<uint8_t> slot_set_;
+  std::vector<uint64_t> written_;  // generation_ when a payload slot was written
+  uint64_t generation_ = 0;        // one per record on the fast path
   std::vector<std::string> scratch_;  // per-column text being converted
 
   std::vector<load::ColumnWriter> writers_;  // one per landing column

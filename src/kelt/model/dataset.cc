@@ -109,7 +109,8 @@ bool Value::operator==(const Value& other) const {
 
 namespace {
 
-constexpr std::string_view kValueShape = "expected a value object like {\"Int64\":1}, got ";
+constexpr std::string_view kValueShape =
+    "expected a value object like {\"Int64\":1}, got ";
 
 // The years whose text form ParseTimestampMicros/ParseDateDays read back.
 const int64_t kMinTextDays = text::DaysFromCivil(0, 1, 1);
@@ -189,7 +190,8 @@ Status ValueFromJson(dom::element e, Value* out) {
     }
     *out = Value::Bool(b);
   } else if (tag == "Utf8") {
-    if (v.get_string().get(str) != simdjson::SUCCESS) return PayloadError("a string", tag, v);
+    if (v.get_string().get(str) != simdjson::SUCCESS)
+      return PayloadError("a string", tag, v);
     *out = Value::Utf8(std::string(str));
   } else if (tag == "Timestamp") {
     int64_t micros = 0;
@@ -198,12 +200,13 @@ Status ValueFromJson(dom::element e, Value* out) {
     } else if (v.get_string().get(str) == simdjson::SUCCESS) {
       auto parsed = text::ParseTimestampMicros(str);
       if (!parsed) {
-        return PayloadError("an RFC 3339 timestamp or an integer (µs since the epoch)", tag,
-                            v);
+        return PayloadError("an RFC 3339 timestamp or an integer (µs since the epoch)",
+                            tag, v);
       }
       *out = Value::Timestamp(*parsed);
     } else {
-      return PayloadError("an RFC 3339 timestamp or an integer (µs since the epoch)", tag, v);
+      return PayloadError("an RFC 3339 timestamp or an integer (µs since the epoch)", tag,
+                          v);
     }
   } else if (tag == "Date") {
     int64_t days = 0;
@@ -216,13 +219,13 @@ Status ValueFromJson(dom::element e, Value* out) {
     } else if (v.get_string().get(str) == simdjson::SUCCESS) {
       auto parsed = text::ParseDateDays(str);
       if (!parsed) {
-        return PayloadError("a \"YYYY-MM-DD\" date or an integer (days since the epoch)", tag,
-                            v);
+        return PayloadError("a \"YYYY-MM-DD\" date or an integer (days since the epoch)",
+                            tag, v);
       }
       *out = Value::Date(*parsed);
     } else {
-      return PayloadError("a \"YYYY-MM-DD\" date or an integer (days since the epoch)", tag,
-                          v);
+      return PayloadError("a \"YYYY-MM-DD\" date or an integer (days since the epoch)",
+                          tag, v);
     }
   } else if (tag == "Binary") {
     std::optional<std::string> bytes;
@@ -235,7 +238,8 @@ Status ValueFromJson(dom::element e, Value* out) {
   } else {
     std::string msg = "unknown value type '";
     msg.append(tag);
-    msg.append("' (expected Null, Int64, Float64, Bool, Utf8, Timestamp, Date or Binary)");
+    msg.append(
+        "' (expected Null, Int64, Float64, Bool, Utf8, Timestamp, Date or Binary)");
     return Status::Invalid(std::move(msg));
   }
   return Status::OK();
@@ -265,7 +269,8 @@ void AppendValueJson(std::string* out, const Value& value) {
     case TypeId::kTimestamp: {
       out->append("{\"Timestamp\":");
       const int64_t micros = value.int64();
-      if (micros >= kMinTextDays * kMicrosPerDay && micros < kEndTextDays * kMicrosPerDay) {
+      if (micros >= kMinTextDays * kMicrosPerDay &&
+          micros < kEndTextDays * kMicrosPerDay) {
         out->push_back('"');
         out->append(text::FormatTimestampMicros(micros));
         out->push_back('"');
@@ -366,7 +371,8 @@ Result<DataSet> ParseDataSetJson(std::string_view json, SchemaDialect dialect) {
   KELT_RETURN_NOT_OK(model::SchemaFromJson(schema_elem, dialect, "schema", &ds.schema));
   dom::array rows;
   if (rows_elem.get_array().get(rows) != simdjson::SUCCESS) {
-    return Status::Invalid("rows: expected an array of rows, got " + model::Excerpt(rows_elem));
+    return Status::Invalid("rows: expected an array of rows, got " +
+                           model::Excerpt(rows_elem));
   }
   const size_t width = ds.schema.fields.size();
   ds.rows.reserve(rows.size());
@@ -464,8 +470,9 @@ Result<std::shared_ptr<arrow::Array>> BuildBytesColumn(const DataSet& ds, size_t
     if (v.is_null()) continue;
     if (v.type() != field.type) return CellTypeError(r, col, field, v);
     if (utf8 && !text::IsValidUtf8(v.str())) {
-      return Status::TypeError(model::Located(
-          CellPath(r, col), "column '" + field.name + "': Utf8 value is not valid UTF-8"));
+      return Status::TypeError(
+          model::Located(CellPath(r, col),
+                         "column '" + field.name + "': Utf8 value is not valid UTF-8"));
     }
     total += static_cast<int64_t>(v.str().size());
   }
@@ -487,7 +494,7 @@ Result<std::shared_ptr<arrow::Array>> BuildArrowColumn(const DataSet& ds, size_t
       arrow::DoubleBuilder b;
       return BuildColumn(ds, col, &b, [](arrow::DoubleBuilder* bb, const Value& v) {
         bb->UnsafeAppend(v.type() == TypeId::kInt64 ? static_cast<double>(v.int64())
-                                                     : v.float64());
+                                                    : v.float64());
       });
     }
     case TypeId::kBool: {
@@ -505,7 +512,8 @@ Result<std::shared_ptr<arrow::Array>> BuildArrowColumn(const DataSet& ds, size_t
       return BuildBytesColumn(ds, col, &b, /*utf8=*/false);
     }
     case TypeId::kTimestamp: {
-      arrow::TimestampBuilder b(ToArrowType(TypeId::kTimestamp), arrow::default_memory_pool());
+      arrow::TimestampBuilder b(ToArrowType(TypeId::kTimestamp),
+                                arrow::default_memory_pool());
       return BuildColumn(ds, col, &b, [](arrow::TimestampBuilder* bb, const Value& v) {
         bb->UnsafeAppend(v.int64());
       });
@@ -549,7 +557,8 @@ Status FillInt(const arrow::Array& a, size_t col, std::vector<std::vector<Value>
 }
 
 template <typename ArrayT>
-Status FillFloat(const arrow::Array& a, size_t col, std::vector<std::vector<Value>>* rows) {
+Status FillFloat(const arrow::Array& a, size_t col,
+                 std::vector<std::vector<Value>>* rows) {
   const auto& typed = static_cast<const ArrayT&>(a);
   return FillColumn(a, col, rows, [&](int64_t i, Value* cell) {
     *cell = Value::Float64(static_cast<double>(typed.Value(i)));
@@ -597,8 +606,8 @@ Status FillColumnFromArrow(const arrow::Array& a, const std::string& name, size_
       return FillColumn(a, col, rows, [&](int64_t i, Value* cell) {
         const uint64_t v = typed.Value(i);
         if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-          return RangeError(name, i, "uint64 value " + std::to_string(v) +
-                                         " does not fit Int64");
+          return RangeError(name, i,
+                            "uint64 value " + std::to_string(v) + " does not fit Int64");
         }
         *cell = Value::Int64(static_cast<int64_t>(v));
         return Status::OK();
@@ -652,7 +661,8 @@ Status FillColumnFromArrow(const arrow::Array& a, const std::string& name, size_
             micros = FloorDiv(v, 1000);
             break;
         }
-        if (overflow) return RangeError(name, i, "timestamp does not fit µs since the epoch");
+        if (overflow)
+          return RangeError(name, i, "timestamp does not fit µs since the epoch");
         *cell = Value::Timestamp(micros);
         return Status::OK();
       });

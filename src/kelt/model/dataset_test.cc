@@ -32,7 +32,8 @@ DataSet MustParse(std::string_view json, SchemaDialect dialect = SchemaDialect::
   return r.ok() ? *r : DataSet();
 }
 
-Status DataSetFails(std::string_view json, SchemaDialect dialect = SchemaDialect::kStrict) {
+Status DataSetFails(std::string_view json,
+                    SchemaDialect dialect = SchemaDialect::kStrict) {
   auto r = ParseDataSetJson(json, dialect);
   EXPECT_FALSE(r.ok()) << json;
   return r.status();
@@ -53,8 +54,8 @@ TEST(DataSetJson, RdpValueForms) {
   EXPECT_TRUE(MustParseValue(R"("Null")").is_null());
   EXPECT_TRUE(MustParseValue(R"({"Null":null})").is_null());
   EXPECT_TRUE(MustParseValue("null").is_null());  // kelt addition
-  for (std::string_view json : {R"({"Int64":1})", R"({"Float64":40.7})", R"({"Bool":true})",
-                                R"({"Utf8":"x"})", R"("Null")"}) {
+  for (std::string_view json : {R"({"Int64":1})", R"({"Float64":40.7})",
+                                R"({"Bool":true})", R"({"Utf8":"x"})", R"("Null")"}) {
     EXPECT_EQ(ValueToJson(MustParseValue(json)), json);
   }
   EXPECT_EQ(ValueToJson(MustParseValue(R"({"Null":null})")), R"("Null")");
@@ -87,11 +88,14 @@ TEST(DataSetJson, Int64Extremes) {
             R"({"Int64":9223372036854775807})");
   Status st = ValueFails(R"({"Int64":9223372036854775808})");
   EXPECT_EQ(st.code(), StatusCode::kTypeError);
-  EXPECT_EQ(st.message(),
-            R"(expected an integer that fits i64 in {"Int64":…}, got 9223372036854775808)");
+  EXPECT_EQ(
+      st.message(),
+      R"(expected an integer that fits i64 in {"Int64":…}, got 9223372036854775808)");
   // simdjson cannot represent integers beyond 64 bits at all: a parse error.
-  EXPECT_EQ(ValueFails(R"({"Int64":-9223372036854775809})").code(), StatusCode::kParseError);
-  EXPECT_EQ(ValueFails(R"({"Int64":100000000000000000000})").code(), StatusCode::kParseError);
+  EXPECT_EQ(ValueFails(R"({"Int64":-9223372036854775809})").code(),
+            StatusCode::kParseError);
+  EXPECT_EQ(ValueFails(R"({"Int64":100000000000000000000})").code(),
+            StatusCode::kParseError);
 }
 
 TEST(DataSetJson, NonFiniteFloats) {
@@ -113,8 +117,9 @@ TEST(DataSetJson, NonFiniteFloats) {
   // Finite numbers must be written as numbers.
   Status st = ValueFails(R"({"Float64":"1.5"})");
   EXPECT_EQ(st.code(), StatusCode::kTypeError);
-  EXPECT_EQ(st.message(),
-            R"(expected a number, null, "NaN", "inf" or "-inf" in {"Float64":…}, got "1.5")");
+  EXPECT_EQ(
+      st.message(),
+      R"(expected a number, null, "NaN", "inf" or "-inf" in {"Float64":…}, got "1.5")");
   EXPECT_EQ(ValueFails(R"({"Float64":true})").code(), StatusCode::kTypeError);
   EXPECT_EQ(ValueFails(R"j({"Float64":"nan(1)"})j").code(), StatusCode::kTypeError);
   // NaN equals NaN for Value, so datasets compare equal to their round trip.
@@ -147,7 +152,9 @@ TEST(DataSetJson, StringsEscapedAndUnicode) {
   EXPECT_EQ(MustParseValue(R"({"Utf8":"\u00e9\ud83d\ude00\u0000"})"),
             Value::Utf8(std::string("\xC3\xA9\xF0\x9F\x98\x80\0", 7)));
   // Bytes that are not UTF-8 (only constructible from C++) are written as U+FFFD.
-  EXPECT_EQ(ValueToJson(Value::Utf8("a\xFF" "b")), "{\"Utf8\":\"a" + std::string(kReplacement) + "b\"}");
+  EXPECT_EQ(ValueToJson(Value::Utf8("a\xFF"
+                                    "b")),
+            "{\"Utf8\":\"a" + std::string(kReplacement) + "b\"}");
 }
 
 TEST(DataSetJson, TimestampValues) {
@@ -157,10 +164,12 @@ TEST(DataSetJson, TimestampValues) {
   EXPECT_EQ(MustParseValue(R"({"Timestamp":"2024-05-01T14:00:00.123456+02:00"})"), ts);
   EXPECT_EQ(MustParseValue(R"({"Timestamp":1714564800123456})"), ts);
   EXPECT_EQ(MustParseValue(R"({"Timestamp":-1})"), Value::Timestamp(-1));
-  EXPECT_EQ(ValueToJson(Value::Timestamp(-1)), R"({"Timestamp":"1969-12-31T23:59:59.999999Z"})");
+  EXPECT_EQ(ValueToJson(Value::Timestamp(-1)),
+            R"({"Timestamp":"1969-12-31T23:59:59.999999Z"})");
   // Outside years 0000–9999 the text form could not be read back: integers instead.
-  for (int64_t micros : {std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min(),
-                         int64_t{253402300800000000}}) {
+  for (int64_t micros :
+       {std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min(),
+        int64_t{253402300800000000}}) {
     const std::string json = ValueToJson(Value::Timestamp(micros));
     EXPECT_EQ(json, "{\"Timestamp\":" + std::to_string(micros) + "}");
     EXPECT_EQ(MustParseValue(json), Value::Timestamp(micros));
@@ -188,9 +197,11 @@ TEST(DataSetJson, DateValues) {
   EXPECT_EQ(MustParseValue(ValueToJson(Value::Date(far))), Value::Date(far));
   Status st = ValueFails(R"({"Date":"2023-02-29"})");
   EXPECT_EQ(st.code(), StatusCode::kTypeError);
-  EXPECT_TRUE(StartsWith(st.message(), R"(expected a "YYYY-MM-DD" date)")) << st.message();
+  EXPECT_TRUE(StartsWith(st.message(), R"(expected a "YYYY-MM-DD" date)"))
+      << st.message();
   st = ValueFails(R"({"Date":2147483648})");
-  EXPECT_EQ(st.message(), R"(expected a day count that fits i32 in {"Date":…}, got 2147483648)");
+  EXPECT_EQ(st.message(),
+            R"(expected a day count that fits i32 in {"Date":…}, got 2147483648)");
 }
 
 TEST(DataSetJson, BinaryValues) {
@@ -219,17 +230,20 @@ TEST(DataSetJson, ValueShapeErrors) {
       {R"("null")", StatusCode::kInvalid,
        R"(expected a value object like {"Int64":1}, got "null")"},
       {"{}", StatusCode::kInvalid, R"(expected a value object like {"Int64":1}, got {})"},
-      {"[1]", StatusCode::kInvalid, R"(expected a value object like {"Int64":1}, got [1])"},
+      {"[1]", StatusCode::kInvalid,
+       R"(expected a value object like {"Int64":1}, got [1])"},
       {R"({"Int64":1,"Utf8":"x"})", StatusCode::kInvalid,
        R"(expected a value object like {"Int64":1}, got {"Int64":1,"Utf8":"x"})"},
       {R"({"Int32":1})", StatusCode::kInvalid,
-       "unknown value type 'Int32' (expected Null, Int64, Float64, Bool, Utf8, Timestamp, "
+       "unknown value type 'Int32' (expected Null, Int64, Float64, Bool, Utf8, "
+       "Timestamp, "
        "Date or Binary)"},
       {R"({"int64":1})", StatusCode::kInvalid, "unknown value type 'int64'"},
       {R"({"Null":1})", StatusCode::kTypeError, R"(expected null in {"Null":…}, got 1)"},
       {R"({"Bool":"true"})", StatusCode::kTypeError,
        R"(expected true or false in {"Bool":…}, got "true")"},
-      {R"({"Utf8":1})", StatusCode::kTypeError, R"(expected a string in {"Utf8":…}, got 1)"},
+      {R"({"Utf8":1})", StatusCode::kTypeError,
+       R"(expected a string in {"Utf8":…}, got 1)"},
   };
   for (const Case& c : cases) {
     Status st = ValueFails(c.json);
@@ -288,13 +302,15 @@ TEST(DataSetJson, KeltTypesRoundTrip) {
   DataSet ds;
   ds.schema = Schema({Field("t", TypeId::kTimestamp), Field("d", TypeId::kDate),
                       Field("b", TypeId::kBinary)});
-  ds.rows.push_back({Value::Timestamp(kMay1Micros), Value::Date(19844), Value::Binary(std::string("\x00\xFF", 2))});
+  ds.rows.push_back({Value::Timestamp(kMay1Micros), Value::Date(19844),
+                     Value::Binary(std::string("\x00\xFF", 2))});
   ds.rows.push_back({Value::Null(), Value::Null(), Value::Null()});
   const std::string json = DataSetToJson(ds);
-  EXPECT_EQ(json,
-            R"({"schema":{"fields":[{"name":"t","data_type":"Timestamp"},{"name":"d","data_type":"Date"},)"
-            R"({"name":"b","data_type":"Binary"}]},"rows":[[{"Timestamp":"2024-05-01T12:00:00.123456Z"},)"
-            R"({"Date":"2024-05-01"},{"Binary":"AP8="}],["Null","Null","Null"]]})");
+  EXPECT_EQ(
+      json,
+      R"({"schema":{"fields":[{"name":"t","data_type":"Timestamp"},{"name":"d","data_type":"Date"},)"
+      R"({"name":"b","data_type":"Binary"}]},"rows":[[{"Timestamp":"2024-05-01T12:00:00.123456Z"},)"
+      R"({"Date":"2024-05-01"},{"Binary":"AP8="}],["Null","Null","Null"]]})");
   EXPECT_EQ(MustParse(json), ds);
 }
 
@@ -315,8 +331,9 @@ TEST(DataSetJson, Int64CellConvertsInFloat64Column) {
   DataSet ds = MustParse(
       R"({"schema":{"fields":[{"name":"x","data_type":"Float64"}]},"rows":[[{"Int64":2}],[{"Float64":2.5}]]})");
   EXPECT_EQ(ds.rows[0][0], Value::Float64(2.0));
-  EXPECT_EQ(DataSetToJson(ds),
-            R"({"schema":{"fields":[{"name":"x","data_type":"Float64"}]},"rows":[[{"Float64":2.0}],[{"Float64":2.5}]]})");
+  EXPECT_EQ(
+      DataSetToJson(ds),
+      R"({"schema":{"fields":[{"name":"x","data_type":"Float64"}]},"rows":[[{"Float64":2.0}],[{"Float64":2.5}]]})");
 }
 
 TEST(DataSetJson, CellTypeMismatchIsTypeError) {
@@ -337,30 +354,37 @@ TEST(DataSetJson, ErrorsNameThePlace) {
     StatusCode code;
     std::string_view message;
   };
-  const std::string_view s1 = R"({"schema":{"fields":[{"name":"a","data_type":"Int64"},)"
-                              R"({"name":"b","data_type":"Utf8"},{"name":"c","data_type":"Bool"}]},)";
+  const std::string_view s1 =
+      R"({"schema":{"fields":[{"name":"a","data_type":"Int64"},)"
+      R"({"name":"b","data_type":"Utf8"},{"name":"c","data_type":"Bool"}]},)";
   const std::string p(s1);
-  const std::string c1 = p + R"("rows":[[{"Int64":1},"Null","Null"],[{"Int64":1},"Null",7]]})";
-  const std::string c2 = p + R"("rows":[[{"Int64":1},"Null","Null"],[{"Int64":1},"Null"]]})";
+  const std::string c1 =
+      p + R"("rows":[[{"Int64":1},"Null","Null"],[{"Int64":1},"Null",7]]})";
+  const std::string c2 =
+      p + R"("rows":[[{"Int64":1},"Null","Null"],[{"Int64":1},"Null"]]})";
   const std::string c3 = p + R"("rows":[[{"Int64":1},"Null","Null"],{"a":1}]})";
   const std::string c4 = p + R"("rows":{}})";
   const std::string c5 = p + R"("rows":[["Null","Null",{"Bool":1}]]})";
   const std::string c6 = p + R"("rows":[["Null","Null",{"Boolean":true}]]})";
   const Case cases[] = {
-      {c1, StatusCode::kInvalid, R"(rows[1][2]: expected a value object like {"Int64":1}, got 7)"},
+      {c1, StatusCode::kInvalid,
+       R"(rows[1][2]: expected a value object like {"Int64":1}, got 7)"},
       {c2, StatusCode::kInvalid, "rows[1]: expected 3 cells (one per field), got 2"},
       {c3, StatusCode::kInvalid, R"(rows[1]: expected an array of cells, got {"a":1})"},
       {c4, StatusCode::kInvalid, "rows: expected an array of rows, got {}"},
-      {c5, StatusCode::kTypeError, R"(rows[0][2]: expected true or false in {"Bool":…}, got 1)"},
+      {c5, StatusCode::kTypeError,
+       R"(rows[0][2]: expected true or false in {"Bool":…}, got 1)"},
       {c6, StatusCode::kInvalid, "rows[0][2]: unknown value type 'Boolean'"},
       {R"({"rows":[]})", StatusCode::kInvalid, "missing key 'schema'"},
       {R"({"schema":{"fields":[]}})", StatusCode::kInvalid, "missing key 'rows'"},
-      {R"([])", StatusCode::kInvalid, R"(expected an object like {"schema":{…},"rows":[…]}, got [])"},
+      {R"([])", StatusCode::kInvalid,
+       R"(expected an object like {"schema":{…},"rows":[…]}, got [])"},
       {R"({"schema":{"fields":[{"name":"a","data_type":"Int32"}]},"rows":[]})",
        StatusCode::kInvalid, "schema.fields[0].data_type: unknown type 'Int32'"},
       {R"({"schema":[],"rows":[]})", StatusCode::kInvalid,
        R"(schema: expected an object like {"fields":[…]}, got [])"},
-      {R"({"schema":{},"rows":[]})", StatusCode::kInvalid, "schema: missing key 'fields'"},
+      {R"({"schema":{},"rows":[]})", StatusCode::kInvalid,
+       "schema: missing key 'fields'"},
       {R"({"schema":{"fields":[]},"rows":[})", StatusCode::kParseError, "invalid JSON: "},
   };
   for (const Case& c : cases) {
@@ -377,9 +401,10 @@ TEST(DataSetJson, LenientDialect) {
   DataSet ds = MustParse(json, SchemaDialect::kLenient);
   EXPECT_EQ(ds.schema.fields[1].type, TypeId::kUtf8);
   EXPECT_EQ(ds.rows[0][1], Value::Utf8("x"));
-  EXPECT_EQ(DataSetToJson(ds),
-            R"({"schema":{"fields":[{"name":"id","data_type":"Int64"},{"name":"s","data_type":"Utf8"}]},)"
-            R"("rows":[[{"Int64":1},{"Utf8":"x"}]]})");
+  EXPECT_EQ(
+      DataSetToJson(ds),
+      R"({"schema":{"fields":[{"name":"id","data_type":"Int64"},{"name":"s","data_type":"Utf8"}]},)"
+      R"("rows":[[{"Int64":1},{"Utf8":"x"}]]})");
   EXPECT_EQ(DataSetFails(json).code(), StatusCode::kInvalid);  // strict
 }
 
@@ -398,15 +423,15 @@ DataSet AllTypesDataSet() {
                       Field("t", TypeId::kTimestamp), Field("d", TypeId::kDate),
                       Field("raw", TypeId::kBinary)});
   const double inf = std::numeric_limits<double>::infinity();
-  ds.rows.push_back({Value::Int64(std::numeric_limits<int64_t>::min()), Value::Float64(1.5),
-                     Value::Bool(true), Value::Utf8("h\xC3\xA9llo"),
+  ds.rows.push_back({Value::Int64(std::numeric_limits<int64_t>::min()),
+                     Value::Float64(1.5), Value::Bool(true), Value::Utf8("h\xC3\xA9llo"),
                      Value::Timestamp(kMay1Micros), Value::Date(19844),
                      Value::Binary(std::string("\0\1\2", 3))});
-  ds.rows.push_back({Value::Null(), Value::Null(), Value::Null(), Value::Null(), Value::Null(),
-                     Value::Null(), Value::Null()});
-  ds.rows.push_back({Value::Int64(std::numeric_limits<int64_t>::max()), Value::Float64(inf),
-                     Value::Bool(false), Value::Utf8(""), Value::Timestamp(-1),
-                     Value::Date(-1), Value::Binary("")});
+  ds.rows.push_back({Value::Null(), Value::Null(), Value::Null(), Value::Null(),
+                     Value::Null(), Value::Null(), Value::Null()});
+  ds.rows.push_back({Value::Int64(std::numeric_limits<int64_t>::max()),
+                     Value::Float64(inf), Value::Bool(false), Value::Utf8(""),
+                     Value::Timestamp(-1), Value::Date(-1), Value::Binary("")});
   ds.rows.push_back({Value::Int64(0), Value::Float64(std::nan("")), Value::Null(),
                      Value::Utf8(std::string("a\0b", 3)), Value::Null(), Value::Date(0),
                      Value::Null()});
@@ -472,8 +497,8 @@ TEST(DataSetJson, ArrowSlicedArraysWithNullsAcrossByteBoundary) {
   }
   std::shared_ptr<arrow::Array> arr;
   ASSERT_TRUE(b.Finish(&arr).ok());
-  auto batch = arrow::RecordBatch::Make(arrow::schema({arrow::field("n", arrow::int32())}), 20,
-                                        {arr})
+  auto batch = arrow::RecordBatch::Make(
+                   arrow::schema({arrow::field("n", arrow::int32())}), 20, {arr})
                    ->Slice(5, 11);
   auto ds = RecordBatchToDataSet(*batch);
   ASSERT_TRUE(ds.ok()) << ds.status().ToString();
@@ -484,13 +509,14 @@ TEST(DataSetJson, ArrowSlicedArraysWithNullsAcrossByteBoundary) {
     if (i % 3 == 0) {
       EXPECT_TRUE(v.is_null()) << i;
     } else {
-      EXPECT_EQ(v, Value::Int64(i * 10)) << i;
+      EXPECT_EQ(v, Value::Int64(int64_t{i} * 10)) << i;
     }
   }
 }
 
 template <typename Builder, typename T>
-std::shared_ptr<arrow::Array> MakeArray(Builder* b, const std::vector<std::optional<T>>& values) {
+std::shared_ptr<arrow::Array> MakeArray(Builder* b,
+                                        const std::vector<std::optional<T>>& values) {
   for (const auto& v : values) {
     arrow::Status st = v ? b->Append(*v) : b->AppendNull();
     EXPECT_TRUE(st.ok()) << st.ToString();
@@ -506,10 +532,12 @@ TEST(DataSetJson, ArrowWiderTypesConvert) {
   arrow::FloatBuilder f32;
   arrow::LargeStringBuilder ls;
   arrow::LargeBinaryBuilder lb;
-  arrow::TimestampBuilder tns(arrow::timestamp(arrow::TimeUnit::NANO), arrow::default_memory_pool());
+  arrow::TimestampBuilder tns(arrow::timestamp(arrow::TimeUnit::NANO),
+                              arrow::default_memory_pool());
   arrow::TimestampBuilder ts(arrow::timestamp(arrow::TimeUnit::SECOND, "Asia/Tokyo"),
                              arrow::default_memory_pool());
-  arrow::TimestampBuilder tms(arrow::timestamp(arrow::TimeUnit::MILLI), arrow::default_memory_pool());
+  arrow::TimestampBuilder tms(arrow::timestamp(arrow::TimeUnit::MILLI),
+                              arrow::default_memory_pool());
   arrow::Date64Builder d64;
   arrow::FixedSizeBinaryBuilder fsb(arrow::fixed_size_binary(2));
   arrow::NullBuilder nb;
@@ -522,13 +550,16 @@ TEST(DataSetJson, ArrowWiderTypesConvert) {
   ASSERT_TRUE(fsb.Finish(&fixed).ok());
 
   auto schema = arrow::schema({
-      arrow::field("i8", arrow::int8()), arrow::field("u64", arrow::uint64()),
-      arrow::field("f32", arrow::float32()), arrow::field("ls", arrow::large_utf8()),
+      arrow::field("i8", arrow::int8()),
+      arrow::field("u64", arrow::uint64()),
+      arrow::field("f32", arrow::float32()),
+      arrow::field("ls", arrow::large_utf8()),
       arrow::field("lb", arrow::large_binary()),
       arrow::field("tns", arrow::timestamp(arrow::TimeUnit::NANO)),
       arrow::field("ts", arrow::timestamp(arrow::TimeUnit::SECOND, "Asia/Tokyo")),
       arrow::field("tms", arrow::timestamp(arrow::TimeUnit::MILLI)),
-      arrow::field("d64", arrow::date64()), arrow::field("fsb", arrow::fixed_size_binary(2)),
+      arrow::field("d64", arrow::date64()),
+      arrow::field("fsb", arrow::fixed_size_binary(2)),
       arrow::field("nothing", arrow::null()),
   });
   auto batch = arrow::RecordBatch::Make(
@@ -539,12 +570,16 @@ TEST(DataSetJson, ArrowWiderTypesConvert) {
        MakeArray<arrow::LargeStringBuilder, std::string>(&ls, {"big", std::nullopt}),
        MakeArray<arrow::LargeBinaryBuilder, std::string>(&lb, {std::nullopt, "\x01"}),
        // -1 ns is 1969-12-31T23:59:59.999999999Z: floor to -1 µs, not 0.
-       MakeArray<arrow::TimestampBuilder, int64_t>(&tns, {int64_t{1714564800123456789}, int64_t{-1}}),
-       MakeArray<arrow::TimestampBuilder, int64_t>(&ts, {int64_t{1714564800}, std::nullopt}),
+       MakeArray<arrow::TimestampBuilder, int64_t>(
+           &tns, {int64_t{1714564800123456789}, int64_t{-1}}),
+       MakeArray<arrow::TimestampBuilder, int64_t>(&ts,
+                                                   {int64_t{1714564800}, std::nullopt}),
        MakeArray<arrow::TimestampBuilder, int64_t>(&tms, {int64_t{-1}, int64_t{1000}}),
-       MakeArray<arrow::Date64Builder, int64_t>(&d64, {int64_t{1714564800000}, int64_t{-1}}),
+       MakeArray<arrow::Date64Builder, int64_t>(
+           &d64, {int64_t{1714521600000}, int64_t{-86400000}}),
        fixed, nulls});
-  ASSERT_TRUE(batch->ValidateFull().ok());
+  arrow::Status valid = batch->ValidateFull();
+  ASSERT_TRUE(valid.ok()) << valid.ToString();
   auto ds = RecordBatchToDataSet(*batch);
   ASSERT_TRUE(ds.ok()) << ds.status().ToString();
   const auto& r = ds->rows;
@@ -569,22 +604,27 @@ TEST(DataSetJson, ArrowWiderTypesConvert) {
 
 TEST(DataSetJson, ArrowOutOfRangeValuesAreErrors) {
   arrow::UInt64Builder u64;
-  auto too_big = MakeArray<arrow::UInt64Builder, uint64_t>(&u64, {1, 9223372036854775808ULL});
-  auto batch = arrow::RecordBatch::Make(arrow::schema({arrow::field("u", arrow::uint64())}), 2,
-                                        {too_big});
+  auto too_big =
+      MakeArray<arrow::UInt64Builder, uint64_t>(&u64, {1, 9223372036854775808ULL});
+  auto batch = arrow::RecordBatch::Make(
+      arrow::schema({arrow::field("u", arrow::uint64())}), 2, {too_big});
   auto ds = RecordBatchToDataSet(*batch);
   ASSERT_FALSE(ds.ok());
   EXPECT_EQ(ds.status().code(), StatusCode::kInvalid);
   EXPECT_EQ(ds.status().message(),
             "column 'u' row 1: uint64 value 9223372036854775808 does not fit Int64");
 
-  arrow::TimestampBuilder ts(arrow::timestamp(arrow::TimeUnit::SECOND), arrow::default_memory_pool());
-  auto secs = MakeArray<arrow::TimestampBuilder, int64_t>(&ts, {std::numeric_limits<int64_t>::max()});
+  arrow::TimestampBuilder ts(arrow::timestamp(arrow::TimeUnit::SECOND),
+                             arrow::default_memory_pool());
+  auto secs = MakeArray<arrow::TimestampBuilder, int64_t>(
+      &ts, {std::numeric_limits<int64_t>::max()});
   batch = arrow::RecordBatch::Make(
-      arrow::schema({arrow::field("t", arrow::timestamp(arrow::TimeUnit::SECOND))}), 1, {secs});
+      arrow::schema({arrow::field("t", arrow::timestamp(arrow::TimeUnit::SECOND))}), 1,
+      {secs});
   ds = RecordBatchToDataSet(*batch);
   ASSERT_FALSE(ds.ok());
-  EXPECT_EQ(ds.status().message(), "column 't' row 0: timestamp does not fit µs since the epoch");
+  EXPECT_EQ(ds.status().message(),
+            "column 't' row 0: timestamp does not fit µs since the epoch");
 
   batch = arrow::RecordBatch::Make(
       arrow::schema({arrow::field("l", arrow::list(arrow::int64()))}), 0,
@@ -612,7 +652,8 @@ TEST(DataSetJson, ArrowFromDataSetChecksCells) {
   bad = DataSetToRecordBatch(ds);
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), StatusCode::kTypeError);
-  EXPECT_EQ(bad.status().message(), "rows[1][0]: column 'a' is Int64 but the cell is Utf8");
+  EXPECT_EQ(bad.status().message(),
+            "rows[1][0]: column 'a' is Int64 but the cell is Utf8");
 
   DataSet text;
   text.schema = Schema({Field("s", TypeId::kUtf8)});
@@ -621,7 +662,8 @@ TEST(DataSetJson, ArrowFromDataSetChecksCells) {
   bad = DataSetToRecordBatch(text);
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), StatusCode::kTypeError);
-  EXPECT_EQ(bad.status().message(), "rows[1][0]: column 's': Utf8 value is not valid UTF-8");
+  EXPECT_EQ(bad.status().message(),
+            "rows[1][0]: column 's': Utf8 value is not valid UTF-8");
 }
 
 TEST(DataSetJson, ArrowKeepsFieldMetadata) {

@@ -29,7 +29,8 @@ std::string Excerpt(simdjson::dom::element e);
 /// Return "<where>: <message>", or just the message when `where` is empty.
 std::string Located(std::string_view where, std::string_view message);
 
-/// Join a path to a key: ("", "fields") → "fields", ("schema", "fields") → "schema.fields".
+/// Join a path to a key: ("", "fields") → "fields", ("schema", "fields") →
+/// "schema.fields".
 std::string JoinPath(std::string_view base, std::string_view key);
 
 /// Read an integer element that fits i64 (JSON floats such as 1.0 are rejected).

@@ -34,10 +34,11 @@ std::string KeyPath(size_t i, std::string_view key) {
   return model::JoinPath(RecordPath(i), key);
 }
 
-Status KeyError(size_t i, std::string_view key, std::string_view expected, dom::element v) {
+Status KeyError(size_t i, std::string_view key, std::string_view expected,
+                dom::element v) {
   return Status::Invalid(
-      model::Located(KeyPath(i, key), "expected " + std::string(expected) + ", got " +
-                                          model::Excerpt(v)));
+      model::Located(KeyPath(i, key),
+                     "expected " + std::string(expected) + ", got " + model::Excerpt(v)));
 }
 
 // Read a string or null into `out` (null → nullopt).
@@ -89,10 +90,11 @@ Status HeaderFromJson(dom::element e, size_t record, size_t index, RecordHeader*
 Status RecordFromJson(dom::element e, size_t i, StreamRecord* out) {
   dom::object obj;
   if (e.get_object().get(obj) != simdjson::SUCCESS) {
-    return Status::Invalid(model::Located(RecordPath(i), "expected a record object like "
-                                                         "{\"topic\":…,\"partition\":…,"
-                                                         "\"offset\":…,\"value\":…}, got " +
-                                                             model::Excerpt(e)));
+    return Status::Invalid(model::Located(RecordPath(i),
+                                          "expected a record object like "
+                                          "{\"topic\":…,\"partition\":…,"
+                                          "\"offset\":…,\"value\":…}, got " +
+                                              model::Excerpt(e)));
   }
   // Bit per known key, to report duplicates (serde rejects them) and missing keys.
   enum : unsigned {
@@ -158,10 +160,12 @@ Status RecordFromJson(dom::element e, size_t i, StreamRecord* out) {
         }
         break;
       case kValue:  // null is a tombstone
-        if (!GetOptionalString(v, &out->value)) return KeyError(i, key, "a string or null", v);
+        if (!GetOptionalString(v, &out->value))
+          return KeyError(i, key, "a string or null", v);
         break;
       case kKey:
-        if (!GetOptionalString(v, &out->key)) return KeyError(i, key, "a string or null", v);
+        if (!GetOptionalString(v, &out->key))
+          return KeyError(i, key, "a string or null", v);
         break;
       case kTimestamp: {
         int64_t ts = 0;
@@ -213,7 +217,9 @@ Status RecordFromJson(dom::element e, size_t i, StreamRecord* out) {
   static constexpr struct {
     unsigned bit;
     std::string_view name;
-  } kRequired[] = {{kTopic, "topic"}, {kPartition, "partition"}, {kOffset, "offset"},
+  } kRequired[] = {{kTopic, "topic"},
+                   {kPartition, "partition"},
+                   {kOffset, "offset"},
                    {kValue, "value"}};
   for (const auto& req : kRequired) {
     if ((seen & req.bit) == 0) {
@@ -245,7 +251,9 @@ void AppendRecordJson(std::string* out, const StreamRecord& r) {
     text::AppendJsonString(out, *r.key);
   }
   out->append(",\"value\":");
-  text::AppendJsonString(out, r.value ? std::string_view(*r.value) : std::string_view());
+  std::string_view value;  // a tombstone is written as ""
+  if (r.value) value = *r.value;
+  text::AppendJsonString(out, value);
   if (!r.headers.empty()) {
     out->append(",\"headers\":[");
     for (size_t h = 0; h < r.headers.size(); ++h) {
@@ -325,14 +333,14 @@ RecordView ViewOf(const StreamRecord& record, std::vector<HeaderView>* header_sc
   view.offset = record.offset;
   view.timestamp_ms = record.timestamp_ms;
   view.timestamp_type = record.timestamp_type;
-  if (record.key) view.key = std::string_view(*record.key);
-  if (record.value) view.value = std::string_view(*record.value);
+  if (record.key) view.key.emplace(*record.key);
+  if (record.value) view.value.emplace(*record.value);
   header_scratch->clear();
   header_scratch->reserve(record.headers.size());
   for (const RecordHeader& h : record.headers) {
     HeaderView hv;
     hv.name = h.name;
-    if (h.value) hv.value = std::string_view(*h.value);
+    if (h.value) hv.value.emplace(*h.value);
     header_scratch->push_back(hv);
   }
   view.headers = std::span<const HeaderView>(*header_scratch);

@@ -70,16 +70,20 @@ TEST(RecordJson, EmptyLists) {
 }
 
 TEST(RecordJson, OptionalKeysOmittedWhenAbsent) {
-  EXPECT_EQ(RecordToJson(Minimal()), R"({"topic":"t","partition":1,"offset":2,"value":"v"})");
+  EXPECT_EQ(RecordToJson(Minimal()),
+            R"({"topic":"t","partition":1,"offset":2,"value":"v"})");
   auto records = MustParse(
       R"([{"topic":"t","partition":1,"offset":2,"value":"v","timestamp_ms":null,"key":null,"headers":[]}])");
   ASSERT_EQ(records.size(), 1u);
   EXPECT_FALSE(records[0].timestamp_ms.has_value());
   EXPECT_FALSE(records[0].key.has_value());
   EXPECT_TRUE(records[0].headers.empty());
-  EXPECT_EQ(RecordToJson(records[0]), R"({"topic":"t","partition":1,"offset":2,"value":"v"})");
-  EXPECT_EQ(MustParse(R"([{"topic":"t","partition":1,"offset":2,"value":"v","headers":null}])")[0],
-            Minimal());
+  EXPECT_EQ(RecordToJson(records[0]),
+            R"({"topic":"t","partition":1,"offset":2,"value":"v"})");
+  EXPECT_EQ(
+      MustParse(
+          R"([{"topic":"t","partition":1,"offset":2,"value":"v","headers":null}])")[0],
+      Minimal());
 }
 
 TEST(RecordJson, KeyOrderIsFixedOnOutput) {
@@ -97,7 +101,8 @@ TEST(RecordJson, TombstoneValue) {
   auto records = MustParse(R"([{"topic":"t","partition":0,"offset":0,"value":null}])");
   ASSERT_EQ(records.size(), 1u);
   EXPECT_FALSE(records[0].value.has_value());
-  EXPECT_EQ(RecordToJson(records[0]), R"({"topic":"t","partition":0,"offset":0,"value":""})");
+  EXPECT_EQ(RecordToJson(records[0]),
+            R"({"topic":"t","partition":0,"offset":0,"value":""})");
   // The empty string is a value, not a tombstone.
   records = MustParse(R"([{"topic":"t","partition":0,"offset":0,"value":""}])");
   EXPECT_EQ(records[0].value, "");
@@ -117,10 +122,11 @@ TEST(RecordJson, Headers) {
   EXPECT_EQ(h[3], (RecordHeader{"d", "4"}));
   EXPECT_EQ(h[4], (RecordHeader{"e", std::nullopt}));
   EXPECT_EQ(h[5], (RecordHeader{"f", "x"}));
-  EXPECT_EQ(RecordToJson(records[0]),
-            R"({"topic":"t","partition":0,"offset":0,"value":"v","headers":[)"
-            R"({"name":"a","value":"1"},{"name":"b","value":null},{"name":"c","value":null},)"
-            R"({"name":"d","value":"4"},{"name":"e","value":null},{"name":"f","value":"x"}]})");
+  EXPECT_EQ(
+      RecordToJson(records[0]),
+      R"({"topic":"t","partition":0,"offset":0,"value":"v","headers":[)"
+      R"({"name":"a","value":"1"},{"name":"b","value":null},{"name":"c","value":null},)"
+      R"({"name":"d","value":"4"},{"name":"e","value":null},{"name":"f","value":"x"}]})");
   EXPECT_EQ(MustParse(RecordsToJson(records)), records);
 }
 
@@ -133,21 +139,26 @@ TEST(RecordJson, TimestampType) {
     r.timestamp_ms = 7;
     r.timestamp_type = t;
     const std::string json = RecordToJson(r);
-    EXPECT_EQ(json, R"({"topic":"t","partition":1,"offset":2,"timestamp_ms":7,"timestamp_type":")" +
-                        std::string(TimestampTypeName(t)) + R"(","value":"v"})");
+    EXPECT_EQ(
+        json,
+        R"({"topic":"t","partition":1,"offset":2,"timestamp_ms":7,"timestamp_type":")" +
+            std::string(TimestampTypeName(t)) + R"(","value":"v"})");
     std::vector<StreamRecord> one{r};
     EXPECT_EQ(MustParse(RecordsToJson(one)), one);
   }
   // not_available is the default and is not written.
   auto records = MustParse(
       R"([{"topic":"t","partition":1,"offset":2,"value":"v","timestamp_type":"not_available"}])");
-  EXPECT_EQ(RecordToJson(records[0]), R"({"topic":"t","partition":1,"offset":2,"value":"v"})");
-  Status st = Fails(R"([{"topic":"t","partition":1,"offset":2,"value":"v","timestamp_type":"CreateTime"}])");
+  EXPECT_EQ(RecordToJson(records[0]),
+            R"({"topic":"t","partition":1,"offset":2,"value":"v"})");
+  Status st = Fails(
+      R"([{"topic":"t","partition":1,"offset":2,"value":"v","timestamp_type":"CreateTime"}])");
   EXPECT_EQ(st.code(), StatusCode::kInvalid);
   EXPECT_EQ(st.message(),
             R"(records[0].timestamp_type: expected "create_time", "log_append_time" or )"
             R"("not_available", got "CreateTime")");
-  st = Fails(R"([{"topic":"t","partition":1,"offset":2,"value":"v","timestamp_type":1}])");
+  st =
+      Fails(R"([{"topic":"t","partition":1,"offset":2,"value":"v","timestamp_type":1}])");
   EXPECT_EQ(st.code(), StatusCode::kInvalid);
 }
 
@@ -189,7 +200,8 @@ TEST(RecordJson, ErrorsNameRecordAndKey) {
       {R"([{"topic":"t","partition":0,"offset":0,"value":"v","key":1}])",
        "records[0].key: expected a string or null, got 1"},
       {R"([{"topic":"t","partition":0,"offset":0,"value":"v","timestamp_ms":1.5}])",
-       "records[0].timestamp_ms: expected an integer (ms since the epoch) or null, got 1.5"},
+       "records[0].timestamp_ms: expected an integer (ms since the epoch) or null, got "
+       "1.5"},
       {R"([{"topic":"t","partition":0,"offset":0,"value":"v","headers":{"a":"b"}}])",
        R"(records[0].headers: expected an array of headers, got {"a":"b"})"},
       {R"([{"topic":"t","partition":0,"offset":0,"value":"v","headers":[["a","b","c"]]}])",
@@ -201,9 +213,12 @@ TEST(RecordJson, ErrorsNameRecordAndKey) {
       {R"([{"topic":"t","partition":0,"offset":0,"value":"v","headers":[["a",2]]}])",
        R"(records[0].headers[0]: expected {"name":"h","value":"v"} or ["h","v"], got ["a",2])"},
       {R"([{"partition":0,"offset":0,"value":"v"}])", "records[0]: missing key 'topic'"},
-      {R"([{"topic":"t","offset":0,"value":"v"}])", "records[0]: missing key 'partition'"},
-      {R"([{"topic":"t","partition":0,"value":"v"}])", "records[0]: missing key 'offset'"},
-      {R"([{"topic":"t","partition":0,"offset":0},{}])", "records[0]: missing key 'value'"},
+      {R"([{"topic":"t","offset":0,"value":"v"}])",
+       "records[0]: missing key 'partition'"},
+      {R"([{"topic":"t","partition":0,"value":"v"}])",
+       "records[0]: missing key 'offset'"},
+      {R"([{"topic":"t","partition":0,"offset":0},{}])",
+       "records[0]: missing key 'value'"},
       {R"([{"topic":"t","topic":"u","partition":0,"offset":0,"value":"v"}])",
        "records[0]: duplicate key 'topic'"},
       {R"([{"topic":"t","partition":0,"offset":0,"value":"v"},"x"])",
@@ -220,7 +235,8 @@ TEST(RecordJson, ErrorsNameRecordAndKey) {
 }
 
 TEST(RecordJson, MalformedJsonIsParseError) {
-  for (std::string_view bad : {"", "[", R"({"records":[)", "[{}]]", "{\"records\":[\"\xC3\"]}"}) {
+  for (std::string_view bad :
+       {"", "[", R"({"records":[)", "[{}]]", "{\"records\":[\"\xC3\"]}"}) {
     Status st = Fails(bad);
     EXPECT_EQ(st.code(), StatusCode::kParseError) << bad;
     EXPECT_EQ(st.message().rfind("invalid JSON: ", 0), 0u) << st.message();
@@ -242,13 +258,16 @@ TEST(RecordJson, StringsEscapedUnicodeAndControl) {
   r.headers.push_back({"h\r", std::string("\0", 1)});
   const std::string json = RecordToJson(r);
   EXPECT_EQ(json,
-            "{\"topic\":\"t\xC3\xA9\",\"partition\":1,\"offset\":2,\"key\":\"k\\u0000\\u001f\\\"\\\\\","
-            "\"value\":\"line1\\nline2\\t\xF0\x9F\x98\x80\",\"headers\":[{\"name\":\"h\\r\",\"value\":"
+            "{\"topic\":\"t\xC3\xA9\",\"partition\":1,\"offset\":2,\"key\":"
+            "\"k\\u0000\\u001f\\\"\\\\\","
+            "\"value\":\"line1\\nline2\\t\xF0\x9F\x98\x80\",\"headers\":[{\"name\":"
+            "\"h\\r\",\"value\":"
             "\"\\u0000\"}]}");
   std::vector<StreamRecord> one{r};
   EXPECT_EQ(MustParse(RecordsToJson(one)), one);
   // Escaped input forms decode to the same bytes.
-  auto parsed = MustParse(R"([{"topic":"t","partition":1,"offset":2,"value":"\u00e9\ud83d\ude00\/"}])");
+  auto parsed = MustParse(
+      R"([{"topic":"t","partition":1,"offset":2,"value":"\u00e9\ud83d\ude00\/"}])");
   EXPECT_EQ(parsed[0].value, "\xC3\xA9\xF0\x9F\x98\x80/");
 }
 
@@ -260,8 +279,8 @@ TEST(RecordJson, InvalidUtf8BecomesReplacementCharacter) {
   rec.headers.push_back({"h\xED\xA0\x80", "\x80"});
   const std::string json = RecordToJson(rec);
   EXPECT_EQ(json, "{\"topic\":\"t\",\"partition\":1,\"offset\":2,\"key\":\"k" + r +
-                      "\",\"value\":\"" + r + "(\",\"headers\":[{\"name\":\"h" + r + r + r +
-                      "\",\"value\":\"" + r + "\"}]}");
+                      "\",\"value\":\"" + r + "(\",\"headers\":[{\"name\":\"h" + r + r +
+                      r + "\",\"value\":\"" + r + "\"}]}");
   // The output is valid JSON and parses back with the replacements.
   auto back = MustParse("[" + json + "]");
   ASSERT_EQ(back.size(), 1u);
@@ -277,8 +296,11 @@ TEST(RecordJson, ManyRecordsRoundTrip) {
     r.offset = i;
     if (i % 2 == 0) r.timestamp_ms = 1700000000000 + i;
     if (i % 3 == 0) r.key = "key" + std::to_string(i);
-    if (i % 5 != 0) r.value = R"({"i":)" + std::to_string(i) + "}";
-    else r.value = std::string();  // tombstones do not round-trip (they become ""), so no nullopt here
+    if (i % 5 != 0)
+      r.value = R"({"i":)" + std::to_string(i) + "}";
+    else
+      r.value = std::string();  // tombstones do not round-trip (they become ""), so no
+                                // nullopt here
     if (i % 11 == 0) r.headers.push_back({"n", std::nullopt});
     records.push_back(std::move(r));
   }

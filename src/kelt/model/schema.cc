@@ -129,7 +129,8 @@ Status ParseDocument(std::string_view json, dom::element* root) {
   const char* data = json.data() != nullptr ? json.data() : "";
   auto err = parser.parse(data, json.size(), true).get(*root);
   if (err != simdjson::SUCCESS) {
-    return Status::ParseError("invalid JSON: " + std::string(simdjson::error_message(err)));
+    return Status::ParseError("invalid JSON: " +
+                              std::string(simdjson::error_message(err)));
   }
   return Status::OK();
 }
@@ -169,10 +170,9 @@ bool GetInt64(dom::element e, int64_t* out) {
 
 namespace {
 
-constexpr std::array<TypeId, 7> kAllTypes = {TypeId::kInt64,     TypeId::kFloat64,
-                                             TypeId::kBool,      TypeId::kUtf8,
-                                             TypeId::kTimestamp, TypeId::kDate,
-                                             TypeId::kBinary};
+constexpr std::array<TypeId, 7> kAllTypes = {
+    TypeId::kInt64,     TypeId::kFloat64, TypeId::kBool,  TypeId::kUtf8,
+    TypeId::kTimestamp, TypeId::kDate,    TypeId::kBinary};
 
 bool IEquals(std::string_view a, std::string_view lower) {
   if (a.size() != lower.size()) return false;
@@ -225,14 +225,14 @@ std::optional<TypeId> ParseTypeName(std::string_view name, bool lenient) {
     TypeId id;
   };
   static constexpr Alias kAliases[] = {
-      {"int64", TypeId::kInt64},         {"i64", TypeId::kInt64},
-      {"float64", TypeId::kFloat64},     {"f64", TypeId::kFloat64},
-      {"double", TypeId::kFloat64},      {"bool", TypeId::kBool},
-      {"boolean", TypeId::kBool},        {"utf8", TypeId::kUtf8},
-      {"string", TypeId::kUtf8},         {"str", TypeId::kUtf8},
-      {"text", TypeId::kUtf8},           {"timestamp", TypeId::kTimestamp},
-      {"datetime", TypeId::kTimestamp},  {"date", TypeId::kDate},
-      {"binary", TypeId::kBinary},       {"bytes", TypeId::kBinary},
+      {"int64", TypeId::kInt64},        {"i64", TypeId::kInt64},
+      {"float64", TypeId::kFloat64},    {"f64", TypeId::kFloat64},
+      {"double", TypeId::kFloat64},     {"bool", TypeId::kBool},
+      {"boolean", TypeId::kBool},       {"utf8", TypeId::kUtf8},
+      {"string", TypeId::kUtf8},        {"str", TypeId::kUtf8},
+      {"text", TypeId::kUtf8},          {"timestamp", TypeId::kTimestamp},
+      {"datetime", TypeId::kTimestamp}, {"date", TypeId::kDate},
+      {"binary", TypeId::kBinary},      {"bytes", TypeId::kBinary},
   };
   for (const Alias& alias : kAliases) {
     if (IEquals(name, alias.lower)) return alias.id;
@@ -297,9 +297,8 @@ bool SplitDotted(std::string_view text, std::vector<std::string>* out) {
   size_t start = 0;
   while (true) {
     size_t dot = text.find('.', start);
-    std::string_view seg = text.substr(start, dot == std::string_view::npos
-                                                  ? std::string_view::npos
-                                                  : dot - start);
+    std::string_view seg = text.substr(
+        start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
     if (seg.empty()) return false;
     out->emplace_back(seg);
     if (dot == std::string_view::npos) return true;
@@ -337,8 +336,7 @@ Status FieldFromJson(dom::element e, SchemaDialect dialect, const std::string& w
   for (dom::key_value_pair kv : obj) {
     auto duplicate = [&](bool* seen) {
       if (*seen) {
-        return Status::Invalid(
-            model::Located(where, "duplicate key " + Quoted(kv.key)));
+        return Status::Invalid(model::Located(where, "duplicate key " + Quoted(kv.key)));
       }
       *seen = true;
       return Status::OK();
@@ -347,23 +345,24 @@ Status FieldFromJson(dom::element e, SchemaDialect dialect, const std::string& w
       KELT_RETURN_NOT_OK(duplicate(&has_name));
       std::string_view name;
       if (kv.value.get_string().get(name) != simdjson::SUCCESS) {
-        return Status::Invalid(model::Located(
-            model::JoinPath(where, "name"), "expected a string, got " + model::Excerpt(kv.value)));
+        return Status::Invalid(
+            model::Located(model::JoinPath(where, "name"),
+                           "expected a string, got " + model::Excerpt(kv.value)));
       }
       out->name.assign(name);
     } else if (kv.key == "data_type") {
       KELT_RETURN_NOT_OK(duplicate(&has_type));
       std::string_view type_name;
       if (kv.value.get_string().get(type_name) != simdjson::SUCCESS) {
-        return Status::Invalid(model::Located(model::JoinPath(where, "data_type"),
-                                              "expected a type name string, got " +
-                                                  model::Excerpt(kv.value)));
+        return Status::Invalid(model::Located(
+            model::JoinPath(where, "data_type"),
+            "expected a type name string, got " + model::Excerpt(kv.value)));
       }
       auto id = ParseTypeName(type_name, dialect == SchemaDialect::kLenient);
       if (!id) {
-        return Status::Invalid(model::Located(model::JoinPath(where, "data_type"),
-                                              "unknown type " + Quoted(type_name) +
-                                                  std::string(kTypeHint)));
+        return Status::Invalid(
+            model::Located(model::JoinPath(where, "data_type"),
+                           "unknown type " + Quoted(type_name) + std::string(kTypeHint)));
       }
       out->type = *id;
     } else if (kv.key == "source") {
@@ -377,8 +376,9 @@ Status FieldFromJson(dom::element e, SchemaDialect dialect, const std::string& w
       } else if (kv.value.get_string().get(dotted) == simdjson::SUCCESS) {
         if (!SplitDotted(dotted, &out->source)) {
           return Status::Invalid(model::Located(
-              at, "empty path segment in " + model::Excerpt(kv.value) +
-                      " (use an array of strings for keys that are empty or contain '.')"));
+              at,
+              "empty path segment in " + model::Excerpt(kv.value) +
+                  " (use an array of strings for keys that are empty or contain '.')"));
         }
       } else if (kv.value.get_array().get(segments) == simdjson::SUCCESS) {
         size_t i = 0;
@@ -393,7 +393,8 @@ Status FieldFromJson(dom::element e, SchemaDialect dialect, const std::string& w
           ++i;
         }
         if (out->source.empty()) {
-          return Status::Invalid(model::Located(at, "expected at least one path segment"));
+          return Status::Invalid(
+              model::Located(at, "expected at least one path segment"));
         }
       } else {
         return Status::Invalid(model::Located(
@@ -421,10 +422,10 @@ Status FieldFromJson(dom::element e, SchemaDialect dialect, const std::string& w
   if (!has_name) return Status::Invalid(model::Located(where, "missing key 'name'"));
   if (!has_type) return Status::Invalid(model::Located(where, "missing key 'data_type'"));
   if (out->timestamp_unit && out->type != TypeId::kTimestamp) {
-    return Status::Invalid(model::Located(
-        model::JoinPath(where, "timestamp_unit"),
-        "only Timestamp fields take a timestamp_unit (this field is " +
-            std::string(TypeName(out->type)) + ")"));
+    return Status::Invalid(
+        model::Located(model::JoinPath(where, "timestamp_unit"),
+                       "only Timestamp fields take a timestamp_unit (this field is " +
+                           std::string(TypeName(out->type)) + ")"));
   }
   return Status::OK();
 }
@@ -462,8 +463,8 @@ Status SchemaFromJson(dom::element e, SchemaDialect dialect, std::string_view pa
   size_t i = 0;
   for (dom::element fe : fields) {
     Field field;
-    KELT_RETURN_NOT_OK(FieldFromJson(fe, dialect, fields_path + "[" + std::to_string(i) + "]",
-                                     &field));
+    KELT_RETURN_NOT_OK(
+        FieldFromJson(fe, dialect, fields_path + "[" + std::to_string(i) + "]", &field));
     out->fields.push_back(std::move(field));
     ++i;
   }
@@ -530,7 +531,8 @@ constexpr std::string_view kUnitKey = "kelt.timestamp_unit";
 // Metadata form of a source path: the dotted text when that round-trips (and does not
 // look like the array form), else a JSON array of strings.
 std::string SourceMetadataText(const std::vector<std::string>& source) {
-  if (SourceIsDottable(source) && source.front().front() != '[') return JoinDotted(source);
+  if (SourceIsDottable(source) && source.front().front() != '[')
+    return JoinDotted(source);
   std::string out = "[";
   for (size_t i = 0; i < source.size(); ++i) {
     if (i > 0) out.push_back(',');
@@ -543,7 +545,8 @@ std::string SourceMetadataText(const std::vector<std::string>& source) {
 Status ParseSourceMetadata(std::string_view text, const std::string& column,
                            std::vector<std::string>* out) {
   auto bad = [&]() {
-    return Status::Invalid("column '" + column + "': metadata " + std::string(kSourceKey) +
+    return Status::Invalid("column '" + column + "': metadata " +
+                           std::string(kSourceKey) +
                            " must be a dotted path or a JSON array of strings, got '" +
                            std::string(text) + "'");
   };
@@ -600,7 +603,8 @@ std::shared_ptr<arrow::Schema> ToArrowSchema(const Schema& schema) {
         metadata->Append(std::string(kSourceKey), SourceMetadataText(f.source));
       }
       if (f.timestamp_unit) {
-        metadata->Append(std::string(kUnitKey), std::string(TimeUnitName(*f.timestamp_unit)));
+        metadata->Append(std::string(kUnitKey),
+                         std::string(TimeUnitName(*f.timestamp_unit)));
       }
     }
     fields.push_back(arrow::field(f.name, ToArrowType(f.type), /*nullable=*/true,
@@ -653,10 +657,11 @@ Result<Schema> FromArrowSchema(const arrow::Schema& schema) {
         f.type = TypeId::kBinary;
         break;
       default:
-        return Status::Invalid("column '" + af->name() + "': unsupported Arrow type " +
-                               af->type()->ToString() +
-                               " (kelt columns are Int64, Float64, Bool, Utf8, Timestamp, "
-                               "Date or Binary)");
+        return Status::Invalid(
+            "column '" + af->name() + "': unsupported Arrow type " +
+            af->type()->ToString() +
+            " (kelt columns are Int64, Float64, Bool, Utf8, Timestamp, "
+            "Date or Binary)");
     }
     if (const auto& md = af->metadata(); md != nullptr) {
       if (int i = md->FindKey(std::string(kSourceKey)); i >= 0) {
@@ -665,10 +670,9 @@ Result<Schema> FromArrowSchema(const arrow::Schema& schema) {
       if (int i = md->FindKey(std::string(kUnitKey)); i >= 0) {
         f.timestamp_unit = ParseTimeUnit(md->value(i));
         if (!f.timestamp_unit) {
-          return Status::Invalid("column '" + af->name() + "': metadata " +
-                                 std::string(kUnitKey) +
-                                 " must be \"s\", \"ms\", \"us\" or \"ns\", got '" +
-                                 md->value(i) + "'");
+          return Status::Invalid(
+              "column '" + af->name() + "': metadata " + std::string(kUnitKey) +
+              " must be \"s\", \"ms\", \"us\" or \"ns\", got '" + md->value(i) + "'");
         }
       }
     }

@@ -73,14 +73,22 @@ TEST(SchemaJson, TypeNames) {
 
 TEST(SchemaJson, LenientAliasesAreCaseInsensitive) {
   const std::pair<std::string_view, TypeId> cases[] = {
-      {"int64", TypeId::kInt64},        {"I64", TypeId::kInt64},
-      {"Int64", TypeId::kInt64},        {"float64", TypeId::kFloat64},
-      {"F64", TypeId::kFloat64},        {"Double", TypeId::kFloat64},
-      {"bool", TypeId::kBool},          {"BOOLEAN", TypeId::kBool},
-      {"utf8", TypeId::kUtf8},          {"String", TypeId::kUtf8},
-      {"str", TypeId::kUtf8},           {"TeXt", TypeId::kUtf8},
-      {"timestamp", TypeId::kTimestamp}, {"DateTime", TypeId::kTimestamp},
-      {"date", TypeId::kDate},          {"Binary", TypeId::kBinary},
+      {"int64", TypeId::kInt64},
+      {"I64", TypeId::kInt64},
+      {"Int64", TypeId::kInt64},
+      {"float64", TypeId::kFloat64},
+      {"F64", TypeId::kFloat64},
+      {"Double", TypeId::kFloat64},
+      {"bool", TypeId::kBool},
+      {"BOOLEAN", TypeId::kBool},
+      {"utf8", TypeId::kUtf8},
+      {"String", TypeId::kUtf8},
+      {"str", TypeId::kUtf8},
+      {"TeXt", TypeId::kUtf8},
+      {"timestamp", TypeId::kTimestamp},
+      {"DateTime", TypeId::kTimestamp},
+      {"date", TypeId::kDate},
+      {"Binary", TypeId::kBinary},
       {"bytes", TypeId::kBinary},
   };
   for (const auto& [name, id] : cases) {
@@ -92,16 +100,19 @@ TEST(SchemaJson, LenientAliasesAreCaseInsensitive) {
 }
 
 TEST(SchemaJson, LenientDialectTakesBareListAndAliases) {
-  Schema s = MustParse(R"([{"name":"id","data_type":"int64"},{"name":"x","data_type":"double"}])",
-                       SchemaDialect::kLenient);
+  Schema s = MustParse(
+      R"([{"name":"id","data_type":"int64"},{"name":"x","data_type":"double"}])",
+      SchemaDialect::kLenient);
   ASSERT_EQ(s.size(), 2u);
   EXPECT_EQ(s.fields[0].type, TypeId::kInt64);
   EXPECT_EQ(s.fields[1].type, TypeId::kFloat64);
   // Serialization always uses the canonical names and the object form.
-  EXPECT_EQ(SchemaToJson(s),
-            R"({"fields":[{"name":"id","data_type":"Int64"},{"name":"x","data_type":"Float64"}]})");
+  EXPECT_EQ(
+      SchemaToJson(s),
+      R"({"fields":[{"name":"id","data_type":"Int64"},{"name":"x","data_type":"Float64"}]})");
   // The object form works in the lenient dialect too.
-  EXPECT_EQ(MustParse(R"({"fields":[{"name":"id","data_type":"I64"}]})", SchemaDialect::kLenient)
+  EXPECT_EQ(MustParse(R"({"fields":[{"name":"id","data_type":"I64"}]})",
+                      SchemaDialect::kLenient)
                 .fields[0]
                 .type,
             TypeId::kInt64);
@@ -110,10 +121,13 @@ TEST(SchemaJson, LenientDialectTakesBareListAndAliases) {
 TEST(SchemaJson, StrictDialectRejectsLenientForms) {
   Status st = ParseFails(R"([{"name":"id","data_type":"Int64"}])");
   EXPECT_EQ(st.code(), StatusCode::kInvalid);
-  EXPECT_EQ(st.message(), R"(expected an object like {"fields":[…]}, got [{"name":"id","data_type":"Int64"}])");
+  EXPECT_EQ(
+      st.message(),
+      R"(expected an object like {"fields":[…]}, got [{"name":"id","data_type":"Int64"}])");
   st = ParseFails(R"({"fields":[{"name":"id","data_type":"int64"}]})");
   EXPECT_EQ(st.code(), StatusCode::kInvalid);
-  EXPECT_EQ(st.message().rfind("fields[0].data_type: unknown type 'int64'", 0), 0u) << st.message();
+  EXPECT_EQ(st.message().rfind("fields[0].data_type: unknown type 'int64'", 0), 0u)
+      << st.message();
 }
 
 TEST(SchemaJson, ErrorsNameThePlace) {
@@ -127,7 +141,8 @@ TEST(SchemaJson, ErrorsNameThePlace) {
        "Utf8, Timestamp, Date, Binary)"},
       {R"({"fields":[{"data_type":"Int64"}]})", "fields[0]: missing key 'name'"},
       {R"({"fields":[{"name":"a"}]})", "fields[0]: missing key 'data_type'"},
-      {R"({"fields":[{"name":1,"data_type":"Int64"}]})", "fields[0].name: expected a string, got 1"},
+      {R"({"fields":[{"name":1,"data_type":"Int64"}]})",
+       "fields[0].name: expected a string, got 1"},
       {R"({"fields":[{"name":"a","data_type":7}]})",
        "fields[0].data_type: expected a type name string, got 7"},
       {R"({"fields":["id"]})",
@@ -147,14 +162,17 @@ TEST(SchemaJson, ErrorsNameThePlace) {
 
 TEST(SchemaJson, LenientBareListErrorsUseIndex) {
   Status st = ParseFails(R"([{"name":"a","data_type":"nope"}])", SchemaDialect::kLenient);
-  EXPECT_EQ(st.message().rfind("[0].data_type: unknown type 'nope'", 0), 0u) << st.message();
+  EXPECT_EQ(st.message().rfind("[0].data_type: unknown type 'nope'", 0), 0u)
+      << st.message();
   st = ParseFails("5", SchemaDialect::kLenient);
-  EXPECT_EQ(st.message(), R"(expected an object like {"fields":[…]} or an array of fields, got 5)");
+  EXPECT_EQ(st.message(),
+            R"(expected an object like {"fields":[…]} or an array of fields, got 5)");
 }
 
 TEST(SchemaJson, MalformedJsonIsParseError) {
-  for (std::string_view bad : {"", "{", R"({"fields":[}")", R"({"fields":[]} x)", "nul",
-                               "{\"fields\":[{\"name\":\"\xFF\",\"data_type\":\"Int64\"}]}"}) {
+  for (std::string_view bad :
+       {"", "{", R"({"fields":[}")", R"({"fields":[]} x)", "nul",
+        "{\"fields\":[{\"name\":\"\xFF\",\"data_type\":\"Int64\"}]}"}) {
     Status st = ParseFails(bad);
     EXPECT_EQ(st.code(), StatusCode::kParseError) << bad;
     EXPECT_EQ(st.message().rfind("invalid JSON: ", 0), 0u) << st.message();
@@ -175,7 +193,9 @@ TEST(SchemaJson, UnknownFieldKeysAreIgnored) {
 TEST(SchemaJson, NamesAreEscapedAndUnicodeKept) {
   Field f(std::string("we\"ird\\ \n name \xC3\xA9\0x", 19), TypeId::kUtf8);
   const std::string json = FieldToJson(f);
-  EXPECT_EQ(json, "{\"name\":\"we\\\"ird\\\\ \\n name \xC3\xA9\\u0000x\",\"data_type\":\"Utf8\"}");
+  EXPECT_EQ(
+      json,
+      "{\"name\":\"we\\\"ird\\\\ \\n name \xC3\xA9\\u0000x\",\"data_type\":\"Utf8\"}");
   Schema s({f});
   EXPECT_EQ(MustParse(SchemaToJson(s)), s);
 }
@@ -190,15 +210,18 @@ TEST(SchemaJson, SourceAsDottedStringOrArray) {
   EXPECT_EQ(s.fields[1].source, (std::vector<std::string>{"metrics", "cpu.load"}));
   EXPECT_TRUE(s.fields[2].source.empty());
   // Dotted when no segment has a '.', else the array form; unset → no key.
-  EXPECT_EQ(SchemaToJson(s),
-            R"({"fields":[{"name":"city","data_type":"Utf8","source":"user.address.city"},)"
-            R"({"name":"v","data_type":"Float64","source":["metrics","cpu.load"]},)"
-            R"({"name":"w","data_type":"Int64"}]})");
+  EXPECT_EQ(
+      SchemaToJson(s),
+      R"({"fields":[{"name":"city","data_type":"Utf8","source":"user.address.city"},)"
+      R"({"name":"v","data_type":"Float64","source":["metrics","cpu.load"]},)"
+      R"({"name":"w","data_type":"Int64"}]})");
   EXPECT_EQ(MustParse(SchemaToJson(s)), s);
   // An array of dot-free segments is written back in the dotted form (same meaning).
-  Schema t = MustParse(R"({"fields":[{"name":"a","data_type":"Int64","source":["x","y"]}]})");
+  Schema t =
+      MustParse(R"({"fields":[{"name":"a","data_type":"Int64","source":["x","y"]}]})");
   EXPECT_EQ(t.fields[0].source, (std::vector<std::string>{"x", "y"}));
-  EXPECT_EQ(FieldToJson(t.fields[0]), R"({"name":"a","data_type":"Int64","source":"x.y"})");
+  EXPECT_EQ(FieldToJson(t.fields[0]),
+            R"({"name":"a","data_type":"Int64","source":"x.y"})");
   // Empty segments need the array form.
   Field f("e", TypeId::kUtf8);
   f.source = {"", "k"};
@@ -235,7 +258,8 @@ TEST(SchemaJson, TimestampUnit) {
   EXPECT_EQ(TimeUnitName(TimeUnit::kMilli), "ms");
   EXPECT_EQ(TimeUnitName(TimeUnit::kMicro), "us");
   EXPECT_EQ(TimeUnitName(TimeUnit::kNano), "ns");
-  for (TimeUnit u : {TimeUnit::kSecond, TimeUnit::kMilli, TimeUnit::kMicro, TimeUnit::kNano}) {
+  for (TimeUnit u :
+       {TimeUnit::kSecond, TimeUnit::kMilli, TimeUnit::kMicro, TimeUnit::kNano}) {
     EXPECT_EQ(ParseTimeUnit(TimeUnitName(u)), u);
   }
   EXPECT_FALSE(ParseTimeUnit("MS").has_value());
@@ -249,23 +273,29 @@ TEST(SchemaJson, TimestampUnit) {
   // Key order on output is fixed (name, data_type, source, timestamp_unit).
   Schema t = MustParse(
       R"({"fields":[{"timestamp_unit":"s","source":"x","data_type":"Timestamp","name":"t"}]})");
-  EXPECT_EQ(SchemaToJson(t),
-            R"({"fields":[{"name":"t","data_type":"Timestamp","source":"x","timestamp_unit":"s"}]})");
-  EXPECT_FALSE(MustParse(R"({"fields":[{"name":"t","data_type":"Timestamp","timestamp_unit":null}]})")
-                   .fields[0]
-                   .timestamp_unit.has_value());
+  EXPECT_EQ(
+      SchemaToJson(t),
+      R"({"fields":[{"name":"t","data_type":"Timestamp","source":"x","timestamp_unit":"s"}]})");
+  EXPECT_FALSE(
+      MustParse(
+          R"({"fields":[{"name":"t","data_type":"Timestamp","timestamp_unit":null}]})")
+          .fields[0]
+          .timestamp_unit.has_value());
 }
 
 TEST(SchemaJson, TimestampUnitErrors) {
   Status st = ParseFails(
       R"({"fields":[{"name":"t","data_type":"Timestamp","timestamp_unit":"minutes"}]})");
   EXPECT_EQ(st.code(), StatusCode::kInvalid);
-  EXPECT_EQ(st.message(),
-            R"(fields[0].timestamp_unit: expected "s", "ms", "us" or "ns", got "minutes")");
-  st = ParseFails(R"({"fields":[{"name":"n","data_type":"Int64","timestamp_unit":"ms"}]})");
-  EXPECT_EQ(st.message(),
-            "fields[0].timestamp_unit: only Timestamp fields take a timestamp_unit (this field "
-            "is Int64)");
+  EXPECT_EQ(
+      st.message(),
+      R"(fields[0].timestamp_unit: expected "s", "ms", "us" or "ns", got "minutes")");
+  st = ParseFails(
+      R"({"fields":[{"name":"n","data_type":"Int64","timestamp_unit":"ms"}]})");
+  EXPECT_EQ(
+      st.message(),
+      "fields[0].timestamp_unit: only Timestamp fields take a timestamp_unit (this field "
+      "is Int64)");
 }
 
 TEST(SchemaJson, FieldIndex) {
@@ -322,7 +352,8 @@ TEST(SchemaJson, ArrowSchemaRoundTrip) {
   EXPECT_EQ(md->Get("kelt.source").ValueOrDie(), R"(["m","t.s"])");
   EXPECT_EQ(md->Get("kelt.timestamp_unit").ValueOrDie(), "s");
   // A segment starting with '[' is stored in the array form so it reads back unchanged.
-  EXPECT_EQ(arrow_schema->field(6)->metadata()->Get("kelt.source").ValueOrDie(), R"(["[x]"])");
+  EXPECT_EQ(arrow_schema->field(6)->metadata()->Get("kelt.source").ValueOrDie(),
+            R"(["[x]"])");
 
   auto back = FromArrowSchema(*arrow_schema);
   ASSERT_TRUE(back.ok()) << back.status().ToString();
@@ -360,26 +391,32 @@ TEST(SchemaJson, FromArrowSchemaWidensTypes) {
 }
 
 TEST(SchemaJson, FromArrowSchemaErrorsNameTheColumn) {
-  auto r = FromArrowSchema(*arrow::schema(
-      {arrow::field("ok", arrow::int64()), arrow::field("tags", arrow::list(arrow::utf8()))}));
+  auto r =
+      FromArrowSchema(*arrow::schema({arrow::field("ok", arrow::int64()),
+                                      arrow::field("tags", arrow::list(arrow::utf8()))}));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kInvalid);
-  EXPECT_EQ(r.status().message().rfind("column 'tags': unsupported Arrow type list<item: string>", 0),
+  EXPECT_EQ(r.status().message().rfind(
+                "column 'tags': unsupported Arrow type list<item: string>", 0),
             0u)
       << r.status().message();
 
-  auto bad_unit = arrow::field("t", arrow::timestamp(arrow::TimeUnit::MICRO))
-                      ->WithMetadata(arrow::key_value_metadata({"kelt.timestamp_unit"}, {"min"}));
+  auto bad_unit =
+      arrow::field("t", arrow::timestamp(arrow::TimeUnit::MICRO))
+          ->WithMetadata(arrow::key_value_metadata({"kelt.timestamp_unit"}, {"min"}));
   r = FromArrowSchema(*arrow::schema({bad_unit}));
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().message(),
-            R"(column 't': metadata kelt.timestamp_unit must be "s", "ms", "us" or "ns", got 'min')");
+  EXPECT_EQ(
+      r.status().message(),
+      R"(column 't': metadata kelt.timestamp_unit must be "s", "ms", "us" or "ns", got 'min')");
 
-  auto bad_source = arrow::field("s", arrow::utf8())
-                        ->WithMetadata(arrow::key_value_metadata({"kelt.source"}, {"[1,2]"}));
+  auto bad_source =
+      arrow::field("s", arrow::utf8())
+          ->WithMetadata(arrow::key_value_metadata({"kelt.source"}, {"[1,2]"}));
   r = FromArrowSchema(*arrow::schema({bad_source}));
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("column 's': metadata kelt.source"), std::string::npos);
+  EXPECT_NE(r.status().message().find("column 's': metadata kelt.source"),
+            std::string::npos);
 }
 
 TEST(SchemaJson, FromArrowSchemaReadsHandWrittenMetadata) {
