@@ -46,6 +46,9 @@ class Value {
   bool operator==(const Value& other) const;
 
  private:
+  Value(TypeId type, int64_t i, double d, std::string s)
+      : type_(type), null_(false), i_(i), d_(d), s_(std::move(s)) {}
+
   TypeId type_ = TypeId::kUtf8;
   bool null_ = true;
   int64_t i_ = 0;

@@ -20,15 +20,6 @@ constexpr std::string_view kFloatEmpty = "cannot parse float from empty string";
 constexpr std::string_view kFloatInvalid = "invalid float literal";
 constexpr std::string_view kBoolInvalid = "provided string was not `true` or `false`";
 
-bool IEquals(std::string_view a, std::string_view lower) {
-  if (a.size() != lower.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    char c = a[i];
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    if (c != lower[i]) return false;
-  }
-  return true;
-}
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
@@ -74,6 +65,16 @@ bool DecimalMagnitudeIsLarge(std::string_view s) {
 }
 
 }  // namespace
+
+bool EqualsIgnoreAsciiCase(std::string_view s, std::string_view lower) {
+  if (s.size() != lower.size()) return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (c != lower[i]) return false;
+  }
+  return true;
+}
 
 bool ParseInt64(std::string_view s, int64_t* out, std::string_view* error) {
   if (s.empty()) {
@@ -124,12 +125,12 @@ bool ParseFloat64(std::string_view s, double* out, std::string_view* error) {
     negative = body[0] == '-';
     body.remove_prefix(1);
   }
-  if (IEquals(body, "inf") || IEquals(body, "infinity")) {
+  if (EqualsIgnoreAsciiCase(body, "inf") || EqualsIgnoreAsciiCase(body, "infinity")) {
     *out = negative ? -std::numeric_limits<double>::infinity()
                     : std::numeric_limits<double>::infinity();
     return true;
   }
-  if (IEquals(body, "nan")) {
+  if (EqualsIgnoreAsciiCase(body, "nan")) {
     *out = std::numeric_limits<double>::quiet_NaN();
     return true;
   }

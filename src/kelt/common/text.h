@@ -26,6 +26,9 @@ bool ParseFloat64(std::string_view s, double* out, std::string_view* error);
 /// Accept exactly "true" or "false". Error: "provided string was not `true` or `false`".
 bool ParseBool(std::string_view s, bool* out, std::string_view* error);
 
+/// True when `s` equals `lower` ignoring ASCII case (`lower` must be lower case).
+bool EqualsIgnoreAsciiCase(std::string_view s, std::string_view lower);
+
 // --- JSON output ---------------------------------------------------------------------
 
 /// Append `s` as a JSON string literal (with quotes). Invalid UTF-8 becomes U+FFFD.

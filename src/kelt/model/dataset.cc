@@ -33,61 +33,18 @@ namespace dom = simdjson::dom;
 
 // --- Value -------------------------------------------------------------------------
 
-Value Value::Int64(int64_t v) {
-  Value out;
-  out.null_ = false;
-  out.type_ = TypeId::kInt64;
-  out.i_ = v;
-  return out;
-}
-
-Value Value::Float64(double v) {
-  Value out;
-  out.null_ = false;
-  out.type_ = TypeId::kFloat64;
-  out.d_ = v;
-  return out;
-}
-
-Value Value::Bool(bool v) {
-  Value out;
-  out.null_ = false;
-  out.type_ = TypeId::kBool;
-  out.i_ = v ? 1 : 0;
-  return out;
-}
-
-Value Value::Utf8(std::string v) {
-  Value out;
-  out.null_ = false;
-  out.type_ = TypeId::kUtf8;
-  out.s_ = std::move(v);
-  return out;
-}
-
+Value Value::Int64(int64_t v) { return Value(TypeId::kInt64, v, 0, {}); }
+Value Value::Float64(double v) { return Value(TypeId::kFloat64, 0, v, {}); }
+Value Value::Bool(bool v) { return Value(TypeId::kBool, v ? 1 : 0, 0, {}); }
+Value Value::Utf8(std::string v) { return Value(TypeId::kUtf8, 0, 0, std::move(v)); }
 Value Value::Timestamp(int64_t micros_since_epoch) {
-  Value out;
-  out.null_ = false;
-  out.type_ = TypeId::kTimestamp;
-  out.i_ = micros_since_epoch;
-  return out;
+  return Value(TypeId::kTimestamp, micros_since_epoch, 0, {});
 }
-
 Value Value::Date(int32_t days_since_epoch) {
-  Value out;
-  out.null_ = false;
-  out.type_ = TypeId::kDate;
-  out.i_ = days_since_epoch;
-  return out;
+  return Value(TypeId::kDate, days_since_epoch, 0, {});
 }
 
-Value Value::Binary(std::string bytes) {
-  Value out;
-  out.null_ = false;
-  out.type_ = TypeId::kBinary;
-  out.s_ = std::move(bytes);
-  return out;
-}
+Value Value::Binary(std::string bytes) { return Value(TypeId::kBinary, 0, 0, std::move(bytes)); }
 
 // Nulls are equal to each other; NaN equals NaN (so a dataset equals its own round
 // trip); otherwise type and value must match.

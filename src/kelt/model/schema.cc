@@ -174,16 +174,6 @@ constexpr std::array<TypeId, 7> kAllTypes = {
     TypeId::kInt64,     TypeId::kFloat64, TypeId::kBool,  TypeId::kUtf8,
     TypeId::kTimestamp, TypeId::kDate,    TypeId::kBinary};
 
-bool IEquals(std::string_view a, std::string_view lower) {
-  if (a.size() != lower.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    char c = a[i];
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    if (c != lower[i]) return false;
-  }
-  return true;
-}
-
 std::string Quoted(std::string_view s) {
   std::string out = "'";
   out.append(s);
@@ -235,7 +225,7 @@ std::optional<TypeId> ParseTypeName(std::string_view name, bool lenient) {
       {"binary", TypeId::kBinary},      {"bytes", TypeId::kBinary},
   };
   for (const Alias& alias : kAliases) {
-    if (IEquals(name, alias.lower)) return alias.id;
+    if (text::EqualsIgnoreAsciiCase(name, alias.lower)) return alias.id;
   }
   return std::nullopt;
 }
