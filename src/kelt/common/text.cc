@@ -559,14 +559,16 @@ std::optional<int64_t> ParseTimestampMicros(std::string_view s) {
   if (s.size() == 24 && s[4] == '-' && s[7] == '-' && s[10] == 'T' && s[13] == ':' &&
       s[16] == ':' && s[19] == '.' && s[23] == 'Z') {
     const char* p = s.data();
-    auto d2 = [p](int i) { return (p[i] - '0') * 10 + (p[i + 1] - '0'); };
-    bool digits = true;
-    for (int i : {0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18, 20, 21, 22}) {
-      digits &= IsDigit(p[i]);
-    }
+    auto dig = [p](int i) { return static_cast<unsigned>(p[i] - '0'); };
+    auto d2 = [&dig](int i) { return static_cast<int>(dig(i) * 10 + dig(i + 1)); };
+    auto ok = [&dig](int i) { return dig(i) <= 9; };  // exactly for '0'..'9'
+    // All 17 digit positions, combined without branches.
+    const bool digits = ok(0) & ok(1) & ok(2) & ok(3) & ok(5) & ok(6) & ok(8) & ok(9) &
+                        ok(11) & ok(12) & ok(14) & ok(15) & ok(17) & ok(18) & ok(20) &
+                        ok(21) & ok(22);
     if (digits) {
       const int y = d2(0) * 100 + d2(2), mo = d2(5), d = d2(8), h = d2(11), mi = d2(14);
-      const int sec = d2(17), ms = (p[20] - '0') * 100 + d2(21);
+      const int sec = d2(17), ms = static_cast<int>(dig(20)) * 100 + d2(21);
       if (mo >= 1 && mo <= 12 && d >= 1 && static_cast<unsigned>(d) <= DaysInMonth(y, mo) &&
           h <= 23 && mi <= 59 && sec <= 59) {
         const int64_t days = DaysFromCivil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d));

@@ -143,6 +143,7 @@ struct Column {
 struct PathNode {
   std::vector<std::pair<std::string, std::unique_ptr<PathNode>>> children;
   std::vector<int> payload_slots;  // payload slots that end at this node
+  bool has_children = false;       // set by Seal()
   std::unordered_map<std::string_view, int> index;  // only for wide nodes
 
   PathNode* Child(std::string_view key) {
@@ -157,6 +158,7 @@ struct PathNode {
     return children.back().second.get();
   }
   void Seal() {
+    has_children = !children.empty();
     if (children.size() > 8) {
       for (size_t i = 0; i < children.size(); ++i) {
         index.emplace(children[i].first, static_cast<int>(i));
@@ -529,7 +531,7 @@ class Loader::Impl {
         if (!WriteElement(kv.value, c, &ignored)) return false;
         written_[slot] = generation_;
       }
-      if (!child->children.empty() && kv.value.type() == simdjson::dom::element_type::OBJECT) {
+      if (child->has_children && kv.value.type() == simdjson::dom::element_type::OBJECT) {
         if (!WalkWrite(*child, kv.value.get_object().value_unsafe())) return false;
       }
     }
@@ -624,7 +626,8 @@ class Loader::Impl {
     return false;
   }
 
-  bool WriteElement(simdjson::dom::element e, size_t c, BadRecord* bad) {
+  [[gnu::always_inline]] bool WriteElement(simdjson::dom::element e, size_t c,
+                                           BadRecord* bad) {
     using simdjson::dom::element_type;
     const Column& col = columns_[c];
     load::ColumnWriter& w = writers_[c];
