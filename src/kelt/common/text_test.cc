@@ -453,3 +453,39 @@ TEST(TextTest, Dates) {
 
 }  // namespace
 }  // namespace kelt::text
+
+namespace kelt::text {
+namespace {
+
+// "YYYY-MM-DDTHH:MM:SS.mmmZ" takes a fast path; it must agree with the general parser.
+TEST(TextTest, TimestampMillisShapeFastPathAgreesWithGeneralForm) {
+  struct Case {
+    const char* fast;     // 24-character shape
+    const char* general;  // same instant, a shape the fast path does not take
+  } cases[] = {
+      {"2024-05-01T12:00:00.123Z", "2024-05-01T12:00:00.123000+00:00"},
+      {"1970-01-01T00:00:00.000Z", "1970-01-01 00:00:00Z"},
+      {"1969-12-31T23:59:59.999Z", "1969-12-31T23:59:59.999000Z"},
+      {"2024-02-29T23:59:59.001Z", "2024-02-29T23:59:59.001+00:00"},
+      {"9999-12-31T23:59:59.999Z", "9999-12-31T23:59:59.999000Z"},
+  };
+  for (const Case& c : cases) {
+    auto fast = ParseTimestampMicros(c.fast);
+    auto general = ParseTimestampMicros(c.general);
+    ASSERT_TRUE(fast.has_value()) << c.fast;
+    ASSERT_TRUE(general.has_value()) << c.general;
+    EXPECT_EQ(*fast, *general) << c.fast;
+  }
+  EXPECT_EQ(*ParseTimestampMicros("2024-05-01T12:00:00.123Z"), 1714564800123000);
+  // Invalid calendar values are rejected on both paths; a leap second is clamped.
+  EXPECT_FALSE(ParseTimestampMicros("2023-02-29T00:00:00.000Z").has_value());
+  EXPECT_FALSE(ParseTimestampMicros("2024-13-01T00:00:00.000Z").has_value());
+  EXPECT_FALSE(ParseTimestampMicros("2024-01-01T24:00:00.000Z").has_value());
+  EXPECT_FALSE(ParseTimestampMicros("2024-01-01T00:00:00.0a0Z").has_value());
+  EXPECT_FALSE(ParseTimestampMicros("2024-01-0aT00:00:00.000Z").has_value());
+  EXPECT_EQ(*ParseTimestampMicros("2016-12-31T23:59:60.000Z"),
+            *ParseTimestampMicros("2016-12-31T23:59:59Z"));
+}
+
+}  // namespace
+}  // namespace kelt::text
