@@ -11,14 +11,15 @@
 // Load ≥ 2,000,000 records/s and Load time ≤ 2× the parse floor.
 //
 // Run: build/release/bench/load_benchmark [--records=N] [google benchmark flags], e.g.
-//      --benchmark_repetitions=5 (the ratios then use each contender's fastest repetition)
+//      --benchmark_repetitions=5 (the ratios then use each contender's fastest
+//      repetition)
 #include <arrow/api.h>
 #include <benchmark/benchmark.h>
 #include <simdjson.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -53,9 +54,10 @@ const Corpus& GetCorpus() {
           "{\"event_id\":%lld,\"user_id\":%llu,\"amount\":%.2f,\"is_member\":%s,"
           "\"event\":\"%s\",\"country\":\"%s\",\"session\":\"%016llx%016llx\","
           "\"ts\":\"2024-05-%02dT%02d:%02d:%02d.%03dZ\"}",
-          static_cast<long long>(1000000000 + i), static_cast<unsigned long long>(r % 10000000),
-          static_cast<double>(r % 100000) / 100.0, (r & 1) ? "true" : "false", events[r % 5],
-          countries[(r >> 8) % 6], static_cast<unsigned long long>(rng()),
+          static_cast<long long>(1000000000 + i),
+          static_cast<unsigned long long>(r % 10000000),
+          static_cast<double>(r % 100000) / 100.0, (r & 1) ? "true" : "false",
+          events[r % 5], countries[(r >> 8) % 6], static_cast<unsigned long long>(rng()),
           static_cast<unsigned long long>(rng()), static_cast<int>(1 + (r >> 16) % 28),
           static_cast<int>((r >> 24) % 24), static_cast<int>((r >> 32) % 60),
           static_cast<int>((r >> 40) % 60), static_cast<int>((r >> 48) % 1000));
@@ -98,12 +100,14 @@ void BM_Load(benchmark::State& state) {
   const Corpus& c = GetCorpus();
   auto loader = kelt::Loader::Make(LandingSchema()).MoveValueUnsafe();
   for (auto _ : state) {
-    if (!loader->Reserve(static_cast<int64_t>(c.views.size()), c.bytes).ok()) std::abort();
+    if (!loader->Reserve(static_cast<int64_t>(c.views.size()), c.bytes).ok())
+      std::abort();
     for (const kelt::RecordView& v : c.views) {
       if (!loader->Append(v).ok()) std::abort();
     }
     auto w = loader->Finish();
-    if (!w.ok() || w->batch->num_rows() != static_cast<int64_t>(c.views.size())) std::abort();
+    if (!w.ok() || w->batch->num_rows() != static_cast<int64_t>(c.views.size()))
+      std::abort();
     benchmark::DoNotOptimize(w->batch);
   }
   SetCounters(state, c);
@@ -254,7 +258,8 @@ class RatioReporter : public benchmark::ConsoleReporter {
 
 int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
-    if (std::strncmp(argv[i], "--records=", 10) == 0) g_records = std::atoll(argv[i] + 10);
+    if (std::strncmp(argv[i], "--records=", 10) == 0)
+      g_records = std::atoll(argv[i] + 10);
   }
   benchmark::Initialize(&argc, argv);
   GetCorpus();
@@ -265,11 +270,12 @@ int main(int argc, char** argv) {
   auto rate = [&](const char* name) {
     return s.count(name) ? static_cast<double>(c.views.size()) / s[name] : 0.0;
   };
-  std::printf("\n== Load vs baselines (%lld records, %.1f MB, avg %.0f bytes/record) ==\n",
-              static_cast<long long>(c.views.size()), static_cast<double>(c.bytes) / 1e6,
-              static_cast<double>(c.bytes) / static_cast<double>(c.views.size()));
-  for (const char* name : {"BM_Load", "BM_ParseFloorDom", "BM_ParseFloorOnDemand",
-                           "BM_NaiveRowAtATime"}) {
+  std::printf(
+      "\n== Load vs baselines (%lld records, %.1f MB, avg %.0f bytes/record) ==\n",
+      static_cast<long long>(c.views.size()), static_cast<double>(c.bytes) / 1e6,
+      static_cast<double>(c.bytes) / static_cast<double>(c.views.size()));
+  for (const char* name :
+       {"BM_Load", "BM_ParseFloorDom", "BM_ParseFloorOnDemand", "BM_NaiveRowAtATime"}) {
     if (!s.count(name)) continue;
     std::printf("%-24s %10.0f records/s  %8.1f MB/s\n", name, rate(name),
                 static_cast<double>(c.bytes) / s[name] / 1e6);
@@ -283,7 +289,8 @@ int main(int argc, char** argv) {
       std::printf("ratio Load/ParseFloorOnDemand time:  %.2fx (target <= 2.0)\n",
                   load / s["BM_ParseFloorOnDemand"]);
     if (s.count("BM_NaiveRowAtATime"))
-      std::printf("speed-up Load vs naive row-at-a-time: %.2fx\n", s["BM_NaiveRowAtATime"] / load);
+      std::printf("speed-up Load vs naive row-at-a-time: %.2fx\n",
+                  s["BM_NaiveRowAtATime"] / load);
     std::printf("Load records/s: %.0f (target >= 2000000)\n", rate("BM_Load"));
   }
   benchmark::Shutdown();

@@ -53,9 +53,9 @@ int RunLoad(const LoadArgs& a) {
   if (a.output == "table" || a.output == "both") {
     kelt::cli::PrintTable(*landed->batch, std::cout);
     const auto& s = landed->stats;
-    std::cout << "records " << s.records << ", landed " << s.rows << ", bad " << s.bad_records
-              << " (skipped " << s.skipped << ", dead-lettered " << s.dead_lettered
-              << "), tombstones " << s.tombstones << "\n";
+    std::cout << "records " << s.records << ", landed " << s.rows << ", bad "
+              << s.bad_records << " (skipped " << s.skipped << ", dead-lettered "
+              << s.dead_lettered << "), tombstones " << s.tombstones << "\n";
     if (landed->dead_letters->num_rows() > 0) {
       std::cout << "dead letters:\n";
       kelt::cli::PrintTable(*landed->dead_letters, std::cout);
@@ -80,7 +80,9 @@ int main(int argc, char** argv) {
   LoadArgs load;
   auto* load_cmd = app.add_subcommand(
       "load", "Load records JSON into the landing schema and print the landed window");
-  load_cmd->add_option("--records", load.records, "records JSON file ({\"records\":[…]} or [...])")
+  load_cmd
+      ->add_option("--records", load.records,
+                   "records JSON file ({\"records\":[…]} or [...])")
       ->required()
       ->check(CLI::ExistingFile);
   load_cmd->add_option("--schema", load.schema, "landing schema JSON file")

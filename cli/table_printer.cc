@@ -49,19 +49,24 @@ void PrintTable(const arrow::RecordBatch& batch, std::ostream& out) {
   for (int c = 0; c < ncols; ++c) {
     auto& col = cells[static_cast<size_t>(c)];
     col.push_back(batch.schema()->field(c)->name());
-    for (int64_t r = 0; r < batch.num_rows(); ++r) col.push_back(Cell(*batch.column(c), r));
-    for (const auto& s : col) width[static_cast<size_t>(c)] = std::max(width[static_cast<size_t>(c)], DisplayWidth(s));
+    for (int64_t r = 0; r < batch.num_rows(); ++r)
+      col.push_back(Cell(*batch.column(c), r));
+    for (const auto& s : col)
+      width[static_cast<size_t>(c)] =
+          std::max(width[static_cast<size_t>(c)], DisplayWidth(s));
   }
   auto rule = [&] {
     out << '+';
-    for (int c = 0; c < ncols; ++c) out << std::string(width[static_cast<size_t>(c)] + 2, '-') << '+';
+    for (int c = 0; c < ncols; ++c)
+      out << std::string(width[static_cast<size_t>(c)] + 2, '-') << '+';
     out << '\n';
   };
   auto line = [&](size_t r) {
     out << '|';
     for (int c = 0; c < ncols; ++c) {
       const std::string& s = cells[static_cast<size_t>(c)][r];
-      out << ' ' << s << std::string(width[static_cast<size_t>(c)] - DisplayWidth(s), ' ') << " |";
+      out << ' ' << s << std::string(width[static_cast<size_t>(c)] - DisplayWidth(s), ' ')
+          << " |";
     }
     out << '\n';
   };

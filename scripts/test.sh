@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Run every test on this machine, provisioning first (fresh Debian 12 is fine):
-#   1. scripts/bootstrap.sh        packages, venv, DuckDB, Kafka jars (cached, idempotent)
+#   1. scripts/bootstrap.sh        packages, venv, DuckDB, Kafka jars (cached, idempotent);
+#      scripts/lint.sh             clang-format check
 #   2. dev build (Debug, ASan+UBSan) and every GoogleTest suite through ctest
 #   3. release build of the CLI, examples and benchmarks; smoke-run them on small inputs
 #   4. a short libFuzzer run of each fuzz target (clang, ASan+UBSan)
@@ -21,6 +22,9 @@ step() { printf '\n==> %s\n' "$*"; }
 
 step "bootstrap"
 bash scripts/bootstrap.sh
+
+step "lint (clang-format)"
+bash scripts/lint.sh
 
 export CCACHE_DIR="${CCACHE_DIR:-$KELT_CACHE/ccache}"
 export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-5G}"

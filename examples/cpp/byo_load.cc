@@ -1,5 +1,6 @@
 // Bring your own records → Load: the C++ version of RDP's kafka_elt_byo_load example.
-// Build: cmake --build --preset release --target byo_load; run: build/release/examples/byo_load
+// Build: cmake --build --preset release --target byo_load; run:
+// build/release/examples/byo_load
 #include <arrow/api.h>
 
 #include <iostream>

@@ -38,9 +38,9 @@ class Value {
   /// The type of a non-null value (meaningless when null).
   TypeId type() const { return type_; }
 
-  int64_t int64() const { return i_; }      // Int64, Timestamp (µs), Date (days)
-  double float64() const { return d_; }     // Float64
-  bool boolean() const { return i_ != 0; }  // Bool
+  int64_t int64() const { return i_; }           // Int64, Timestamp (µs), Date (days)
+  double float64() const { return d_; }          // Float64
+  bool boolean() const { return i_ != 0; }       // Bool
   const std::string& str() const { return s_; }  // Utf8, Binary
 
   bool operator==(const Value& other) const;
@@ -66,10 +66,12 @@ struct DataSet {
 };
 
 /// Parse a Value from JSON: `"Null"`, `{"Null":null}`, `{"Int64":1}`, `{"Float64":1}`,
-/// `{"Float64":null}` (NaN), `{"Bool":true}`, `{"Utf8":"x"}`, `{"Timestamp":"RFC 3339"|µs}`,
-/// `{"Date":"YYYY-MM-DD"|days}`, `{"Binary":"base64"}`. kelt also accepts a bare JSON null
-/// and `{"Float64":"NaN"|"inf"|"-inf"}`. On output NaN and ±inf all become
-/// `{"Float64":null}`, and Timestamp/Date outside years 0000–9999 are written as integers.
+/// `{"Float64":null}` (NaN), `{"Bool":true}`, `{"Utf8":"x"}`, `{"Timestamp":"RFC
+/// 3339"|µs}`,
+/// `{"Date":"YYYY-MM-DD"|days}`, `{"Binary":"base64"}`. kelt also accepts a bare JSON
+/// null and `{"Float64":"NaN"|"inf"|"-inf"}`. On output NaN and ±inf all become
+/// `{"Float64":null}`, and Timestamp/Date outside years 0000–9999 are written as
+/// integers.
 Result<Value> ParseValueJson(std::string_view json);
 std::string ValueToJson(const Value& value);
 

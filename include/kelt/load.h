@@ -48,12 +48,13 @@ struct LoadOptions {
 
 /// Counters of one window.
 struct LoadStats {
-  int64_t records = 0;        ///< records offered to the loader
-  int64_t rows = 0;           ///< rows in the landed batch
-  int64_t bad_records = 0;    ///< records that failed conversion (skipped + dead-lettered)
+  int64_t records = 0;      ///< records offered to the loader
+  int64_t rows = 0;         ///< rows in the landed batch
+  int64_t bad_records = 0;  ///< records that failed conversion (skipped + dead-lettered)
   int64_t skipped = 0;
   int64_t dead_lettered = 0;
-  int64_t tombstones = 0;     ///< records with a null payload (landed with null payload columns)
+  int64_t tombstones =
+      0;  ///< records with a null payload (landed with null payload columns)
   int64_t payload_bytes = 0;  ///< sum of payload sizes offered
 
   LoadStats& operator+=(const LoadStats& o);
@@ -69,8 +70,8 @@ struct LoadedWindow {
 };
 
 /// Return the schema of dead-letter batches: _kafka_topic utf8, _kafka_partition int64,
-/// _kafka_offset int64, _kafka_timestamp_ms int64, _kafka_key binary, _kafka_value binary,
-/// _error_code utf8, _error_field utf8, _error_message utf8.
+/// _kafka_offset int64, _kafka_timestamp_ms int64, _kafka_key binary, _kafka_value
+/// binary, _error_code utf8, _error_field utf8, _error_message utf8.
 std::shared_ptr<arrow::Schema> DeadLetterSchema();
 
 /// Stable codes of bad records (dead-letter `_error_code`).
@@ -85,7 +86,8 @@ class Loader {
   /// Compile `landing` into a column plan. Fails for unknown `_kafka_*` names
   /// ("schema mismatch: unknown kafka metadata column '<name>'"), metadata columns of a
   /// type their value cannot take, empty or duplicate field names.
-  static Result<std::unique_ptr<Loader>> Make(const Schema& landing, LoadOptions options = {});
+  static Result<std::unique_ptr<Loader>> Make(const Schema& landing,
+                                              LoadOptions options = {});
   ~Loader();
   Loader(const Loader&) = delete;
   Loader& operator=(const Loader&) = delete;
@@ -113,11 +115,12 @@ class Loader {
 };
 
 /// Load a span of owned records into one batch.
-Result<LoadedWindow> LoadRecords(std::span<const StreamRecord> records, const Schema& landing,
-                                 const LoadOptions& options = {});
+Result<LoadedWindow> LoadRecords(std::span<const StreamRecord> records,
+                                 const Schema& landing, const LoadOptions& options = {});
 
-/// RDP's `elt_load_kafka_records_json`: parse `{"records":[…]}` (or a bare array) and load.
-/// A records parse error reads "schema mismatch: invalid kafka stream record JSON: …".
+/// RDP's `elt_load_kafka_records_json`: parse `{"records":[…]}` (or a bare array) and
+/// load. A records parse error reads "schema mismatch: invalid kafka stream record JSON:
+/// …".
 Result<LoadedWindow> LoadRecordsJson(std::string_view records_json, const Schema& landing,
                                      const LoadOptions& options = {});
 

@@ -19,7 +19,8 @@ enum class StatusCode : uint8_t {
   kOk = 0,
   /// The caller passed something unusable: bad config key, bad schema, bad argument.
   kInvalid,
-  /// Outside input is not well-formed JSON/text (records JSON, DataSet JSON, config JSON).
+  /// Outside input is not well-formed JSON/text (records JSON, DataSet JSON, config
+  /// JSON).
   kParseError,
   /// A value does not convert to the landing type (RDP's "schema mismatch" family).
   kTypeError,
@@ -50,11 +51,15 @@ class [[nodiscard]] Status {
   Status(StatusCode code, std::string message, bool retriable = false);
 
   static Status OK() { return Status(); }
-  static Status Invalid(std::string msg) { return {StatusCode::kInvalid, std::move(msg)}; }
+  static Status Invalid(std::string msg) {
+    return {StatusCode::kInvalid, std::move(msg)};
+  }
   static Status ParseError(std::string msg) {
     return {StatusCode::kParseError, std::move(msg)};
   }
-  static Status TypeError(std::string msg) { return {StatusCode::kTypeError, std::move(msg)}; }
+  static Status TypeError(std::string msg) {
+    return {StatusCode::kTypeError, std::move(msg)};
+  }
   static Status IOError(std::string msg, bool retriable = false) {
     return {StatusCode::kIOError, std::move(msg), retriable};
   }
@@ -64,12 +69,18 @@ class [[nodiscard]] Status {
   static Status Unavailable(std::string msg) {
     return {StatusCode::kUnavailable, std::move(msg), true};
   }
-  static Status NotFound(std::string msg) { return {StatusCode::kNotFound, std::move(msg)}; }
-  static Status Cancelled(std::string msg) { return {StatusCode::kCancelled, std::move(msg)}; }
+  static Status NotFound(std::string msg) {
+    return {StatusCode::kNotFound, std::move(msg)};
+  }
+  static Status Cancelled(std::string msg) {
+    return {StatusCode::kCancelled, std::move(msg)};
+  }
   static Status NotImplemented(std::string msg) {
     return {StatusCode::kNotImplemented, std::move(msg)};
   }
-  static Status Internal(std::string msg) { return {StatusCode::kInternal, std::move(msg)}; }
+  static Status Internal(std::string msg) {
+    return {StatusCode::kInternal, std::move(msg)};
+  }
 
   bool ok() const noexcept { return state_ == nullptr; }
   StatusCode code() const noexcept { return ok() ? StatusCode::kOk : state_->code; }
@@ -98,17 +109,19 @@ class [[nodiscard]] Result {
   static_assert(!std::is_same_v<T, Status>, "Result<Status> is not allowed");
 
  public:
-  Result(const T& value) : v_(value) {}                  // NOLINT(google-explicit-constructor)
-  Result(T&& value) : v_(std::move(value)) {}            // NOLINT(google-explicit-constructor)
-  Result(Status status) : v_(std::move(status)) {        // NOLINT(google-explicit-constructor)
+  Result(const T& value) : v_(value) {}            // NOLINT(google-explicit-constructor)
+  Result(T&& value) : v_(std::move(value)) {}      // NOLINT(google-explicit-constructor)
+  Result(Status status) : v_(std::move(status)) {  // NOLINT(google-explicit-constructor)
     if (std::get<Status>(v_).ok()) {
       v_ = Status::Internal("Result constructed from an OK Status without a value");
     }
   }
-  template <typename U, typename = std::enable_if_t<std::is_convertible_v<U&&, T> &&
-                                                    !std::is_same_v<std::decay_t<U>, T> &&
-                                                    !std::is_same_v<std::decay_t<U>, Status>>>
-  Result(U&& value) : v_(T(std::forward<U>(value))) {}  // NOLINT(google-explicit-constructor)
+  template <typename U,
+            typename = std::enable_if_t<std::is_convertible_v<U&&, T> &&
+                                        !std::is_same_v<std::decay_t<U>, T> &&
+                                        !std::is_same_v<std::decay_t<U>, Status>>>
+  Result(U&& value)
+      : v_(T(std::forward<U>(value))) {}  // NOLINT(google-explicit-constructor)
 
   bool ok() const noexcept { return std::holds_alternative<T>(v_); }
   const Status& status() const& {
@@ -145,10 +158,10 @@ Status ToStatus(const Result<T>& r) {
 #define KELT_CONCAT(a, b) KELT_CONCAT_IMPL(a, b)
 
 /// Return the Status of `expr` from the enclosing function when it is not OK.
-#define KELT_RETURN_NOT_OK(expr)                                     \
-  do {                                                               \
-    ::kelt::Status _kelt_st = ::kelt::internal::ToStatus((expr));    \
-    if (!_kelt_st.ok()) return _kelt_st;                             \
+#define KELT_RETURN_NOT_OK(expr)                                  \
+  do {                                                            \
+    ::kelt::Status _kelt_st = ::kelt::internal::ToStatus((expr)); \
+    if (!_kelt_st.ok()) return _kelt_st;                          \
   } while (false)
 
 #define KELT_ASSIGN_OR_RAISE_IMPL(tmp, lhs, rexpr) \

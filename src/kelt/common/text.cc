@@ -20,7 +20,6 @@ constexpr std::string_view kFloatEmpty = "cannot parse float from empty string";
 constexpr std::string_view kFloatInvalid = "invalid float literal";
 constexpr std::string_view kBoolInvalid = "provided string was not `true` or `false`";
 
-
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
 // For a finite decimal literal that from_chars found out of range, return true if it
@@ -569,9 +568,11 @@ std::optional<int64_t> ParseTimestampMicros(std::string_view s) {
     if (digits) {
       const int y = d2(0) * 100 + d2(2), mo = d2(5), d = d2(8), h = d2(11), mi = d2(14);
       const int sec = d2(17), ms = static_cast<int>(dig(20)) * 100 + d2(21);
-      if (mo >= 1 && mo <= 12 && d >= 1 && static_cast<unsigned>(d) <= DaysInMonth(y, mo) &&
-          h <= 23 && mi <= 59 && sec <= 59) {
-        const int64_t days = DaysFromCivil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d));
+      if (mo >= 1 && mo <= 12 && d >= 1 &&
+          static_cast<unsigned>(d) <= DaysInMonth(y, mo) && h <= 23 && mi <= 59 &&
+          sec <= 59) {
+        const int64_t days =
+            DaysFromCivil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d));
         return (days * 86400 + h * 3600 + mi * 60 + sec) * 1000000 + ms * 1000;
       }
     }

@@ -37,8 +37,8 @@ class ColumnWriter {
       st &= offsets_.Resize(std::max(offsets_.capacity(), (rows + 1) * 4), false);
       if (data_bytes > 0) st &= data_.Reserve(data_bytes);
     } else if (type_ == TypeId::kBool) {
-      st &= values_.Resize(std::max(values_.capacity(), arrow::bit_util::BytesForBits(rows)),
-                           false);
+      st &= values_.Resize(
+          std::max(values_.capacity(), arrow::bit_util::BytesForBits(rows)), false);
     } else {
       st &= values_.Resize(std::max(values_.capacity(), rows * ValueWidth()), false);
     }
@@ -46,7 +46,8 @@ class ColumnWriter {
       st &= validity_.Resize(
           std::max(validity_.capacity(), arrow::bit_util::BytesForBits(rows)), false);
     }
-    if (!st.ok()) return Status::IOError("out of memory growing a landing column: " + st.message());
+    if (!st.ok())
+      return Status::IOError("out of memory growing a landing column: " + st.message());
     row_capacity_ = rows;
     return Status::OK();
   }
@@ -94,7 +95,8 @@ class ColumnWriter {
   Status AppendBytes(std::string_view v) {
     const auto n = static_cast<int64_t>(v.size());
     if (data_.length() + n > std::numeric_limits<int32_t>::max()) {
-      return Status::Invalid("more than 2 GiB of text in one landing column of one window");
+      return Status::Invalid(
+          "more than 2 GiB of text in one landing column of one window");
     }
     if (data_.capacity() - data_.length() < n) {
       auto st = data_.Reserve(std::max(n, data_.length()));
@@ -119,11 +121,13 @@ class ColumnWriter {
   }
 
   /// Return the column as an Arrow array of `type` and start an empty column.
-  Result<std::shared_ptr<arrow::Array>> Finish(const std::shared_ptr<arrow::DataType>& type) {
+  Result<std::shared_ptr<arrow::Array>> Finish(
+      const std::shared_ptr<arrow::DataType>& type) {
     std::shared_ptr<arrow::Buffer> validity, values, offsets, data;
     arrow::Status st;
     if (has_nulls_) {
-      validity_.UnsafeAdvance(arrow::bit_util::BytesForBits(length_) - validity_.length());
+      validity_.UnsafeAdvance(arrow::bit_util::BytesForBits(length_) -
+                              validity_.length());
       st &= validity_.Finish(&validity, false);
     }
     if (IsBinary()) {
@@ -173,8 +177,8 @@ class ColumnWriter {
 
   // First null of the window: every earlier row was valid.
   Status StartValidity() {
-    auto st = validity_.Resize(arrow::bit_util::BytesForBits(std::max(row_capacity_, length_ + 1)),
-                               false);
+    auto st = validity_.Resize(
+        arrow::bit_util::BytesForBits(std::max(row_capacity_, length_ + 1)), false);
     if (!st.ok()) return Status::IOError("out of memory growing a landing column");
     std::memset(validity_.mutable_data(), 0xFF,
                 static_cast<size_t>(arrow::bit_util::BytesForBits(length_ + 1)));

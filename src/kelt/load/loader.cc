@@ -118,7 +118,8 @@ constexpr MetaSpec kMetaSpecs[] = {
 bool MetaTypeAllowed(MetaKind kind, ColumnSource source, TypeId type) {
   switch (kind) {
     case MetaKind::kInteger:
-      return type == TypeId::kInt64 || type == TypeId::kFloat64 || type == TypeId::kUtf8 ||
+      return type == TypeId::kInt64 || type == TypeId::kFloat64 ||
+             type == TypeId::kUtf8 ||
              (source == ColumnSource::kTimestampMs && type == TypeId::kTimestamp);
     case MetaKind::kText:
       return type == TypeId::kUtf8 || type == TypeId::kBinary;
@@ -135,15 +136,15 @@ struct Column {
   ColumnSource source = ColumnSource::kPayload;
   TypeId type = TypeId::kUtf8;
   TimeUnit unit = TimeUnit::kMilli;
-  std::string header_name;   // for kHeader
-  int payload_index = -1;    // for kPayload: index into payload slots
+  std::string header_name;  // for kHeader
+  int payload_index = -1;   // for kPayload: index into payload slots
 };
 
 // A node of the payload path trie; the root's children are top-level keys.
 struct PathNode {
   std::vector<std::pair<std::string, std::unique_ptr<PathNode>>> children;
-  std::vector<int> payload_slots;  // payload slots that end at this node
-  bool has_children = false;       // set by Seal()
+  std::vector<int> payload_slots;                   // payload slots that end at this node
+  bool has_children = false;                        // set by Seal()
   std::unordered_map<std::string_view, int> index;  // only for wide nodes
 
   PathNode* Child(std::string_view key) {
@@ -174,7 +175,8 @@ struct PathNode {
     }
     for (size_t i = 0; i < children.size(); ++i) {
       const std::string& name = children[i].first;
-      if (name.size() == key.size() && std::memcmp(name.data(), key.data(), key.size()) == 0) {
+      if (name.size() == key.size() &&
+          std::memcmp(name.data(), key.data(), key.size()) == 0) {
         return static_cast<int>(i);
       }
     }
@@ -188,14 +190,16 @@ struct PathNode {
     constexpr size_t kMaxPredicted = 64;
     if (pos < order.size()) {
       const Prediction& pr = order[pos];
-      if (pr.key.size() == key.size() && std::memcmp(pr.key.data(), key.data(), key.size()) == 0) {
+      if (pr.key.size() == key.size() &&
+          std::memcmp(pr.key.data(), key.data(), key.size()) == 0) {
         return pr.node;
       }
     }
     int found = FindIndex(key);
     if (pos < kMaxPredicted) {
       if (pos >= order.size()) order.resize(pos + 1);
-      order[pos].node = found < 0 ? nullptr : children[static_cast<size_t>(found)].second.get();
+      order[pos].node =
+          found < 0 ? nullptr : children[static_cast<size_t>(found)].second.get();
       order[pos].key.assign(key);
     }
     return found < 0 ? nullptr : children[static_cast<size_t>(found)].second.get();
@@ -238,8 +242,9 @@ void AppendCompactJson(std::string* out, simdjson::dom::element e) {
       break;
     case element_type::UINT64: {
       char buf[24];
-      int n = std::snprintf(buf, sizeof(buf), "%llu",
-                            static_cast<unsigned long long>(e.get_uint64().value_unsafe()));
+      int n =
+          std::snprintf(buf, sizeof(buf), "%llu",
+                        static_cast<unsigned long long>(e.get_uint64().value_unsafe()));
       out->append(buf, static_cast<size_t>(n));
       break;
     }
@@ -317,7 +322,8 @@ bool EpochToMicros(double v, TimeUnit unit, int64_t* out) {
 
 class Loader::Impl {
  public:
-  Impl(Schema schema, LoadOptions options) : schema_(std::move(schema)), options_(options) {}
+  Impl(Schema schema, LoadOptions options)
+      : schema_(std::move(schema)), options_(options) {}
 
   Status Compile() {
     if (schema_.fields.empty()) return Status::Invalid("landing schema has no fields");
@@ -372,9 +378,10 @@ class Loader::Impl {
   // Make room for `records` more rows and about `payload_bytes` of string data.
   Status Reserve(int64_t records, int64_t payload_bytes) {
     const int64_t rows = stats_.rows + records;
-    const auto n_text = static_cast<int64_t>(std::count_if(
-        columns_.begin(), columns_.end(),
-        [](const Column& c) { return c.type == TypeId::kUtf8 || c.type == TypeId::kBinary; }));
+    const auto n_text = static_cast<int64_t>(
+        std::count_if(columns_.begin(), columns_.end(), [](const Column& c) {
+          return c.type == TypeId::kUtf8 || c.type == TypeId::kBinary;
+        }));
     const int64_t per_text_column = n_text == 0 ? 0 : payload_bytes / (n_text + 1);
     for (load::ColumnWriter& w : writers_) {
       KELT_RETURN_NOT_OK(w.Reserve(rows, per_text_column));
@@ -406,8 +413,9 @@ class Loader::Impl {
     LoadedWindow out;
     std::vector<std::shared_ptr<arrow::Array>> arrays(columns_.size());
     for (size_t c = 0; c < columns_.size(); ++c) {
-      KELT_ASSIGN_OR_RAISE(arrays[c],
-                           writers_[c].Finish(arrow_schema_->field(static_cast<int>(c))->type()));
+      KELT_ASSIGN_OR_RAISE(
+          arrays[c],
+          writers_[c].Finish(arrow_schema_->field(static_cast<int>(c))->type()));
     }
     out.batch = arrow::RecordBatch::Make(arrow_schema_, stats_.rows, std::move(arrays));
     std::vector<std::shared_ptr<arrow::Array>> dl(dead_builders_.size());
@@ -417,7 +425,8 @@ class Loader::Impl {
       auto st = dead_builders_[c]->Finish(&dl[c]);
       if (!st.ok()) return Status::Internal("finishing dead letters: " + st.ToString());
     }
-    out.dead_letters = arrow::RecordBatch::Make(DeadLetterSchema(), dl_rows, std::move(dl));
+    out.dead_letters =
+        arrow::RecordBatch::Make(DeadLetterSchema(), dl_rows, std::move(dl));
     out.stats = stats_;
     stats_ = LoadStats{};
     row_capacity_ = 0;
@@ -441,7 +450,8 @@ class Loader::Impl {
       }
     }
     if (spec == nullptr) {
-      return Status::Invalid("schema mismatch: unknown kafka metadata column '" + f.name + "'");
+      return Status::Invalid("schema mismatch: unknown kafka metadata column '" + f.name +
+                             "'");
     }
     if (!MetaTypeAllowed(spec->kind, spec->source, f.type)) {
       return Status::Invalid("schema mismatch: kafka metadata column '" + f.name +
@@ -511,7 +521,8 @@ class Loader::Impl {
     ++generation_;
     if (!WalkWrite(root_, doc_.get_object().value_unsafe())) return false;
     for (size_t p = 0; p < payload_columns_.size(); ++p) {
-      if (written_[p] != generation_ && !WriteNull(static_cast<size_t>(payload_columns_[p]))) {
+      if (written_[p] != generation_ &&
+          !WriteNull(static_cast<size_t>(payload_columns_[p]))) {
         return false;
       }
     }
@@ -573,9 +584,9 @@ class Loader::Impl {
     }
     if (options_.strict_payload) {
       bad->code = kErrorMalformedPayload;
-      bad->message = err ? std::string("payload is not valid JSON: ") +
-                               simdjson::error_message(err)
-                         : "payload is not a JSON object";
+      bad->message =
+          err ? std::string("payload is not valid JSON: ") + simdjson::error_message(err)
+              : "payload is not a JSON object";
       return false;
     }
     *mode = PayloadMode::kAllNull;  // Rule 4.
@@ -606,7 +617,8 @@ class Loader::Impl {
         slots_[static_cast<size_t>(p)] = kv.value;
         slot_set_[static_cast<size_t>(p)] = 1;
       }
-      if (!child->children.empty() && kv.value.type() == simdjson::dom::element_type::OBJECT) {
+      if (!child->children.empty() &&
+          kv.value.type() == simdjson::dom::element_type::OBJECT) {
         Walk(*child, kv.value.get_object().value_unsafe());
       }
     }
@@ -616,7 +628,9 @@ class Loader::Impl {
 
   bool WriteNull(size_t c) { return Check(writers_[c].AppendNull(), c); }
 
-  bool WriteBytes(size_t c, std::string_view v) { return Check(writers_[c].AppendBytes(v), c); }
+  bool WriteBytes(size_t c, std::string_view v) {
+    return Check(writers_[c].AppendBytes(v), c);
+  }
 
   // A write that failed for lack of memory or room is not a bad record: it ends the
   // window with an error (fatal_), whatever the policy.
@@ -645,7 +659,8 @@ class Loader::Impl {
         }
         break;
       case TypeId::kFloat64:
-        if (t == element_type::DOUBLE || t == element_type::INT64 || t == element_type::UINT64) {
+        if (t == element_type::DOUBLE || t == element_type::INT64 ||
+            t == element_type::UINT64) {
           w.AppendDouble(e.get_double().value_unsafe());
           return true;
         }
@@ -667,9 +682,10 @@ class Loader::Impl {
           break;
         }
         if (!in_range) {
-          return Fail(bad, c, kErrorTypeMismatch,
-                      "schema mismatch: kafka value timestamp cast failed: epoch number out "
-                      "of range");
+          return Fail(
+              bad, c, kErrorTypeMismatch,
+              "schema mismatch: kafka value timestamp cast failed: epoch number out "
+              "of range");
         }
         w.AppendInt64(us);
         return true;
@@ -677,9 +693,11 @@ class Loader::Impl {
       case TypeId::kDate:
         if (t == element_type::INT64) {
           int64_t v = e.get_int64().value_unsafe();
-          if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max()) {
-            return Fail(bad, c, kErrorTypeMismatch,
-                        "schema mismatch: kafka value date cast failed: day number out of range");
+          if (v < std::numeric_limits<int32_t>::min() ||
+              v > std::numeric_limits<int32_t>::max()) {
+            return Fail(
+                bad, c, kErrorTypeMismatch,
+                "schema mismatch: kafka value date cast failed: day number out of range");
           }
           w.AppendDate(static_cast<int32_t>(v));
           return true;
@@ -689,7 +707,8 @@ class Loader::Impl {
       case TypeId::kBinary:
         break;
     }
-    if (t == element_type::STRING) return WriteText(e.get_string().value_unsafe(), c, bad);
+    if (t == element_type::STRING)
+      return WriteText(e.get_string().value_unsafe(), c, bad);
     // Any other combination converts the compact JSON text (RDP: `other.to_string()`).
     std::string& s = scratch_[c];
     s.clear();
@@ -709,8 +728,9 @@ class Loader::Impl {
       case TypeId::kInt64: {
         int64_t v = 0;
         if (!text::ParseInt64(s, &v, &error)) {
-          return Fail(bad, c, kErrorTypeMismatch,
-                      "schema mismatch: kafka value int64 cast failed: " + std::string(error));
+          return Fail(
+              bad, c, kErrorTypeMismatch,
+              "schema mismatch: kafka value int64 cast failed: " + std::string(error));
         }
         w.AppendInt64(v);
         return true;
@@ -718,8 +738,9 @@ class Loader::Impl {
       case TypeId::kFloat64: {
         double v = 0;
         if (!text::ParseFloat64(s, &v, &error)) {
-          return Fail(bad, c, kErrorTypeMismatch,
-                      "schema mismatch: kafka value float64 cast failed: " + std::string(error));
+          return Fail(
+              bad, c, kErrorTypeMismatch,
+              "schema mismatch: kafka value float64 cast failed: " + std::string(error));
         }
         w.AppendDouble(v);
         return true;
@@ -727,8 +748,9 @@ class Loader::Impl {
       case TypeId::kBool: {
         bool v = false;
         if (!text::ParseBool(s, &v, &error)) {
-          return Fail(bad, c, kErrorTypeMismatch,
-                      "schema mismatch: kafka value bool cast failed: " + std::string(error));
+          return Fail(
+              bad, c, kErrorTypeMismatch,
+              "schema mismatch: kafka value bool cast failed: " + std::string(error));
         }
         w.AppendBool(v);
         return true;
@@ -743,18 +765,21 @@ class Loader::Impl {
           w.AppendInt64(us);
           return true;
         }
-        return Fail(bad, c, kErrorTypeMismatch,
-                    "schema mismatch: kafka value timestamp cast failed: expected an RFC 3339 "
-                    "timestamp or an epoch number, got '" + Truncated(s) + "'");
+        return Fail(
+            bad, c, kErrorTypeMismatch,
+            "schema mismatch: kafka value timestamp cast failed: expected an RFC 3339 "
+            "timestamp or an epoch number, got '" +
+                Truncated(s) + "'");
       }
       case TypeId::kDate: {
         if (auto days = text::ParseDateDays(s)) {
           w.AppendDate(*days);
           return true;
         }
-        return Fail(bad, c, kErrorTypeMismatch,
-                    "schema mismatch: kafka value date cast failed: expected YYYY-MM-DD, got '" +
-                        Truncated(s) + "'");
+        return Fail(
+            bad, c, kErrorTypeMismatch,
+            "schema mismatch: kafka value date cast failed: expected YYYY-MM-DD, got '" +
+                Truncated(s) + "'");
       }
     }
     return true;
@@ -814,7 +839,8 @@ class Loader::Impl {
       case ColumnSource::kValue:
       case ColumnSource::kValueBytes:
         if (!r.value) return WriteNull(c);
-        if (options_.strict_payload && col.type == TypeId::kUtf8 && !text::IsValidUtf8(*r.value)) {
+        if (options_.strict_payload && col.type == TypeId::kUtf8 &&
+            !text::IsValidUtf8(*r.value)) {
           return Fail(bad, c, kErrorInvalidUtf8,
                       "payload is not valid UTF-8 (byte " +
                           std::to_string(text::FirstInvalidUtf8(*r.value)) + ")");
@@ -899,7 +925,8 @@ class Loader::Impl {
   }
 
   Status HandleBad(const RecordView& r, BadRecord bad) {
-    std::string field = bad.column >= 0 ? columns_[static_cast<size_t>(bad.column)].name : "";
+    std::string field =
+        bad.column >= 0 ? columns_[static_cast<size_t>(bad.column)].name : "";
     if (options_.on_bad_record == BadRecordPolicy::kFail) {
       --stats_.records;  // the record is not part of the window
       std::string msg = bad.message + Where(r);
@@ -915,11 +942,13 @@ class Loader::Impl {
     ++stats_.dead_lettered;
     auto& d = dead_builders_;
     arrow::Status st;
-    st &= static_cast<arrow::StringBuilder*>(d[0].get())->Append(text::Utf8Lossy(r.topic));
+    st &=
+        static_cast<arrow::StringBuilder*>(d[0].get())->Append(text::Utf8Lossy(r.topic));
     st &= static_cast<arrow::Int64Builder*>(d[1].get())->Append(r.partition);
     st &= static_cast<arrow::Int64Builder*>(d[2].get())->Append(r.offset);
-    st &= r.timestamp_ms ? static_cast<arrow::Int64Builder*>(d[3].get())->Append(*r.timestamp_ms)
-                         : d[3]->AppendNull();
+    st &= r.timestamp_ms
+              ? static_cast<arrow::Int64Builder*>(d[3].get())->Append(*r.timestamp_ms)
+              : d[3]->AppendNull();
     st &= r.key ? static_cast<arrow::BinaryBuilder*>(d[4].get())->Append(*r.key)
                 : d[4]->AppendNull();
     st &= r.value ? static_cast<arrow::BinaryBuilder*>(d[5].get())->Append(*r.value)
@@ -928,7 +957,8 @@ class Loader::Impl {
     st &= field.empty() ? d[7]->AppendNull()
                         : static_cast<arrow::StringBuilder*>(d[7].get())->Append(field);
     st &= static_cast<arrow::StringBuilder*>(d[8].get())->Append(bad.message);
-    if (!st.ok()) return Status::Invalid("dead-letter batch cannot grow: " + st.message());
+    if (!st.ok())
+      return Status::Invalid("dead-letter batch cannot grow: " + st.message());
     return Status::OK();
   }
 
@@ -949,8 +979,8 @@ class Loader::Impl {
   std::string lossy_payload_;
   std::vector<simdjson::dom::element> slots_;
   std::vector<uint8_t> slot_set_;
-  std::vector<uint64_t> written_;  // generation_ when a payload slot was written
-  uint64_t generation_ = 0;        // one per record on the fast path
+  std::vector<uint64_t> written_;     // generation_ when a payload slot was written
+  uint64_t generation_ = 0;           // one per record on the fast path
   std::vector<std::string> scratch_;  // per-column text being converted
 
   std::vector<load::ColumnWriter> writers_;  // one per landing column
@@ -987,11 +1017,12 @@ const std::shared_ptr<arrow::Schema>& Loader::arrow_schema() const {
   return impl_->arrow_schema();
 }
 
-Result<LoadedWindow> LoadRecords(std::span<const StreamRecord> records, const Schema& landing,
-                                 const LoadOptions& options) {
+Result<LoadedWindow> LoadRecords(std::span<const StreamRecord> records,
+                                 const Schema& landing, const LoadOptions& options) {
   KELT_ASSIGN_OR_RAISE(auto loader, Loader::Make(landing, options));
   int64_t bytes = 0;
-  for (const StreamRecord& r : records) bytes += r.value ? static_cast<int64_t>(r.value->size()) : 0;
+  for (const StreamRecord& r : records)
+    bytes += r.value ? static_cast<int64_t>(r.value->size()) : 0;
   KELT_RETURN_NOT_OK(loader->Reserve(static_cast<int64_t>(records.size()), bytes));
   std::vector<HeaderView> headers;
   for (const StreamRecord& r : records) {
@@ -1004,7 +1035,8 @@ Result<LoadedWindow> LoadRecordsJson(std::string_view records_json, const Schema
                                      const LoadOptions& options) {
   auto records = ParseRecordsJson(records_json);
   if (!records.ok()) {
-    return records.status().WithPrefix("schema mismatch: invalid kafka stream record JSON: ");
+    return records.status().WithPrefix(
+        "schema mismatch: invalid kafka stream record JSON: ");
   }
   return LoadRecords(*records, landing, options);
 }

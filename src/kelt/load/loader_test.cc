@@ -71,10 +71,12 @@ std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
-// --- the RDP fixture --------------------------------------------------------------------
+// --- the RDP fixture
+// --------------------------------------------------------------------
 
 TEST(LoaderTest, RdpFixtureWithRdpLandingSchema) {
-  std::string json = ReadFile(std::string(KELT_FIXTURES_DIR) + "/kafka/stream_records.json");
+  std::string json =
+      ReadFile(std::string(KELT_FIXTURES_DIR) + "/kafka/stream_records.json");
   Schema landing = S({{"event_id", TypeId::kInt64},
                       {"payload", TypeId::kUtf8},
                       {"_kafka_partition", TypeId::kInt64}});
@@ -111,7 +113,8 @@ TEST(LoaderTest, RdpUnitTestLandingTable) {
 }
 
 TEST(LoaderTest, FixtureDataSetJsonIsRdpShaped) {
-  std::string json = ReadFile(std::string(KELT_FIXTURES_DIR) + "/kafka/stream_records.json");
+  std::string json =
+      ReadFile(std::string(KELT_FIXTURES_DIR) + "/kafka/stream_records.json");
   Schema landing = S({{"event_id", TypeId::kInt64},
                       {"payload", TypeId::kUtf8},
                       {"_kafka_partition", TypeId::kInt64}});
@@ -127,7 +130,8 @@ TEST(LoaderTest, FixtureDataSetJsonIsRdpShaped) {
             R"([{"Int64":101},{"Utf8":"beta"},{"Int64":1}]]})");
 }
 
-// --- rule 1: metadata -------------------------------------------------------------------
+// --- rule 1: metadata
+// -------------------------------------------------------------------
 
 TEST(LoaderTest, AllRdpMetadataColumns) {
   StreamRecord r = Rec(R"({"x":1})", 42, "events", 3);
@@ -153,20 +157,21 @@ TEST(LoaderTest, AllRdpMetadataColumns) {
 TEST(LoaderTest, UnknownMetadataColumnIsAnError) {
   auto r = Loader::Make(S({{"_kafka_bogus", TypeId::kUtf8}}));
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().message(), "schema mismatch: unknown kafka metadata column '_kafka_bogus'");
+  EXPECT_EQ(r.status().message(),
+            "schema mismatch: unknown kafka metadata column '_kafka_bogus'");
 }
 
 TEST(LoaderTest, MetadataColumnWithImpossibleTypeIsAnError) {
   auto r = Loader::Make(S({{"_kafka_offset", TypeId::kBool}}));
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("'_kafka_offset' cannot have type Bool"), std::string::npos);
+  EXPECT_NE(r.status().message().find("'_kafka_offset' cannot have type Bool"),
+            std::string::npos);
 }
 
 TEST(LoaderTest, MetadataIntoOtherCompatibleTypes) {
   StreamRecord r = Rec("{}", 7);
   r.timestamp_ms = 1700000000123;
-  Schema s = S({{"_kafka_offset", TypeId::kUtf8},
-                {"_kafka_offset", TypeId::kInt64}});
+  Schema s = S({{"_kafka_offset", TypeId::kUtf8}, {"_kafka_offset", TypeId::kInt64}});
   // Duplicate names are rejected…
   EXPECT_FALSE(Loader::Make(s).ok());
   // …but one attribute may land as text, float or timestamp.
@@ -184,7 +189,8 @@ TEST(LoaderTest, KeltMetadataColumns) {
   r.timestamp_ms = 1700000000000;
   r.timestamp_type = TimestampType::kLogAppendTime;
   r.key = std::string("k\xff", 2);  // not UTF-8
-  r.headers = {{"trace", "abc"}, {"tenant", "t1"}, {"trace", "def"}, {"empty", std::nullopt}};
+  r.headers = {
+      {"trace", "abc"}, {"tenant", "t1"}, {"trace", "def"}, {"empty", std::nullopt}};
   Schema s = S({{"_kafka_timestamp", TypeId::kTimestamp},
                 {"_kafka_timestamp_type", TypeId::kUtf8},
                 {"_kafka_key_bytes", TypeId::kBinary},
@@ -212,7 +218,8 @@ TEST(LoaderTest, KeltMetadataColumns) {
 }
 
 TEST(LoaderTest, NoHeadersGiveNullHeaderColumns) {
-  Schema s = S({{"_kafka_headers", TypeId::kUtf8}, {"_kafka_timestamp_type", TypeId::kUtf8}});
+  Schema s =
+      S({{"_kafka_headers", TypeId::kUtf8}, {"_kafka_timestamp_type", TypeId::kUtf8}});
   LoadedWindow w = MustLoad({Rec("{}")}, s);
   EXPECT_TRUE(IsNull(w, 0, 0));
   EXPECT_TRUE(IsNull(w, 1, 0));
@@ -263,7 +270,8 @@ TEST(LoaderTest, NestedFieldsBySourcePath) {
   EXPECT_TRUE(IsNull(w, 1, 2));
 }
 
-// --- rules 3 and 4: non-object payloads -------------------------------------------------
+// --- rules 3 and 4: non-object payloads
+// -------------------------------------------------
 
 TEST(LoaderTest, SingleFieldGetsRawPayloadText) {
   Schema s = S({{"n", TypeId::kInt64}, {"_kafka_offset", TypeId::kInt64}});
@@ -288,13 +296,15 @@ TEST(LoaderTest, SingleFieldRawTextConversionError) {
   Schema s = S({{"n", TypeId::kInt64}});
   Status st = LoadError({Rec("abc", 9)}, s);
   EXPECT_EQ(st.code(), StatusCode::kTypeError);
-  EXPECT_EQ(st.message(),
-            "schema mismatch: kafka value int64 cast failed: invalid digit found in string "
-            "(at events[0]@9, field 'n')");
+  EXPECT_EQ(
+      st.message(),
+      "schema mismatch: kafka value int64 cast failed: invalid digit found in string "
+      "(at events[0]@9, field 'n')");
 }
 
 TEST(LoaderTest, MalformedJsonWithSeveralFieldsIsNullUnderRdpRules) {
-  Schema s = S({{"a", TypeId::kInt64}, {"b", TypeId::kUtf8}, {"_kafka_offset", TypeId::kInt64}});
+  Schema s =
+      S({{"a", TypeId::kInt64}, {"b", TypeId::kUtf8}, {"_kafka_offset", TypeId::kInt64}});
   LoadedWindow w = MustLoad({Rec("{not json", 1), Rec("[1]", 2), Rec("", 3)}, s);
   ASSERT_EQ(w.batch->num_rows(), 3);
   for (int row = 0; row < 3; ++row) {
@@ -309,7 +319,8 @@ TEST(LoaderTest, StrictPayloadMakesMalformedJsonBad) {
   LoadOptions o;
   o.strict_payload = true;
   o.on_bad_record = BadRecordPolicy::kDeadLetter;
-  LoadedWindow w = MustLoad({Rec("{not json", 1), Rec("[1]", 2), Rec(R"({"a":1})", 3)}, s, o);
+  LoadedWindow w =
+      MustLoad({Rec("{not json", 1), Rec("[1]", 2), Rec(R"({"a":1})", 3)}, s, o);
   EXPECT_EQ(w.batch->num_rows(), 1);
   ASSERT_EQ(w.dead_letters->num_rows(), 2);
   auto codes = std::static_pointer_cast<arrow::StringArray>(w.dead_letters->column(6));
@@ -329,10 +340,12 @@ TEST(LoaderTest, OnlyMetadataFieldsIgnorePayload) {
 
 TEST(LoaderTest, NumberToInt64MustFitI64) {
   Schema s = S({{"a", TypeId::kInt64}, {"b", TypeId::kUtf8}});
-  for (const char* payload : {R"({"a":1.5})", R"({"a":1.0})", R"({"a":9223372036854775808})"}) {
+  for (const char* payload :
+       {R"({"a":1.5})", R"({"a":1.0})", R"({"a":9223372036854775808})"}) {
     Status st = LoadError({Rec(payload, 4)}, s);
-    EXPECT_EQ(st.message(),
-              "schema mismatch: expected i64 in kafka value JSON (at events[0]@4, field 'a')")
+    EXPECT_EQ(
+        st.message(),
+        "schema mismatch: expected i64 in kafka value JSON (at events[0]@4, field 'a')")
         << payload;
   }
   LoadedWindow w = MustLoad({Rec(R"({"a":-9223372036854775808})"),
@@ -360,8 +373,9 @@ TEST(LoaderTest, StringToInt64Errors) {
   };
   for (const Case& c : cases) {
     Status st = LoadError({Rec(c.payload)}, s);
-    EXPECT_EQ(st.message(), std::string("schema mismatch: kafka value int64 cast failed: ") +
-                                c.error + " (at events[0]@0, field 'a')")
+    EXPECT_EQ(st.message(),
+              std::string("schema mismatch: kafka value int64 cast failed: ") + c.error +
+                  " (at events[0]@0, field 'a')")
         << c.payload;
   }
 }
@@ -385,7 +399,8 @@ TEST(LoaderTest, Float64Conversions) {
             "schema mismatch: kafka value float64 cast failed: invalid float literal (at "
             "events[0]@0, field 'a')");
   st = LoadError({Rec(R"({"a":false})")}, s);
-  EXPECT_NE(st.message().find("float64 cast failed: invalid float literal"), std::string::npos);
+  EXPECT_NE(st.message().find("float64 cast failed: invalid float literal"),
+            std::string::npos);
   st = LoadError({Rec(R"({"a":""})")}, s);
   EXPECT_NE(st.message().find("cannot parse float from empty string"), std::string::npos);
 }
@@ -397,20 +412,21 @@ TEST(LoaderTest, BoolConversions) {
   EXPECT_FALSE(B(w, 0, 1));
   for (const char* payload : {R"({"a":1})", R"({"a":"TRUE"})", R"({"a":"yes"})"}) {
     Status st = LoadError({Rec(payload)}, s);
-    EXPECT_NE(st.message().find(
-                  "schema mismatch: kafka value bool cast failed: provided string was not "
-                  "`true` or `false`"),
-              std::string::npos)
+    EXPECT_NE(
+        st.message().find(
+            "schema mismatch: kafka value bool cast failed: provided string was not "
+            "`true` or `false`"),
+        std::string::npos)
         << payload;
   }
 }
 
 TEST(LoaderTest, Utf8TakesCompactJsonOfOtherValues) {
   Schema s = S({{"a", TypeId::kUtf8}, {"b", TypeId::kUtf8}});
-  LoadedWindow w = MustLoad(
-      {Rec(R"({"a":1.5,"b":{"z":1, "a" : [true,null,"s\n"]}})"), Rec(R"({"a":1,"b":false})"),
-       Rec(R"({"a":1.0,"b":1e2})"), Rec(R"({"a":"é \u0000","b":12345678901234567890})")},
-      s);
+  LoadedWindow w = MustLoad({Rec(R"({"a":1.5,"b":{"z":1, "a" : [true,null,"s\n"]}})"),
+                             Rec(R"({"a":1,"b":false})"), Rec(R"({"a":1.0,"b":1e2})"),
+                             Rec(R"({"a":"é \u0000","b":12345678901234567890})")},
+                            s);
   EXPECT_EQ(Str(w, 0, 0), "1.5");
   EXPECT_EQ(Str(w, 1, 0), R"({"z":1,"a":[true,null,"s\n"]})");
   EXPECT_EQ(Str(w, 0, 1), "1");
@@ -455,7 +471,8 @@ TEST(LoaderTest, BinaryColumnTakesStringBytes) {
   EXPECT_EQ(Bin(w, 1, 0), "[1,2]");
 }
 
-// --- nasty input ------------------------------------------------------------------------
+// --- nasty input
+// ------------------------------------------------------------------------
 
 TEST(LoaderTest, InvalidUtf8Payloads) {
   // Invalid UTF-8 inside a JSON string: RDP sees a lossy conversion and still parses.
@@ -471,7 +488,8 @@ TEST(LoaderTest, InvalidUtf8Payloads) {
   LoadedWindow w2 = MustLoad({Rec(payload, 8)}, s, strict);
   EXPECT_EQ(w2.batch->num_rows(), 0);
   ASSERT_EQ(w2.dead_letters->num_rows(), 1);
-  EXPECT_EQ(std::static_pointer_cast<arrow::BinaryArray>(w2.dead_letters->column(5))->GetString(0),
+  EXPECT_EQ(std::static_pointer_cast<arrow::BinaryArray>(w2.dead_letters->column(5))
+                ->GetString(0),
             payload);
 
   // A raw single-field payload.
@@ -489,7 +507,9 @@ TEST(LoaderTest, TombstonesLandWithNullPayloadColumns) {
   StreamRecord t = Rec("", 5);
   t.value.reset();
   t.key = "deleted-key";
-  Schema s = S({{"n", TypeId::kInt64}, {"_kafka_key", TypeId::kUtf8}, {"_kafka_value", TypeId::kUtf8}});
+  Schema s = S({{"n", TypeId::kInt64},
+                {"_kafka_key", TypeId::kUtf8},
+                {"_kafka_value", TypeId::kUtf8}});
   LoadedWindow w = MustLoad({t}, s);
   ASSERT_EQ(w.batch->num_rows(), 1);
   EXPECT_TRUE(IsNull(w, 0, 0));
@@ -501,7 +521,8 @@ TEST(LoaderTest, TombstonesLandWithNullPayloadColumns) {
 TEST(LoaderTest, HugeAndDeepPayloads) {
   std::string big(8 << 20, 'x');
   Schema s = S({{"a", TypeId::kUtf8}, {"b", TypeId::kInt64}});
-  LoadedWindow w = MustLoad({Rec(R"({"b":1,"a":")" + big + R"("})"), Rec(R"({"b":2})")}, s);
+  LoadedWindow w =
+      MustLoad({Rec(R"({"b":1,"a":")" + big + R"("})"), Rec(R"({"b":2})")}, s);
   EXPECT_EQ(Str(w, 0, 0).size(), big.size());
   EXPECT_EQ(I64(w, 1, 1), 2);
   // Nesting deeper than the parser allows is not an object: rule 4 (nulls).
@@ -511,21 +532,26 @@ TEST(LoaderTest, HugeAndDeepPayloads) {
   EXPECT_TRUE(IsNull(w2, 1, 0));
 }
 
-// --- policies ---------------------------------------------------------------------------
+// --- policies
+// ---------------------------------------------------------------------------
 
 TEST(LoaderTest, PoliciesOnAPoisonedRecord) {
-  Schema s = S({{"id", TypeId::kInt64}, {"name", TypeId::kUtf8}, {"_kafka_offset", TypeId::kInt64}});
+  Schema s = S({{"id", TypeId::kInt64},
+                {"name", TypeId::kUtf8},
+                {"_kafka_offset", TypeId::kInt64}});
   StreamRecord poison = Rec(R"({"id":"not a number","name":"bad"})", 2, "events", 1);
   poison.key = "k";
   poison.timestamp_ms = 99;
-  std::vector<StreamRecord> records = {Rec(R"({"id":1,"name":"a"})", 1, "events", 1), poison,
+  std::vector<StreamRecord> records = {Rec(R"({"id":1,"name":"a"})", 1, "events", 1),
+                                       poison,
                                        Rec(R"({"id":3,"name":"c"})", 3, "events", 1)};
 
   Status st = LoadError(records, s);
   EXPECT_EQ(st.code(), StatusCode::kTypeError);
-  EXPECT_EQ(st.message(),
-            "schema mismatch: kafka value int64 cast failed: invalid digit found in string "
-            "(at events[1]@2, field 'id')");
+  EXPECT_EQ(
+      st.message(),
+      "schema mismatch: kafka value int64 cast failed: invalid digit found in string "
+      "(at events[1]@2, field 'id')");
 
   LoadOptions skip;
   skip.on_bad_record = BadRecordPolicy::kSkip;
@@ -546,7 +572,8 @@ TEST(LoaderTest, PoliciesOnAPoisonedRecord) {
   EXPECT_EQ(w2.stats.dead_lettered, 1);
   const auto& d = *w2.dead_letters;
   EXPECT_TRUE(d.schema()->Equals(*DeadLetterSchema()));
-  EXPECT_EQ(std::static_pointer_cast<arrow::StringArray>(d.column(0))->GetString(0), "events");
+  EXPECT_EQ(std::static_pointer_cast<arrow::StringArray>(d.column(0))->GetString(0),
+            "events");
   EXPECT_EQ(std::static_pointer_cast<arrow::Int64Array>(d.column(1))->Value(0), 1);
   EXPECT_EQ(std::static_pointer_cast<arrow::Int64Array>(d.column(2))->Value(0), 2);
   EXPECT_EQ(std::static_pointer_cast<arrow::Int64Array>(d.column(3))->Value(0), 99);
@@ -555,9 +582,11 @@ TEST(LoaderTest, PoliciesOnAPoisonedRecord) {
             R"({"id":"not a number","name":"bad"})");
   EXPECT_EQ(std::static_pointer_cast<arrow::StringArray>(d.column(6))->GetString(0),
             "TYPE_MISMATCH");
-  EXPECT_EQ(std::static_pointer_cast<arrow::StringArray>(d.column(7))->GetString(0), "id");
-  EXPECT_EQ(std::static_pointer_cast<arrow::StringArray>(d.column(8))->GetString(0),
-            "schema mismatch: kafka value int64 cast failed: invalid digit found in string");
+  EXPECT_EQ(std::static_pointer_cast<arrow::StringArray>(d.column(7))->GetString(0),
+            "id");
+  EXPECT_EQ(
+      std::static_pointer_cast<arrow::StringArray>(d.column(8))->GetString(0),
+      "schema mismatch: kafka value int64 cast failed: invalid digit found in string");
   ASSERT_TRUE(w2.batch->ValidateFull().ok());
   ASSERT_TRUE(w2.dead_letters->ValidateFull().ok());
 }
@@ -604,7 +633,8 @@ TEST(LoaderTest, RecordsJsonErrorsAreSchemaMismatch) {
   Schema s = S({{"a", TypeId::kInt64}});
   auto r = LoadRecordsJson("{\"records\":[{\"topic\":1}]}", s);
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().message().rfind("schema mismatch: invalid kafka stream record JSON: ", 0),
+  EXPECT_EQ(r.status().message().rfind(
+                "schema mismatch: invalid kafka stream record JSON: ", 0),
             0u)
       << r.status().message();
   auto r2 = LoadRecordsJson("[", s);
@@ -618,8 +648,8 @@ TEST(LoaderTest, ManyRecordsAcrossReserveBoundaries) {
   ASSERT_TRUE(loader.ok());
   ASSERT_TRUE((*loader)->Reserve(10, 100).ok());  // deliberately too small
   for (int i = 0; i < 5000; ++i) {
-    StreamRecord r = Rec("{\"i\":" + std::to_string(i) + ",\"s\":\"v" + std::to_string(i) +
-                         "\",\"f\":" + std::to_string(i) + ".25}");
+    StreamRecord r = Rec("{\"i\":" + std::to_string(i) + ",\"s\":\"v" +
+                         std::to_string(i) + "\",\"f\":" + std::to_string(i) + ".25}");
     ASSERT_TRUE((*loader)->Append(r).ok());
   }
   auto w = (*loader)->Finish();
@@ -632,7 +662,8 @@ TEST(LoaderTest, ManyRecordsAcrossReserveBoundaries) {
 }
 
 TEST(LoaderTest, PolicyNamesRoundTrip) {
-  for (auto p : {BadRecordPolicy::kFail, BadRecordPolicy::kSkip, BadRecordPolicy::kDeadLetter}) {
+  for (auto p :
+       {BadRecordPolicy::kFail, BadRecordPolicy::kSkip, BadRecordPolicy::kDeadLetter}) {
     EXPECT_EQ(ParseBadRecordPolicy(BadRecordPolicyName(p)), p);
   }
   EXPECT_FALSE(ParseBadRecordPolicy("ignore").has_value());

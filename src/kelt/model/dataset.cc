@@ -44,7 +44,9 @@ Value Value::Date(int32_t days_since_epoch) {
   return Value(TypeId::kDate, days_since_epoch, 0, {});
 }
 
-Value Value::Binary(std::string bytes) { return Value(TypeId::kBinary, 0, 0, std::move(bytes)); }
+Value Value::Binary(std::string bytes) {
+  return Value(TypeId::kBinary, 0, 0, std::move(bytes));
+}
 
 // Nulls are equal to each other; NaN equals NaN (so a dataset equals its own round
 // trip); otherwise type and value must match.
