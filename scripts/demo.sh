@@ -6,7 +6,6 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/paths.sh"
 cd "$KELT_ROOT"
 bash scripts/bootstrap.sh >/dev/null
-export CCACHE_DIR="${CCACHE_DIR:-$KELT_CACHE/ccache}"
 cmake --preset release >/dev/null
 cmake --build --preset release --target kelt_cli >/dev/null
 exec build/release/cli/kelt load \

@@ -6,7 +6,6 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/paths.sh"
 cd "$KELT_ROOT"
 seconds="${1:-60}"
-export CCACHE_DIR="${CCACHE_DIR:-$KELT_CACHE/ccache}"
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz
 mkdir -p build/fuzz/artifacts

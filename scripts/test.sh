@@ -26,8 +26,6 @@ bash scripts/bootstrap.sh
 step "lint (clang-format)"
 bash scripts/lint.sh
 
-export CCACHE_DIR="${CCACHE_DIR:-$KELT_CACHE/ccache}"
-export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-5G}"
 # Arrow's wheel libraries are not built with sanitizers; their allocations are fine.
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"

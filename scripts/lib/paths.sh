@@ -40,3 +40,10 @@ fi
 export KELT_JAVA25_HOME="${KELT_JAVA25_HOME:-}"
 
 export KELT_PYARROW_VERSION="${KELT_PYARROW_VERSION:-26.0.1}"
+
+# Compiler cache for every build the scripts run: outside the repo, and keyed on paths
+# relative to the checkout so a fresh clone elsewhere (CI) still hits it.
+export CCACHE_DIR="${CCACHE_DIR:-$KELT_CACHE/ccache}"
+export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-5G}"
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$KELT_ROOT}"
+export CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
