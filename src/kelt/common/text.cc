@@ -371,6 +371,44 @@ std::string FormatDouble(double v) {
   return out;
 }
 
+std::string FormatDoubleDisplay(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  if (v == 0) return std::signbit(v) ? "-0" : "0";
+  char buf[40];
+  auto res = std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::scientific);
+  std::string_view sci(buf, static_cast<size_t>(res.ptr - buf));
+  std::string out;
+  if (sci[0] == '-') {
+    out.push_back('-');
+    sci.remove_prefix(1);
+  }
+  const size_t e_pos = sci.find('e');
+  std::string digits;
+  for (char c : sci.substr(0, e_pos)) {
+    if (c != '.') digits.push_back(c);
+  }
+  int exp10 = 0;
+  std::string_view exp_text = sci.substr(e_pos + 1);
+  if (!exp_text.empty() && exp_text[0] == '+') exp_text.remove_prefix(1);
+  std::from_chars(exp_text.data(), exp_text.data() + exp_text.size(), exp10);
+  const int point = exp10 + 1;  // digits before the decimal point
+  const int n = static_cast<int>(digits.size());
+  if (point <= 0) {
+    out += "0.";
+    out.append(static_cast<size_t>(-point), '0');
+    out += digits;
+  } else if (point >= n) {
+    out += digits;
+    out.append(static_cast<size_t>(point - n), '0');
+  } else {
+    out.append(digits, 0, static_cast<size_t>(point));
+    out.push_back('.');
+    out.append(digits, static_cast<size_t>(point), std::string::npos);
+  }
+  return out;
+}
+
 // --- UTF-8 ---------------------------------------------------------------------------
 
 size_t FirstInvalidUtf8(std::string_view sv) {

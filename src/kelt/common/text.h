@@ -41,6 +41,11 @@ void AppendJsonDouble(std::string* out, double v);
 /// Return the shortest round-trip text of a double as RDP prints it inside strings.
 std::string FormatDouble(double v);
 
+/// Return a double as Rust's `f64::to_string` (Display) prints it: shortest round-trip
+/// digits in positional notation, never an exponent ("1", "1.5", "100000000000000000000",
+/// "0.00000015", "NaN", "inf", "-inf"). RDP uses it for cells sent as Kafka keys/values.
+std::string FormatDoubleDisplay(double v);
+
 void AppendInt64(std::string* out, int64_t v);
 
 // --- UTF-8 ---------------------------------------------------------------------------

@@ -489,3 +489,24 @@ TEST(TextTest, TimestampMillisShapeFastPathAgreesWithGeneralForm) {
 
 }  // namespace
 }  // namespace kelt::text
+
+namespace kelt::text {
+namespace {
+
+TEST(TextTest, FormatDoubleDisplayMatchesRustToString) {
+  EXPECT_EQ(FormatDoubleDisplay(1.0), "1");
+  EXPECT_EQ(FormatDoubleDisplay(-1.5), "-1.5");
+  EXPECT_EQ(FormatDoubleDisplay(40.7), "40.7");
+  EXPECT_EQ(FormatDoubleDisplay(-73.9549), "-73.9549");
+  EXPECT_EQ(FormatDoubleDisplay(1e20), "100000000000000000000");
+  EXPECT_EQ(FormatDoubleDisplay(1.5e-7), "0.00000015");
+  EXPECT_EQ(FormatDoubleDisplay(0.1), "0.1");
+  EXPECT_EQ(FormatDoubleDisplay(123456.789), "123456.789");
+  EXPECT_EQ(FormatDoubleDisplay(0.0), "0");
+  EXPECT_EQ(FormatDoubleDisplay(-0.0), "-0");
+  EXPECT_EQ(FormatDoubleDisplay(std::nan("")), "NaN");
+  EXPECT_EQ(FormatDoubleDisplay(-std::numeric_limits<double>::infinity()), "-inf");
+}
+
+}  // namespace
+}  // namespace kelt::text

@@ -1,0 +1,211 @@
+// Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
+//
+// Extract and the Kafka sink: a consumer that lives across poll windows and commits
+// only what the caller says is durable, and a producer that reports what was delivered.
+// librdkafka stays behind these types (STYLE rule 4).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kelt/dataset.h"
+#include "kelt/record.h"
+#include "kelt/status.h"
+
+namespace arrow {
+class RecordBatch;
+}  // namespace arrow
+
+namespace kelt {
+
+/// A topic and a partition.
+struct TopicPartition {
+  std::string topic;
+  int32_t partition = 0;
+  auto operator<=>(const TopicPartition&) const = default;
+};
+
+/// Return "topic[partition]".
+std::string ToString(const TopicPartition& tp);
+
+// --- consumer ---------------------------------------------------------------------------
+
+struct ConsumerOptions {
+  /// bootstrap.servers. Required.
+  std::string brokers;
+  /// group.id. Required.
+  std::string group_id;
+  /// Topics to subscribe to; a name starting with '^' is a regular expression.
+  std::vector<std::string> topics;
+  /// "earliest" (default), "latest" or "error".
+  std::string auto_offset_reset = "earliest";
+  std::optional<int> session_timeout_ms;
+  /// Any librdkafka property (security.protocol, sasl.*, ssl.*, fetch.*, …). Values are
+  /// never logged. kelt refuses to let these turn on auto commit or auto offset store.
+  std::map<std::string, std::string> properties;
+};
+
+/// Why a window ended.
+enum class WindowEnd : uint8_t {
+  kMaxRecords,      ///< it holds max_records
+  kMaxBytes,        ///< it holds max_bytes of payload and key bytes
+  kEndOfPartitions, ///< every assigned partition has reached its end (or its catch-up mark)
+  kDeadline,        ///< max_wait passed
+};
+
+std::string_view WindowEndName(WindowEnd end);
+
+struct WindowOptions {
+  int64_t max_records = 500;
+  int64_t max_bytes = 64ll << 20;
+  /// The window ends at this deadline even if records keep arriving or no partition
+  /// has been assigned yet.
+  std::chrono::milliseconds max_wait{10000};
+  /// End the window as soon as every assigned partition has reached its end.
+  bool stop_at_end = true;
+};
+
+/// The offsets a window covers in one partition: [first, last], `count` records.
+struct PartitionSpan {
+  TopicPartition tp;
+  int64_t first_offset = 0;
+  int64_t last_offset = -1;
+  int64_t count = 0;
+};
+
+/// Lag of one assigned partition: the broker's high watermark minus the next offset
+/// the consumer will read (its position, else its committed offset).
+struct PartitionLag {
+  TopicPartition tp;
+  int64_t position = -1;
+  int64_t high_watermark = -1;
+  int64_t lag = -1;
+};
+
+/// One poll window: records that stay valid (zero-copy views into librdkafka's buffers)
+/// until the Window is destroyed.
+class Window {
+ public:
+  Window();
+  ~Window();
+  Window(Window&&) noexcept;
+  Window& operator=(Window&&) noexcept;
+
+  size_t size() const;
+  bool empty() const { return size() == 0; }
+  /// The i-th record; headers are included only when `with_headers`.
+  RecordView record(size_t i, bool with_headers = true) const;
+  /// Copy every record (for the JSON boundary).
+  std::vector<StreamRecord> ToRecords() const;
+  /// Per partition, the offsets this window covers, in first-seen order.
+  const std::vector<PartitionSpan>& spans() const;
+  WindowEnd end_reason() const;
+  /// Payload plus key bytes.
+  int64_t bytes() const;
+  /// True when, in catch-up mode, every partition had reached its mark.
+  bool caught_up() const;
+
+  class Impl;
+
+ private:
+  friend class Consumer;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// A consumer-group member that polls bounded windows and commits on request.
+/// Not thread-safe: use it from one thread.
+class Consumer {
+ public:
+  /// Validate options (RDP's messages: "kafka brokers must not be empty", …), create
+  /// the client with manual commits and the eager range assignor, and subscribe.
+  static Result<std::unique_ptr<Consumer>> Make(const ConsumerOptions& options);
+  ~Consumer();
+  Consumer(const Consumer&) = delete;
+  Consumer& operator=(const Consumer&) = delete;
+
+  /// Return the next window. Retriable broker trouble is retried by librdkafka while
+  /// the window waits; fatal errors end the call with a kKafka Status.
+  Result<Window> Poll(const WindowOptions& options);
+
+  /// Commit, synchronously, the offset after the last record of every partition in
+  /// `window` that this consumer still owns. Call it only when the window is durable.
+  /// Partitions lost since the poll are skipped and reported by TakeLostPartitions().
+  Status Commit(const Window& window);
+
+  /// Enter catch-up mode: snapshot each assigned partition's high watermark (and each
+  /// partition assigned later, at assignment) and never read past it. Windows then end
+  /// with kEndOfPartitions once every partition reached its mark; caught_up() says so.
+  Status StartCatchUp();
+  bool caught_up() const;
+
+  /// Partitions revoked or lost since the last call (their uncommitted records will be
+  /// re-read by their next owner).
+  std::vector<TopicPartition> TakeLostPartitions();
+  /// The current assignment.
+  std::vector<TopicPartition> Assignment() const;
+  /// Lag per assigned partition (queries the broker; bounded by `timeout`).
+  Result<std::vector<PartitionLag>> Lag(std::chrono::milliseconds timeout = std::chrono::seconds(5));
+  /// The committed offsets of the assigned partitions (-1 when none).
+  Result<std::vector<std::pair<TopicPartition, int64_t>>> Committed(
+      std::chrono::milliseconds timeout = std::chrono::seconds(5));
+
+  /// Leave the group. Uncommitted records are left for the next owner.
+  Status Close();
+
+  class Impl;
+
+ private:
+  explicit Consumer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// --- producer ---------------------------------------------------------------------------
+
+struct ProducerOptions {
+  std::string brokers;
+  std::string topic;
+  int message_timeout_ms = 5000;
+  /// The key is this column's cell as text when present and non-null, else the 0-based
+  /// row index as text (RDP's rule).
+  std::optional<std::string> key_column;
+  /// The payload is this column's cell as text; without it, a JSON object of the row.
+  std::optional<std::string> value_column;
+  /// Headers added to every message.
+  std::vector<std::pair<std::string, std::string>> headers;
+  /// Any librdkafka property; enable.idempotence is on unless set here.
+  std::map<std::string, std::string> properties;
+};
+
+/// A long-lived producer. Each Send waits for every delivery report of its rows.
+class Producer {
+ public:
+  static Result<std::unique_ptr<Producer>> Make(const ProducerOptions& options);
+  ~Producer();
+  Producer(const Producer&) = delete;
+  Producer& operator=(const Producer&) = delete;
+
+  /// Produce one message per row and wait for delivery; return the rows delivered.
+  /// Any failed delivery makes the call fail, naming the first failed row and error.
+  Result<int64_t> Send(const arrow::RecordBatch& batch);
+  Result<int64_t> Send(const DataSet& dataset);
+  /// Produce raw key/value pairs (tests, `kelt produce`).
+  Result<int64_t> SendRaw(const std::vector<std::pair<std::optional<std::string>, std::string>>& messages);
+  Status Close();
+
+  class Impl;
+
+ private:
+  explicit Producer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+/// RDP's export_dataset_to_kafka: a short-lived producer for one dataset.
+Result<int64_t> ExportDataSetToKafka(const ProducerOptions& options, const DataSet& dataset);
+
+}  // namespace kelt

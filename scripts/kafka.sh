@@ -1,0 +1,717 @@
+#!/usr/bin/env bash
+# A single-node Apache Kafka broker (KRaft, combined broker+controller) on 127.0.0.1 for
+# tests, benchmarks and the demo, run from the jars in $KELT_KAFKA_LIBS (scripts/bootstrap.sh).
+#
+#   bash scripts/kafka.sh start [--dir DIR] [--scram] [--keep]
+#   bash scripts/kafka.sh stop [--dir DIR]
+#   bash scripts/kafka.sh status [--dir DIR]
+#   bash scripts/kafka.sh create-topic NAME PARTITIONS [--dir DIR]
+#   bash scripts/kafka.sh describe-topic NAME [--dir DIR]
+#
+# start    Formats DIR (default $KELT_ROOT/build/kafka) and starts the broker on free ports,
+#          then waits until it answers a metadata request (KELT_KAFKA_START_TIMEOUT, 60 s).
+#          A stopped DIR from an earlier run is wiped first unless --keep is given (--keep
+#          reuses its data, ports and SCRAM user). --scram adds a SASL_PLAINTEXT listener with
+#          SCRAM-SHA-256/512 user "kelt" and a random password. Prints KELT_KAFKA_BOOTSTRAP=...
+#          (and KELT_KAFKA_SASL_BOOTSTRAP=...) on stdout; DIR/env (mode 600, KEY=value lines)
+#          also holds KELT_KAFKA_PID, KELT_KAFKA_DIR, KELT_KAFKA_SCRAM_USER/_PASSWORD.
+#          Use it with: set -a; source DIR/env; set +a
+#          Already running in DIR: prints the same lines and exits 0.
+# stop     SIGTERM, then SIGKILL after KELT_KAFKA_STOP_TIMEOUT (30 s). Fine when not running.
+# status   Exit 0 printing the bootstrap lines when the broker of DIR runs, else exit 1.
+# create-topic  Creates the topic (replication factor 1) unless it exists with that many
+#          partitions; fails when it exists with another count. describe-topic prints
+#          "NAME PARTITIONS". Both use a small Admin-client tool compiled once with javac
+#          into $KELT_CACHE/kafka/kelt-admin/ (the 4.1.1 jars have no TopicCommand).
+# DIR holds server.properties, data/ (log.dirs), broker.log, broker.pid, env.
+set -euo pipefail
+
+# shellcheck source-path=SCRIPTDIR source=lib/paths.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/paths.sh"
+
+LOG4J="$KELT_ROOT/scripts/kafka/log4j2.properties"
+START_TIMEOUT="${KELT_KAFKA_START_TIMEOUT:-60}"
+STOP_TIMEOUT="${KELT_KAFKA_STOP_TIMEOUT:-30}"
+ADMIN_TIMEOUT="${KELT_KAFKA_ADMIN_TIMEOUT:-30}"
+SCRAM_USER=kelt
+MARKER=.kelt-kafka   # a DIR holding this file (or an empty one) may be wiped by start
+READY_LINE="Kafka Server started"
+# Quick-starting JVM for the short-lived tools (format, admin).
+TOOL_JVM=(-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xmx256m
+          "-Dlog4j2.configurationFile=$LOG4J" -Dkelt.log.target=SYSTEM_ERR -Dkelt.log.level=warn)
+
+usage() { awk 'NR == 1 { next } /^#/ { sub(/^# ?/, ""); print; next } { exit }' "${BASH_SOURCE[0]}"; }
+say() { printf '[kafka] %s\n' "$*" >&2; }
+die() { printf '[kafka] ERROR: %s\n' "$*" >&2; exit 1; }
+now_ms() { date +%s%3N; }
+secs_since() { awk -v a="$1" -v b="$(now_ms)" 'BEGIN { printf "%.1f", (b - a) / 1000 }'; }
+
+is_uint() { [[ "$1" =~ ^[0-9]+$ ]]; }
+
+# ---- arguments ------------------------------------------------------------------------------
+CMD="${1:-}"
+[[ -n "$CMD" ]] || { usage >&2; exit 2; }
+shift
+DIR="$KELT_ROOT/build/kafka"
+SCRAM=0
+KEEP=0
+POSITIONAL=()
+while (($#)); do
+  case "$1" in
+    --dir) [[ $# -ge 2 && -n "$2" ]] || die "--dir needs a directory"; DIR="$2"; shift 2 ;;
+    --dir=*) DIR="${1#--dir=}"; [[ -n "$DIR" ]] || die "--dir needs a directory"; shift ;;
+    --scram) SCRAM=1; shift ;;
+    --keep) KEEP=1; shift ;;
+    -h|--help) usage; exit 0 ;;
+    -*) die "unknown option $1 (see --help)" ;;
+    *) POSITIONAL+=("$1"); shift ;;
+  esac
+done
+for v in START_TIMEOUT STOP_TIMEOUT ADMIN_TIMEOUT; do
+  if ! is_uint "${!v}" || ((${!v} == 0)); then
+    die "KELT_KAFKA_${v} must be a positive number of seconds"
+  fi
+done
+
+# The DIR path goes into server.properties, a Java @argfile and the env file unquoted.
+[[ "$DIR" =~ ^[A-Za-z0-9._/+,:@=~-]+$ ]] \
+  || die "--dir '$DIR': use a path without spaces, quotes, backslashes or other shell specials"
+if [[ "$CMD" == start ]]; then
+  mkdir -p -- "$DIR" || die "cannot create $DIR"
+fi
+if [[ -d "$DIR" ]]; then
+  DIR="$(cd -- "$DIR" && pwd -P)"
+elif [[ "$CMD" == stop || "$CMD" == status ]]; then
+  say "not running ($DIR does not exist)"
+  [[ "$CMD" == stop ]] && exit 0
+  exit 1
+elif [[ "$CMD" == *-topic ]]; then
+  die "no broker runs in $DIR (start one: bash scripts/kafka.sh start)"
+fi
+
+PROPS="$DIR/server.properties"
+DATA="$DIR/data"
+LOG="$DIR/broker.log"
+PIDFILE="$DIR/broker.pid"
+ENVFILE="$DIR/env"
+BROKER_DUMP="$DIR/broker.jsa"   # a CDS dump the broker writes when it exits (first run only)
+
+# ---- helpers --------------------------------------------------------------------------------
+# alive PID: the process exists and is not a zombie (one that nobody reaped yet).
+alive() {
+  local stat
+  kill -0 "$1" 2>/dev/null || return 1
+  stat="$(cat "/proc/$1/stat" 2>/dev/null)" || return 1
+  stat="${stat##*) }"
+  [[ "${stat:0:1}" != Z ]]
+}
+
+# is_our_broker PID: PID is alive and runs kafka.Kafka with DIR's server.properties.
+is_our_broker() {
+  local cmdline
+  alive "$1" || return 1
+  cmdline="$(tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null)" || return 1
+  [[ "$cmdline" == *" kafka.Kafka $PROPS "* ]]
+}
+
+# The pid of DIR's broker when it runs, else nothing and rc 1. Found by the pid file, or,
+# when that is missing or stale, by its command line (so a lost pid file cannot make start
+# wipe the data of a live broker).
+running_pid() {
+  local pid=""
+  [[ -f "$PIDFILE" ]] && pid="$(<"$PIDFILE")"
+  if ! is_uint "$pid" || ! is_our_broker "$pid"; then
+    local re="kafka\.Kafka ${PROPS//./\\.}\$"
+    pid="$(pgrep -o -f -- "${re//+/\\+}" 2>/dev/null)" || return 1
+    is_our_broker "$pid" || return 1
+    echo "$pid" >"$PIDFILE"
+  fi
+  echo "$pid"
+}
+
+# prop KEY: a value from DIR/server.properties (empty when absent).
+prop() { sed -n "s/^$1=//p" "$PROPS" 2>/dev/null | tail -n1; }
+# envval KEY: a value from DIR/env (empty when absent).
+envval() { sed -n "s/^$1=//p" "$ENVFILE" 2>/dev/null | tail -n1; }
+# port_of NAME: the port of listener NAME (PLAINTEXT, SASL_PLAINTEXT, CONTROLLER) in DIR.
+port_of() { prop listeners | tr ',' '\n' | sed -n "s|^$1://127\.0\.0\.1:\([0-9]*\)\$|\1|p"; }
+
+# The lines start and status print (never the password).
+print_bootstrap() {
+  echo "KELT_KAFKA_BOOTSTRAP=127.0.0.1:$(port_of PLAINTEXT)"
+  local s; s="$(port_of SASL_PLAINTEXT)"
+  [[ -z "$s" ]] || echo "KELT_KAFKA_SASL_BOOTSTRAP=127.0.0.1:$s"
+}
+
+tcp_open() { timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1" 2>/dev/null; }
+
+need_tools() {
+  command -v java >/dev/null 2>&1 || die "java not found (run: bash scripts/bootstrap.sh)"
+  command -v python3 >/dev/null 2>&1 || die "python3 not found"
+  [[ -f "$KELT_KAFKA_LIBS/kafka_2.13-$KELT_KAFKA_VERSION.jar" ]] \
+    || die "no Kafka $KELT_KAFKA_VERSION jars in $KELT_KAFKA_LIBS (run: bash scripts/bootstrap.sh)"
+  [[ -f "$LOG4J" ]] || die "missing $LOG4J"
+}
+
+# Holds a lock on DIR (fd 9) so that two start/stop calls on one DIR do not interleave.
+# Every process started below closes fd 9 (9<&-) so that the broker does not keep it.
+lock_dir() {
+  exec 9<"$DIR"
+  flock -w "$((START_TIMEOUT + STOP_TIMEOUT + 30))" 9 \
+    || die "another kafka.sh holds $DIR (timed out waiting for it)"
+}
+
+# ---- the Admin-client tool ------------------------------------------------------------------
+# Kafka 4.1.1's kafka_2.13 jars have no TopicCommand / BrokerApiVersionsCommand (they live in
+# the kafka-tools artifact), so a tiny Admin-client program does the metadata check and the
+# topic commands. Compiled once per source/jars into $KELT_CACHE/kafka/kelt-admin/<hash>/.
+admin_source() {
+  cat <<'EOF'
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.concurrent.ExecutionException;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.DescribeClusterResult;
+import org.apache.kafka.clients.admin.ListTopicsOptions;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.errors.TopicExistsException;
+
+/** kelt's helper for scripts/kafka.sh: check | create-topic | describe-topic. */
+public final class KeltKafkaAdmin {
+  private static Admin open(String bootstrap, String mechanism, int timeoutMs) {
+    Properties p = new Properties();
+    p.put("bootstrap.servers", bootstrap);
+    p.put("client.id", "kelt-kafka-sh");
+    p.put("default.api.timeout.ms", Integer.toString(timeoutMs));
+    p.put("request.timeout.ms", Integer.toString(Math.min(timeoutMs, 15000)));
+    // Poll a broker that is still starting often: its listeners open when it is ready.
+    p.put("reconnect.backoff.ms", "50");
+    p.put("reconnect.backoff.max.ms", "200");
+    p.put("retry.backoff.ms", "50");
+    p.put("retry.backoff.max.ms", "200");
+    if (mechanism != null) {
+      String user = System.getenv("KELT_KAFKA_SCRAM_USER");
+      String password = System.getenv("KELT_KAFKA_SCRAM_PASSWORD");
+      if (user == null || password == null) {
+        throw new IllegalStateException("KELT_KAFKA_SCRAM_USER/_PASSWORD are not set");
+      }
+      p.put("security.protocol", "SASL_PLAINTEXT");
+      p.put("sasl.mechanism", mechanism);
+      p.put("sasl.jaas.config", "org.apache.kafka.common.security.scram.ScramLoginModule required"
+          + " username=\"" + user + "\" password=\"" + password + "\";");
+    }
+    return Admin.create(p);
+  }
+
+  /** A Metadata request (listTopics) and a DescribeCluster; returns a one-line summary. */
+  private static String check(String bootstrap, String mechanism, int timeoutMs) throws Exception {
+    try (Admin admin = open(bootstrap, mechanism, timeoutMs)) {
+      DescribeClusterResult cluster = admin.describeCluster();
+      int topics = admin.listTopics(new ListTopicsOptions().listInternal(true)).names().get().size();
+      return bootstrap + (mechanism == null ? "" : " " + mechanism) + ": cluster "
+          + cluster.clusterId().get() + ", " + cluster.nodes().get().size() + " broker(s), "
+          + topics + " topic(s)";
+    }
+  }
+
+  private static TopicDescription describe(Admin admin, String name) throws Exception {
+    return admin.describeTopics(List.of(name)).allTopicNames().get().get(name);
+  }
+
+  public static void main(String[] args) throws Exception {
+    try {
+      int timeoutMs = Integer.parseInt(args[1]) * 1000;
+      String bootstrap = args[2];
+      switch (args[0]) {
+        case "check": {
+          System.out.println(check(bootstrap, null, timeoutMs));
+          if (args.length > 3) {
+            for (String mechanism : new String[] {"SCRAM-SHA-256", "SCRAM-SHA-512"}) {
+              System.out.println(check(args[3], mechanism, timeoutMs));
+            }
+          }
+          break;
+        }
+        case "create-topic": {
+          String name = args[3];
+          int partitions = Integer.parseInt(args[4]);
+          try (Admin admin = open(bootstrap, null, timeoutMs)) {
+            try {
+              admin.createTopics(List.of(new NewTopic(name, Optional.of(partitions), Optional.empty())))
+                  .all().get();
+              System.out.println("created topic " + name + " with " + partitions + " partition(s)");
+            } catch (ExecutionException e) {
+              if (!(e.getCause() instanceof TopicExistsException)) throw e;
+              int have = describe(admin, name).partitions().size();
+              if (have != partitions) {
+                System.err.println("topic " + name + " already exists with " + have
+                    + " partition(s), not " + partitions);
+                System.exit(3);
+              }
+              System.out.println("topic " + name + " already exists with " + have + " partition(s)");
+            }
+          }
+          break;
+        }
+        case "describe-topic": {
+          try (Admin admin = open(bootstrap, null, timeoutMs)) {
+            System.out.println(args[3] + " " + describe(admin, args[3]).partitions().size());
+          }
+          break;
+        }
+        default:
+          throw new IllegalArgumentException("unknown command " + args[0]);
+      }
+    } catch (Exception e) {
+      Throwable t = e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e;
+      System.err.println(t.getClass().getSimpleName() + ": " + t.getMessage());
+      System.exit(1);
+    }
+  }
+}
+EOF
+}
+
+ADMIN_JAR=""
+ADMIN_KEY=""
+admin_prepare() {
+  local root staging
+  ADMIN_KEY="$( { admin_source; echo "$KELT_KAFKA_LIBS $KELT_KAFKA_VERSION"; } | sha256sum | cut -c1-16)"
+  root="$KELT_CACHE/kafka/kelt-admin"
+  ADMIN_JAR="$root/$ADMIN_KEY/kelt-kafka-admin.jar"
+  [[ -f "$ADMIN_JAR" ]] && return 0
+  command -v javac >/dev/null 2>&1 || die "javac not found (the JDK; run: bash scripts/bootstrap.sh)"
+  mkdir -p "$root"
+  staging="$(mktemp -d "$root/.tmp.XXXXXX")"
+  mkdir "$staging/classes"
+  admin_source >"$staging/KeltKafkaAdmin.java"
+  if ! { timeout 120 javac -nowarn -cp "$KELT_KAFKA_LIBS/*" -d "$staging/classes" \
+           "$staging/KeltKafkaAdmin.java" \
+         && jar cf "$staging/kelt-kafka-admin.jar" -C "$staging/classes" .; } \
+       >"$staging/javac.log" 2>&1 9<&-; then
+    cat "$staging/javac.log" >&2
+    rm -rf "$staging"
+    die "could not compile the Admin-client helper"
+  fi
+  # Another kafka.sh may have won the race; either copy is fine.
+  mv -T "$staging" "$root/$ADMIN_KEY" 2>/dev/null || rm -rf "$staging"
+  [[ -f "$ADMIN_JAR" ]] || die "Admin-client helper missing after compile"
+}
+
+# admin_argv TIMEOUT_SECONDS COMMAND ARGS...: sets ADMIN_ARGV to the bounded helper command.
+admin_argv() {
+  local t="$1" dump="$DIR/.admin-$$.jsa"
+  cds_use "admin-$ADMIN_KEY" "$dump"
+  ADMIN_ARGV=(timeout "$((t + 15))" java "${TOOL_JVM[@]}" "${CDS_FLAGS[@]}"
+              -cp "$ADMIN_JAR:$KELT_KAFKA_LIBS/*" KeltKafkaAdmin "$2" "$t" "${@:3}")
+  ADMIN_DUMP="$dump"
+}
+
+# admin TIMEOUT_SECONDS COMMAND ARGS...: runs the helper (bounded).
+admin() {
+  local rc=0
+  admin_argv "$@"
+  "${ADMIN_ARGV[@]}" 9<&- || rc=$?
+  cds_install "admin-$ADMIN_KEY" "$ADMIN_DUMP"
+  return "$rc"
+}
+
+# ---- class-data sharing ---------------------------------------------------------------------
+# A JVM start loads thousands of classes from the jars; a dynamic CDS archive of them (made
+# at the exit of the first run, kept in $KELT_CACHE/kafka/cds/) makes later starts faster:
+# the broker by about 2 s, StorageTool format by about 1 s. KELT_KAFKA_CDS=0 turns it off.
+# A stale or unreadable archive is ignored by the JVM (-Xshare:auto), and the key changes
+# with the JDK and the jars.
+CDS_DIR=""
+CDS_FLAGS=()
+cds_init() {
+  [[ "${KELT_KAFKA_CDS:-1}" != 0 && -z "$CDS_DIR" ]] || return 0
+  CDS_DIR="$KELT_CACHE/kafka/cds/$( { java -version 2>&1; ls -l --time-style=+%s "$KELT_KAFKA_LIBS"; } \
+                                     | sha256sum | cut -c1-16)"
+}
+# cds_use NAME DUMP: sets CDS_FLAGS to use archive NAME, or to dump one into DUMP at exit.
+cds_use() {
+  local name="$1" dump="$2"
+  CDS_FLAGS=()
+  [[ "${KELT_KAFKA_CDS:-1}" != 0 ]] || return 0
+  cds_init
+  if [[ -s "$CDS_DIR/$name.jsa" ]]; then
+    CDS_FLAGS=("-XX:SharedArchiveFile=$CDS_DIR/$name.jsa" -Xshare:auto "-Xlog:cds*=off")
+  else
+    rm -f "$dump"
+    CDS_FLAGS=("-XX:ArchiveClassesAtExit=$dump" "-Xlog:cds*=off")
+  fi
+}
+# cds_install NAME DUMP: puts a dump made at a JVM's exit into the cache (atomically).
+cds_install() {
+  local name="$1" dump="$2" tmp
+  [[ -n "$CDS_DIR" && -f "$dump" ]] || return 0
+  if [[ -s "$dump" && ! -s "$CDS_DIR/$name.jsa" ]] && mkdir -p "$CDS_DIR" \
+     && tmp="$(mktemp "$CDS_DIR/.tmp.XXXXXX")"; then
+    if cp "$dump" "$tmp" && chmod 444 "$tmp" && mv -f "$tmp" "$CDS_DIR/$name.jsa"; then :; else rm -f "$tmp"; fi
+  fi
+  rm -f "$dump"
+}
+
+# ---- start ----------------------------------------------------------------------------------
+# Prints "<plaintext> <controller> <sasl> <cluster id>": three free loopback ports (held
+# together, so distinct) and a cluster id in Kafka's Uuid form (22 chars of url-safe base64,
+# not starting with '-'), as StorageTool random-uuid makes, without a JVM start.
+fresh_ports_and_id() {
+  python3 - <<'EOF'
+import base64, os, socket
+socks = []
+for _ in range(3):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.bind(("127.0.0.1", 0))
+    socks.append(s)
+ports = [s.getsockname()[1] for s in socks]
+for s in socks:
+    s.close()
+while True:
+    cid = base64.urlsafe_b64encode(os.urandom(16)).rstrip(b"=").decode()
+    if not cid.startswith("-"):
+        break
+print(*ports, cid)
+EOF
+}
+
+random_password() {
+  local pw=""
+  while ((${#pw} < 32)); do
+    pw+="$(LC_ALL=C tr -dc 'A-Za-z0-9' < <(head -c 256 /dev/urandom))"
+  done
+  printf '%s' "${pw:0:32}"
+}
+
+# Empties DIR (only a DIR that kafka.sh made, or an empty one).
+wipe_dir() {
+  if [[ -n "$(ls -A -- "$DIR")" && ! -f "$DIR/$MARKER" ]]; then
+    die "$DIR is not empty and was not made by kafka.sh (no $MARKER); refusing to wipe it"
+  fi
+  find "$DIR" -mindepth 1 -maxdepth 1 -exec rm -rf -- {} +
+  : >"$DIR/$MARKER"
+}
+
+write_props() {
+  local plain="$1" ctrl="$2" sasl="$3"
+  local listeners="PLAINTEXT://127.0.0.1:$plain,CONTROLLER://127.0.0.1:$ctrl"
+  local advertised="PLAINTEXT://127.0.0.1:$plain,CONTROLLER://127.0.0.1:$ctrl"
+  local protocols="PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
+  if ((SCRAM)); then
+    listeners+=",SASL_PLAINTEXT://127.0.0.1:$sasl"
+    advertised+=",SASL_PLAINTEXT://127.0.0.1:$sasl"
+    protocols+=",SASL_PLAINTEXT:SASL_PLAINTEXT"
+  fi
+  cat >"$PROPS" <<EOF
+# Written by scripts/kafka.sh: single-node KRaft broker+controller on loopback, for tests.
+process.roles=broker,controller
+node.id=1
+controller.quorum.bootstrap.servers=127.0.0.1:$ctrl
+listeners=$listeners
+advertised.listeners=$advertised
+listener.security.protocol.map=$protocols
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+log.dirs=$DATA
+num.partitions=1
+default.replication.factor=1
+offsets.topic.replication.factor=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+group.initial.rebalance.delay.ms=0
+auto.create.topics.enable=true
+EOF
+  if ((SCRAM)); then
+    cat >>"$PROPS" <<'EOF'
+sasl.enabled.mechanisms=SCRAM-SHA-256,SCRAM-SHA-512
+listener.name.sasl_plaintext.sasl.enabled.mechanisms=SCRAM-SHA-256,SCRAM-SHA-512
+listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+EOF
+  fi
+}
+
+# format CLUSTER_ID PASSWORD: StorageTool format --standalone. The SCRAM arguments (with the
+# password) go through a mode-600 Java @argfile so that they never show on a command line.
+format_storage() {
+  local cid="$1" pw="$2" argfile="$DIR/.format-args" out
+  trap 'rm -f "$DIR/.format-args"' EXIT
+  (
+    umask 077
+    printf '%s\n' kafka.tools.StorageTool format --standalone -t "$cid" -c "$PROPS" >"$argfile"
+    if ((SCRAM)); then
+      printf '%s\n' --add-scram "SCRAM-SHA-256=[name=$SCRAM_USER,password=$pw]" \
+        --add-scram "SCRAM-SHA-512=[name=$SCRAM_USER,password=$pw]" >>"$argfile"
+    fi
+  )
+  cds_use format "$DIR/.format.jsa"
+  if ! out="$(timeout 120 java "${TOOL_JVM[@]}" "${CDS_FLAGS[@]}" -cp "$KELT_KAFKA_LIBS/*" \
+                "@$argfile" 2>&1 9<&-)"; then
+    rm -f "$argfile" "$DIR/.format.jsa"
+    printf '%s\n' "$out" >&2
+    die "StorageTool format failed"
+  fi
+  rm -f "$argfile"
+  cds_install format "$DIR/.format.jsa"
+}
+
+write_env() {
+  local pid="$1" pw="$2" tmp="$ENVFILE.tmp.$$" s
+  s="$(port_of SASL_PLAINTEXT)"
+  (
+    umask 077
+    {
+      echo "KELT_KAFKA_BOOTSTRAP=127.0.0.1:$(port_of PLAINTEXT)"
+      echo "KELT_KAFKA_PID=$pid"
+      echo "KELT_KAFKA_DIR=$DIR"
+      if [[ -n "$s" ]]; then
+        echo "KELT_KAFKA_SASL_BOOTSTRAP=127.0.0.1:$s"
+        echo "KELT_KAFKA_SCRAM_USER=$SCRAM_USER"
+        echo "KELT_KAFKA_SCRAM_PASSWORD=$pw"
+      fi
+    } >"$tmp"
+  )
+  chmod 600 "$tmp"
+  mv -f "$tmp" "$ENVFILE"
+}
+
+show_log_tail() {
+  if [[ -f "$LOG" ]]; then
+    printf '[kafka] last 40 lines of %s:\n' "$LOG" >&2
+    tail -n 40 "$LOG" >&2
+  fi
+}
+
+# Kills a broker that did not come up (SIGKILL: it is of no use half-started).
+kill_broker() {
+  local pid="$1" i
+  kill -KILL "$pid" 2>/dev/null || true
+  for ((i = 0; i < 50; i++)); do alive "$pid" || break; sleep 0.1; done
+  rm -f "$PIDFILE"
+}
+
+# launch_and_wait PASSWORD: starts the broker and waits until it answers. Returns 0 when
+# ready (pid in BROKER_PID), 2 when it died of a port that was taken meanwhile (the caller
+# retries), else 1. (Called in a || list, so errexit is off in here: check every step.)
+BROKER_PID=""
+launch_and_wait() {
+  local pw="$1" pid check_pid check_rc t0 deadline plain sasl line
+  local check_log="$DIR/ready-check.log"
+  plain="$(port_of PLAINTEXT)"
+  sasl="$(port_of SASL_PLAINTEXT)"
+  : >"$LOG"
+  t0="$(now_ms)"
+  deadline=$((t0 + START_TIMEOUT * 1000))
+  # setsid: the broker leaves our process group, so ^C or a test runner's group kill
+  # of this script does not take it down; `stop` does.
+  # The subshell exits at once, so the broker is not our child: no job messages, and once
+  # it dies it is reaped by init (a zombie would still pass kill -0).
+  local extra=()
+  read -r -a extra <<<"${KELT_KAFKA_JVM_OPTS:-}"
+  cds_use broker "$BROKER_DUMP"   # a dump is made when `stop` ends this broker
+  (
+    setsid nohup java -Xms256m -Xmx512m -XX:+ExitOnOutOfMemoryError -Djava.awt.headless=true \
+      "-XX:ErrorFile=$DIR/hs_err_%p.log" "-Dlog4j2.configurationFile=$LOG4J" \
+      "${CDS_FLAGS[@]}" "${extra[@]}" \
+      -cp "$KELT_KAFKA_LIBS/*" kafka.Kafka "$PROPS" >"$LOG" 2>&1 </dev/null 9<&- &
+    echo "$!" >"$PIDFILE"
+  )
+  pid="$(<"$PIDFILE")"
+
+  # Ready = a real metadata request answered (and, with --scram, a SCRAM login per
+  # mechanism). The Admin client starts now, alongside the broker, and retries until the
+  # listeners accept, so the JVM's start-up overlaps the broker's. The broker opens its
+  # client listeners only once it is unfenced and serving, just before "Kafka Server started".
+  local check_args=("127.0.0.1:$plain")
+  [[ -z "$sasl" ]] || check_args+=("127.0.0.1:$sasl")
+  admin_argv "$START_TIMEOUT" check "${check_args[@]}"
+  (
+    exec 9<&-
+    export KELT_KAFKA_SCRAM_USER="$SCRAM_USER" KELT_KAFKA_SCRAM_PASSWORD="$pw"
+    exec "${ADMIN_ARGV[@]}"
+  ) >"$check_log" 2>&1 &
+  check_pid=$!
+
+  while :; do
+    if ! alive "$pid"; then
+      kill "$check_pid" 2>/dev/null || true
+      wait "$check_pid" 2>/dev/null || true
+      rm -f "$PIDFILE" "$ADMIN_DUMP"
+      if grep -q 'BindException\|Address already in use' "$LOG"; then return 2; fi
+      say "the broker exited during startup"
+      show_log_tail
+      return 1
+    fi
+    if ! kill -0 "$check_pid" 2>/dev/null; then
+      check_rc=0
+      wait "$check_pid" || check_rc=$?
+      cds_install "admin-$ADMIN_KEY" "$ADMIN_DUMP"
+      ((check_rc == 0)) && break
+      grep -v '^[0-9:.]* WARN ' "$check_log" >&2 || true
+      say "the broker did not answer a metadata request (exit $check_rc; $check_log)"
+      show_log_tail
+      kill_broker "$pid"
+      return 1
+    fi
+    if (($(now_ms) > deadline + 5000)); then
+      kill "$check_pid" 2>/dev/null || true
+      wait "$check_pid" 2>/dev/null || true
+      rm -f "$ADMIN_DUMP"
+      say "the broker did not answer within ${START_TIMEOUT}s"
+      show_log_tail
+      kill_broker "$pid"
+      return 1
+    fi
+    sleep 0.1
+  done
+  while IFS= read -r line; do say "ready: $line"; done < <(grep '^127\.0\.0\.1:' "$check_log")
+  grep -q "$READY_LINE" "$LOG" || say "note: the broker answers but has not logged \"$READY_LINE\" yet"
+  say "broker pid $pid up in $(secs_since "$t0")s (log: $LOG)"
+  BROKER_PID="$pid"
+}
+
+cmd_start() {
+  ((${#POSITIONAL[@]} == 0)) || die "start takes no arguments besides options"
+  need_tools
+  lock_dir
+  local t0 pid pw="" attempt rc admin_pid
+  t0="$(now_ms)"
+  if pid="$(running_pid)"; then
+    if ((SCRAM)) && [[ -z "$(port_of SASL_PLAINTEXT)" ]]; then
+      die "a broker without --scram already runs in $DIR (pid $pid); stop it first"
+    fi
+    say "already running in $DIR (pid $pid)"
+    print_bootstrap
+    return 0
+  fi
+  rm -f "$PIDFILE"
+
+  # The helper compiles (first time only) while the broker starts.
+  admin_prepare 9<&- &
+  admin_pid=$!
+
+  if ((KEEP)) && [[ -f "$PROPS" && -f "$DATA/meta.properties" ]]; then
+    if [[ -n "$(port_of SASL_PLAINTEXT)" ]]; then
+      pw="$(envval KELT_KAFKA_SCRAM_PASSWORD)"
+      [[ -n "$pw" ]] || die "--keep: $DIR has a SCRAM listener but no password in $ENVFILE"
+    elif ((SCRAM)); then
+      die "--keep: $DIR was formatted without --scram (SCRAM users are made at format time)"
+    fi
+    wait "$admin_pid" || die "could not prepare the Admin-client helper"
+    admin_prepare
+    say "keeping $DIR (same ports and data)"
+    launch_and_wait "$pw" || { rc=$?; ((rc != 2)) || show_log_tail; die "start failed"; }
+  else
+    ((SCRAM)) && pw="$(random_password)"
+    for attempt in 1 2 3; do
+      local ids plain ctrl sasl cid
+      wipe_dir
+      ids="$(fresh_ports_and_id)" || die "could not pick free ports (python3)"
+      read -r plain ctrl sasl cid <<<"$ids"
+      write_props "$plain" "$ctrl" "$sasl"
+      format_storage "$cid" "$pw"
+      if ((attempt == 1)); then
+        wait "$admin_pid" || die "could not prepare the Admin-client helper"
+        admin_prepare   # sets ADMIN_JAR in this shell (already compiled)
+      fi
+      rc=0
+      launch_and_wait "$pw" || rc=$?
+      ((rc == 2)) || break
+      say "a port was taken meanwhile (attempt $attempt); trying new ports"
+    done
+    if ((rc == 2)); then show_log_tail; die "start failed: ports kept being taken"; fi
+    ((rc == 0)) || die "start failed"
+  fi
+  write_env "$BROKER_PID" "$pw"
+  say "start took $(secs_since "$t0")s in total"
+  print_bootstrap
+}
+
+# ---- stop / status / topics -----------------------------------------------------------------
+cmd_stop() {
+  ((${#POSITIONAL[@]} == 0)) || die "stop takes no arguments besides options"
+  lock_dir
+  local pid i killed=0
+  if ! pid="$(running_pid)"; then
+    rm -f "$PIDFILE"
+    say "not running ($DIR)"
+    return 0
+  fi
+  kill -TERM "$pid" 2>/dev/null || true
+  for ((i = 0; i < STOP_TIMEOUT * 10; i++)); do
+    alive "$pid" || break
+    sleep 0.1
+  done
+  if alive "$pid"; then
+    say "pid $pid still running after ${STOP_TIMEOUT}s; SIGKILL"
+    kill -KILL "$pid" 2>/dev/null || true
+    killed=1
+    for ((i = 0; i < 100; i++)); do alive "$pid" || break; sleep 0.1; done
+    alive "$pid" && die "pid $pid survives SIGKILL"
+  fi
+  rm -f "$PIDFILE"
+  # The broker writes its CDS dump (first run only) as it exits; a killed one, maybe half.
+  if ((killed)); then rm -f "$BROKER_DUMP"; else cds_init; cds_install broker "$BROKER_DUMP"; fi
+  say "stopped (pid $pid)"
+}
+
+cmd_status() {
+  ((${#POSITIONAL[@]} == 0)) || die "status takes no arguments besides options"
+  local pid
+  if pid="$(running_pid)" && tcp_open "$(port_of PLAINTEXT)"; then
+    print_bootstrap
+    return 0
+  fi
+  say "not running ($DIR)"
+  return 1
+}
+
+running_bootstrap() {
+  running_pid >/dev/null || die "no broker runs in $DIR (start one: bash scripts/kafka.sh start)"
+  echo "127.0.0.1:$(port_of PLAINTEXT)"
+}
+
+valid_topic() {
+  [[ "$1" =~ ^[A-Za-z0-9._-]{1,249}$ && "$1" != . && "$1" != .. ]] \
+    || die "invalid topic name '$1' (letters, digits, '.', '_', '-'; at most 249)"
+}
+
+cmd_create_topic() {
+  ((${#POSITIONAL[@]} == 2)) || die "usage: kafka.sh create-topic NAME PARTITIONS [--dir DIR]"
+  local name="${POSITIONAL[0]}" parts="${POSITIONAL[1]}" bootstrap
+  valid_topic "$name"
+  if ! is_uint "$parts" || ((parts == 0)); then
+    die "PARTITIONS must be a positive integer, not '$parts'"
+  fi
+  need_tools
+  bootstrap="$(running_bootstrap)"
+  admin_prepare
+  admin "$ADMIN_TIMEOUT" create-topic "$bootstrap" "$name" "$parts" >&2
+}
+
+cmd_describe_topic() {
+  ((${#POSITIONAL[@]} == 1)) || die "usage: kafka.sh describe-topic NAME [--dir DIR]"
+  local name="${POSITIONAL[0]}" bootstrap
+  valid_topic "$name"
+  need_tools
+  bootstrap="$(running_bootstrap)"
+  admin_prepare
+  admin "$ADMIN_TIMEOUT" describe-topic "$bootstrap" "$name"
+}
+
+case "$CMD" in
+  start) cmd_start ;;
+  stop) cmd_stop ;;
+  status) cmd_status ;;
+  create-topic) cmd_create_topic ;;
+  describe-topic) cmd_describe_topic ;;
+  -h|--help|help) usage ;;
+  *) usage >&2; exit 2 ;;
+esac

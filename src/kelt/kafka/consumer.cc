@@ -1,0 +1,645 @@
+// Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
+//
+// The windowed consumer. Design notes:
+//  - One high-level consumer per Consumer object, alive across windows (RDP made one
+//    per call). Manual commits only; the eager range assignor (cooperative-sticky has
+//    known bugs in librdkafka 2.0.2).
+//  - Messages come in batches from the consumer queue (rd_kafka_consume_batch_queue),
+//    which also serves the rebalance callback on this thread.
+//  - A Window owns its rd_kafka_message_t objects, so its RecordViews point straight into
+//    librdkafka's fetch buffers: no payload copy between the broker and the Load step.
+//  - Messages that would overflow a window (bytes) are carried over to the next one;
+//    messages of partitions revoked mid-window are dropped (their next owner re-reads
+//    them, since nothing past the last commit was committed).
+#include <librdkafka/rdkafka.h>
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "kelt/kafka.h"
+#include "kelt/kafka/client.h"
+#include "kelt/log.h"
+
+namespace kelt {
+
+std::string ToString(const TopicPartition& tp) {
+  return tp.topic + "[" + std::to_string(tp.partition) + "]";
+}
+
+std::string_view WindowEndName(WindowEnd end) {
+  switch (end) {
+    case WindowEnd::kMaxRecords:
+      return "max_records";
+    case WindowEnd::kMaxBytes:
+      return "max_bytes";
+    case WindowEnd::kEndOfPartitions:
+      return "end_of_partitions";
+    case WindowEnd::kDeadline:
+      return "deadline";
+  }
+  return "deadline";
+}
+
+// --- Window -----------------------------------------------------------------------------
+
+class Window::Impl {
+ public:
+  // Keeps the librdkafka handle alive while this window's messages exist: destroying
+  // the handle waits for every outstanding message, so a window that outlived its
+  // Consumer would otherwise hang Close(). Declared first, destroyed last.
+  std::shared_ptr<void> keepalive;
+  std::vector<kafka::MessagePtr> messages;
+  // Assignment generation of each span's partition when its records were polled:
+  // Commit() skips partitions whose generation changed (revoked, maybe reassigned).
+  std::vector<PartitionSpan> spans;
+  std::vector<uint64_t> span_generations;
+  WindowEnd end = WindowEnd::kDeadline;
+  int64_t bytes = 0;
+  bool caught_up = false;
+  // Header views of all messages, built once when the window is sealed.
+  std::vector<HeaderView> headers;
+  std::vector<std::pair<uint32_t, uint32_t>> header_ranges;  // [begin, end) per message
+
+  void Add(kafka::MessagePtr m, uint64_t generation) {
+    TopicPartition tp{rd_kafka_topic_name(m->rkt), m->partition};
+    auto it = std::find_if(spans.begin(), spans.end(),
+                           [&](const PartitionSpan& s) { return s.tp == tp; });
+    if (it == spans.end()) {
+      spans.push_back(PartitionSpan{tp, m->offset, m->offset, 0});
+      span_generations.push_back(generation);
+      it = spans.end() - 1;
+    }
+    it->first_offset = std::min(it->first_offset, m->offset);
+    it->last_offset = std::max(it->last_offset, m->offset);
+    ++it->count;
+    bytes += static_cast<int64_t>(m->len + m->key_len);
+    messages.push_back(std::move(m));
+  }
+
+  void Seal() {
+    header_ranges.reserve(messages.size());
+    for (const auto& m : messages) {
+      auto begin = static_cast<uint32_t>(headers.size());
+      rd_kafka_headers_t* hdrs = nullptr;
+      if (rd_kafka_message_headers(m.get(), &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR && hdrs) {
+        const char* name;
+        const void* value;
+        size_t size;
+        for (size_t i = 0; rd_kafka_header_get_all(hdrs, i, &name, &value, &size) ==
+                           RD_KAFKA_RESP_ERR_NO_ERROR;
+             ++i) {
+          HeaderView h;
+          h.name = name;
+          if (value != nullptr) h.value = std::string_view(static_cast<const char*>(value), size);
+          headers.push_back(h);
+        }
+      }
+      header_ranges.emplace_back(begin, static_cast<uint32_t>(headers.size()));
+    }
+  }
+};
+
+Window::Window() : impl_(std::make_unique<Impl>()) {}
+Window::~Window() = default;
+Window::Window(Window&&) noexcept = default;
+Window& Window::operator=(Window&&) noexcept = default;
+
+size_t Window::size() const { return impl_->messages.size(); }
+const std::vector<PartitionSpan>& Window::spans() const { return impl_->spans; }
+WindowEnd Window::end_reason() const { return impl_->end; }
+int64_t Window::bytes() const { return impl_->bytes; }
+bool Window::caught_up() const { return impl_->caught_up; }
+
+RecordView Window::record(size_t i, bool with_headers) const {
+  const rd_kafka_message_t* m = impl_->messages[i].get();
+  RecordView v;
+  v.topic = rd_kafka_topic_name(m->rkt);
+  v.partition = m->partition;
+  v.offset = m->offset;
+  rd_kafka_timestamp_type_t tstype = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE;
+  int64_t ts = rd_kafka_message_timestamp(m, &tstype);
+  if (tstype != RD_KAFKA_TIMESTAMP_NOT_AVAILABLE && ts >= 0) {
+    v.timestamp_ms = ts;
+    v.timestamp_type = tstype == RD_KAFKA_TIMESTAMP_CREATE_TIME ? TimestampType::kCreateTime
+                                                                : TimestampType::kLogAppendTime;
+  }
+  if (m->key != nullptr) v.key = std::string_view(static_cast<const char*>(m->key), m->key_len);
+  if (m->payload != nullptr) {
+    v.value = std::string_view(static_cast<const char*>(m->payload), m->len);
+  }
+  if (with_headers) {
+    auto [begin, end] = impl_->header_ranges[i];
+    v.headers = std::span<const HeaderView>(impl_->headers.data() + begin, end - begin);
+  }
+  return v;
+}
+
+std::vector<StreamRecord> Window::ToRecords() const {
+  std::vector<StreamRecord> out;
+  out.reserve(size());
+  for (size_t i = 0; i < size(); ++i) {
+    RecordView v = record(i, true);
+    StreamRecord r;
+    r.topic = std::string(v.topic);
+    r.partition = v.partition;
+    r.offset = v.offset;
+    r.timestamp_ms = v.timestamp_ms;
+    r.timestamp_type = v.timestamp_type;
+    if (v.key) r.key = std::string(*v.key);
+    if (v.value) r.value = std::string(*v.value);
+    for (const HeaderView& h : v.headers) {
+      RecordHeader rh;
+      rh.name = std::string(h.name);
+      if (h.value) rh.value = std::string(*h.value);
+      r.headers.push_back(std::move(rh));
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+// --- Consumer ---------------------------------------------------------------------------
+
+namespace {
+
+constexpr int kBatchSize = 2048;
+
+struct PartitionState {
+  uint64_t generation = 0;
+  // End of partition, by offsets: EOF events come once per arrival at the end and may
+  // be served before carried-over records of the same partition are handed out.
+  int64_t eof_offset = -1;   // offset of the last end-of-partition event
+  int64_t next_offset = -1;  // offset after the last record handed out
+  bool at_end() const {
+    return eof_offset >= 0 && (next_offset < 0 || next_offset == eof_offset);
+  }
+  int64_t mark = -1;          // catch-up: stop before this offset (-1: not yet known)
+  bool mark_reached = false;  // catch-up: nothing left below the mark
+};
+
+}  // namespace
+
+class Consumer::Impl {
+ public:
+  explicit Impl(ConsumerOptions options) : options_(std::move(options)) {}
+
+  ~Impl() {
+    if (rk_ && !closed_) (void)Close();
+  }
+
+  Status Open() {
+    if (options_.brokers.find_first_not_of(" \t\r\n") == std::string::npos) {
+      return Status::Invalid("kafka brokers must not be empty");
+    }
+    if (options_.group_id.find_first_not_of(" \t\r\n") == std::string::npos) {
+      return Status::Invalid("kafka group_id must not be empty");
+    }
+    if (options_.topics.empty() ||
+        std::any_of(options_.topics.begin(), options_.topics.end(), [](const std::string& t) {
+          return t.find_first_not_of(" \t\r\n") == std::string::npos;
+        })) {
+      return Status::Invalid("kafka topic must not be empty");
+    }
+    for (const char* forbidden : {"enable.auto.commit", "enable.auto.offset.store"}) {
+      auto it = options_.properties.find(forbidden);
+      if (it != options_.properties.end() && it->second != "false") {
+        return Status::Invalid(std::string("kafka property '") + forbidden +
+                               "' must stay false: kelt commits offsets only after the "
+                               "window is durable");
+      }
+    }
+    kafka::ConfPtr conf(rd_kafka_conf_new());
+    std::map<std::string, std::string> props = {
+        {"bootstrap.servers", options_.brokers},
+        {"group.id", options_.group_id},
+        {"auto.offset.reset", options_.auto_offset_reset},
+        {"partition.assignment.strategy", "range"},
+        {"enable.partition.eof", "true"},
+        // Lower than the library default so a window's deadline is not spent waiting
+        // for a fetch that has nothing to return.
+        {"fetch.wait.max.ms", "100"},
+    };
+    if (options_.session_timeout_ms) {
+      props["session.timeout.ms"] = std::to_string(*options_.session_timeout_ms);
+    }
+    for (const auto& [k, v] : options_.properties) props[k] = v;
+    props["enable.auto.commit"] = "false";
+    props["enable.auto.offset.store"] = "false";
+    KELT_RETURN_NOT_OK(kafka::SetProperties(conf.get(), props));
+    kafka::InstallLogger(conf.get());
+    rd_kafka_conf_set_opaque(conf.get(), this);
+    rd_kafka_conf_set_rebalance_cb(conf.get(), &Impl::RebalanceCallback);
+    rd_kafka_conf_set_error_cb(conf.get(), &Impl::ErrorCallback);
+
+    char errstr[512] = {0};
+    rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf.get(), errstr, sizeof(errstr));
+    if (rk == nullptr) return Status::Kafka(std::string("creating kafka consumer: ") + errstr);
+    conf.release();  // owned by rk now
+    rk_ = std::shared_ptr<rd_kafka_t>(rk, kafka::HandleDeleter());
+    rd_kafka_poll_set_consumer(rk_.get());
+    queue_.reset(rd_kafka_queue_get_consumer(rk_.get()));
+
+    kafka::PartitionListPtr topics(
+        rd_kafka_topic_partition_list_new(static_cast<int>(options_.topics.size())));
+    for (const std::string& t : options_.topics) {
+      rd_kafka_topic_partition_list_add(topics.get(), t.c_str(), RD_KAFKA_PARTITION_UA);
+    }
+    rd_kafka_resp_err_t err = rd_kafka_subscribe(rk_.get(), topics.get());
+    if (err) return kafka::KafkaError(err, "subscribing to " + JoinTopics());
+    return Status::OK();
+  }
+
+  Result<Window> Poll(const WindowOptions& opts) {
+    if (closed_) return Status::Invalid("kafka consumer is closed");
+    if (opts.max_records <= 0) return Status::Invalid("max_records must be positive");
+    KELT_RETURN_NOT_OK(TakeFatal());
+    const auto deadline = std::chrono::steady_clock::now() + opts.max_wait;
+    Window w;
+    Window::Impl& win = *w.impl_;
+    win.keepalive = rk_;
+    std::vector<rd_kafka_message_t*> batch(kBatchSize);
+
+    auto full = [&] {
+      if (static_cast<int64_t>(win.messages.size()) >= opts.max_records) {
+        win.end = WindowEnd::kMaxRecords;
+        return true;
+      }
+      if (win.bytes >= opts.max_bytes) {
+        win.end = WindowEnd::kMaxBytes;
+        return true;
+      }
+      return false;
+    };
+    // Offer one message to the window; false when it must wait for the next window.
+    auto offer = [&](kafka::MessagePtr& m) -> Status {
+      TopicPartition tp{rd_kafka_topic_name(m->rkt), m->partition};
+      auto it = partitions_.find(tp);
+      if (it == partitions_.end()) {
+        m.reset();  // its partition was revoked: the next owner re-reads it
+        return Status::OK();
+      }
+      PartitionState& ps = it->second;
+      if (catch_up_) {
+        KELT_RETURN_NOT_OK(EnsureMark(tp, &ps));
+        if (m->offset >= ps.mark) {
+          ps.mark_reached = true;
+          PausePartition(tp);
+          m.reset();
+          return Status::OK();
+        }
+        if (m->offset + 1 >= ps.mark) ps.mark_reached = true;
+      }
+      ps.next_offset = m->offset + 1;
+      win.Add(std::move(m), ps.generation);
+      return Status::OK();
+    };
+
+    // Messages carried over from the previous window come first.
+    while (!pending_.empty() && !full()) {
+      kafka::MessagePtr m = std::move(pending_.front());
+      pending_.pop_front();
+      if (!win.messages.empty() &&
+          win.bytes + static_cast<int64_t>(m->len + m->key_len) > opts.max_bytes) {
+        pending_.push_front(std::move(m));
+        win.end = WindowEnd::kMaxBytes;
+        break;
+      }
+      KELT_RETURN_NOT_OK(offer(m));
+    }
+
+    // When every partition was already at its end, look once more before saying so:
+    // records may have arrived since the last window.
+    bool probed = !AllAtEnd();
+    while (!full() && pending_.empty()) {
+      if (catch_up_) KELT_RETURN_NOT_OK(RefreshMarks());
+      if (opts.stop_at_end && probed && AllAtEnd()) {
+        win.end = WindowEnd::kEndOfPartitions;
+        break;
+      }
+      auto now = std::chrono::steady_clock::now();
+      if (now >= deadline) {
+        win.end = WindowEnd::kDeadline;
+        break;
+      }
+      int timeout_ms = static_cast<int>(std::min<int64_t>(
+          100, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1));
+      size_t want = static_cast<size_t>(std::min<int64_t>(
+          kBatchSize, opts.max_records - static_cast<int64_t>(win.messages.size())));
+      ssize_t n = rd_kafka_consume_batch_queue(queue_.get(), timeout_ms, batch.data(), want);
+      if (n < 0) return kafka::KafkaError(rd_kafka_last_error(), "consuming");
+      probed = true;
+      KELT_RETURN_NOT_OK(TakeFatal());
+      for (ssize_t i = 0; i < n; ++i) {
+        kafka::MessagePtr m(batch[static_cast<size_t>(i)]);
+        if (m->err) {
+          Status st = HandleMessageError(*m);
+          if (!st.ok()) {
+            for (ssize_t j = i + 1; j < n; ++j) rd_kafka_message_destroy(batch[static_cast<size_t>(j)]);
+            return st;
+          }
+          continue;
+        }
+        const auto size = static_cast<int64_t>(m->len + m->key_len);
+        if (!pending_.empty() ||
+            (!win.messages.empty() && win.bytes + size > opts.max_bytes)) {
+          pending_.push_back(std::move(m));  // keep order: the rest waits too
+          continue;
+        }
+        KELT_RETURN_NOT_OK(offer(m));
+      }
+      if (!pending_.empty()) win.end = WindowEnd::kMaxBytes;
+    }
+    if (catch_up_) win.caught_up = CaughtUp();
+    win.Seal();
+    return w;
+  }
+
+  Status Commit(const Window& w) {
+    if (closed_) return Status::Invalid("kafka consumer is closed");
+    const Window::Impl& win = *w.impl_;
+    kafka::PartitionListPtr list(rd_kafka_topic_partition_list_new(
+        static_cast<int>(win.spans.size())));
+    for (size_t i = 0; i < win.spans.size(); ++i) {
+      const PartitionSpan& s = win.spans[i];
+      auto it = partitions_.find(s.tp);
+      if (it == partitions_.end() || it->second.generation != win.span_generations[i]) {
+        continue;  // lost since the poll: another member owns it now
+      }
+      rd_kafka_topic_partition_list_add(list.get(), s.tp.topic.c_str(), s.tp.partition)->offset =
+          s.last_offset + 1;
+    }
+    if (list->cnt == 0) return Status::OK();
+    rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR_NO_ERROR;
+    for (int attempt = 0; attempt < 5; ++attempt) {
+      err = rd_kafka_commit(rk_.get(), list.get(), 0);
+      if (err == RD_KAFKA_RESP_ERR__NO_OFFSET) return Status::OK();
+      if (!err) {
+        for (int i = 0; i < list->cnt; ++i) {
+          if (list->elems[i].err) {
+            err = list->elems[i].err;
+            break;
+          }
+        }
+      }
+      if (!err) return Status::OK();
+      if (!kafka::IsRetriable(err) || err == RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS) break;
+      Log(LogLevel::kWarning, "kafka",
+          std::string("offset commit failed, retrying: ") + rd_kafka_err2str(err));
+      std::this_thread::sleep_for(std::chrono::milliseconds(200 << attempt));
+    }
+    return kafka::KafkaError(err, "committing offsets");
+  }
+
+  Status StartCatchUp() {
+    catch_up_ = true;
+    for (auto& [tp, ps] : partitions_) KELT_RETURN_NOT_OK(EnsureMark(tp, &ps));
+    return Status::OK();
+  }
+
+  bool CaughtUp() const {
+    if (!catch_up_ || partitions_.empty()) return false;
+    return std::all_of(partitions_.begin(), partitions_.end(), [](const auto& kv) {
+      return kv.second.mark_reached || (kv.second.at_end() && kv.second.mark >= 0);
+    });
+  }
+
+  std::vector<TopicPartition> TakeLost() { return std::exchange(lost_, {}); }
+
+  std::vector<TopicPartition> Assignment() const {
+    std::vector<TopicPartition> out;
+    for (const auto& [tp, ps] : partitions_) out.push_back(tp);
+    return out;
+  }
+
+  Result<std::vector<PartitionLag>> Lag(std::chrono::milliseconds timeout) {
+    std::vector<PartitionLag> out;
+    kafka::PartitionListPtr list(AssignmentList());
+    rd_kafka_position(rk_.get(), list.get());
+    kafka::PartitionListPtr committed(AssignmentList());
+    rd_kafka_committed(rk_.get(), committed.get(), static_cast<int>(timeout.count()));
+    for (int i = 0; i < list->cnt; ++i) {
+      PartitionLag lag;
+      lag.tp = {list->elems[i].topic, list->elems[i].partition};
+      lag.position = list->elems[i].offset >= 0 ? list->elems[i].offset
+                                                : committed->elems[i].offset;
+      int64_t low = 0, high = 0;
+      rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(
+          rk_.get(), lag.tp.topic.c_str(), lag.tp.partition, &low, &high,
+          static_cast<int>(timeout.count()));
+      if (err) return kafka::KafkaError(err, "querying watermarks of " + ToString(lag.tp));
+      lag.high_watermark = high;
+      lag.lag = high - std::max(lag.position >= 0 ? lag.position : low, low);
+      out.push_back(std::move(lag));
+    }
+    return out;
+  }
+
+  Result<std::vector<std::pair<TopicPartition, int64_t>>> Committed(
+      std::chrono::milliseconds timeout) {
+    kafka::PartitionListPtr list(AssignmentList());
+    rd_kafka_resp_err_t err =
+        rd_kafka_committed(rk_.get(), list.get(), static_cast<int>(timeout.count()));
+    if (err) return kafka::KafkaError(err, "fetching committed offsets");
+    std::vector<std::pair<TopicPartition, int64_t>> out;
+    for (int i = 0; i < list->cnt; ++i) {
+      out.emplace_back(TopicPartition{list->elems[i].topic, list->elems[i].partition},
+                       list->elems[i].offset >= 0 ? list->elems[i].offset : -1);
+    }
+    return out;
+  }
+
+  Status Close() {
+    if (closed_ || !rk_) return Status::OK();
+    closed_ = true;
+    pending_.clear();
+    rd_kafka_resp_err_t err = rd_kafka_consumer_close(rk_.get());
+    queue_.reset();
+    rk_.reset();  // destroyed now, or when the last Window still holding messages goes
+    if (err) return kafka::KafkaError(err, "closing kafka consumer");
+    return Status::OK();
+  }
+
+ private:
+  static void RebalanceCallback(rd_kafka_t* rk, rd_kafka_resp_err_t err,
+                                rd_kafka_topic_partition_list_t* parts, void* opaque) {
+    static_cast<Impl*>(opaque)->OnRebalance(rk, err, parts);
+  }
+
+  void OnRebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
+                   rd_kafka_topic_partition_list_t* parts) {
+    if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+      rd_kafka_assign(rk, parts);
+      for (int i = 0; i < parts->cnt; ++i) {
+        PartitionState ps;
+        ps.generation = ++generation_;
+        partitions_[{parts->elems[i].topic, parts->elems[i].partition}] = ps;
+      }
+      Log(LogLevel::kInfo, "kafka", "assigned " + std::to_string(parts->cnt) + " partition(s)");
+      return;
+    }
+    // Revoked (or lost): forget those partitions and any carried-over messages of theirs.
+    // Nothing is committed here: the caller commits each window once it is durable, and
+    // a window's records of a revoked partition are dropped before they are handed out.
+    const bool lost = rd_kafka_assignment_lost(rk);
+    for (int i = 0; i < parts->cnt; ++i) {
+      TopicPartition tp{parts->elems[i].topic, parts->elems[i].partition};
+      partitions_.erase(tp);
+      lost_.push_back(tp);
+    }
+    std::erase_if(pending_, [&](const kafka::MessagePtr& m) {
+      return partitions_.find({rd_kafka_topic_name(m->rkt), m->partition}) == partitions_.end();
+    });
+    rd_kafka_assign(rk, nullptr);
+    Log(LogLevel::kInfo, "kafka",
+        std::string(lost ? "lost " : "revoked ") + std::to_string(parts->cnt) + " partition(s)");
+  }
+
+  static void ErrorCallback(rd_kafka_t* rk, int err, const char* reason, void* opaque) {
+    auto* self = static_cast<Impl*>(opaque);
+    auto code = static_cast<rd_kafka_resp_err_t>(err);
+    if (code == RD_KAFKA_RESP_ERR__FATAL) {
+      char buf[512];
+      rd_kafka_resp_err_t orig = rd_kafka_fatal_error(rk, buf, sizeof(buf));
+      self->fatal_ = Status::Kafka(std::string("fatal kafka error: ") + buf + " (" +
+                                   rd_kafka_err2name(orig) + ")");
+    } else if (code == RD_KAFKA_RESP_ERR__AUTHENTICATION ||
+               code == RD_KAFKA_RESP_ERR_SASL_AUTHENTICATION_FAILED ||
+               code == RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED ||
+               code == RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED) {
+      // Retrying with the same credentials cannot succeed: surface it now.
+      self->fatal_ = Status::Kafka(std::string("kafka authentication/authorization failed: ") +
+                                   (reason ? reason : rd_kafka_err2str(code)));
+    }
+    Log(kafka::IsRetriable(code) ? LogLevel::kWarning : LogLevel::kError, "kafka",
+        reason ? reason : rd_kafka_err2str(code));
+  }
+
+  Status TakeFatal() {
+    if (fatal_.ok()) return Status::OK();
+    return fatal_;
+  }
+
+  Status HandleMessageError(const rd_kafka_message_t& m) {
+    if (m.err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+      if (m.rkt != nullptr) {
+        auto it = partitions_.find({rd_kafka_topic_name(m.rkt), m.partition});
+        if (it != partitions_.end()) it->second.eof_offset = m.offset;
+      }
+      return Status::OK();
+    }
+    std::string where =
+        m.rkt ? ToString({rd_kafka_topic_name(m.rkt), m.partition}) : std::string("consumer");
+    switch (m.err) {
+      case RD_KAFKA_RESP_ERR__FATAL:
+        return TakeFatal().ok() ? kafka::KafkaError(m.err, where) : TakeFatal();
+      case RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED:
+      case RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED:
+      case RD_KAFKA_RESP_ERR__AUTHENTICATION:
+      case RD_KAFKA_RESP_ERR_SASL_AUTHENTICATION_FAILED:
+      case RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE:
+      case RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET:
+        return kafka::KafkaError(m.err, where);
+      default:
+        // Transient (leader moves, timeouts, unknown topic while it is being created):
+        // librdkafka retries on its own.
+        Log(LogLevel::kWarning, "kafka",
+            where + ": " + rd_kafka_err2str(m.err) + " (retrying)");
+        return Status::OK();
+    }
+  }
+
+  bool AllAtEnd() const {
+    if (partitions_.empty()) return false;
+    return std::all_of(partitions_.begin(), partitions_.end(), [&](const auto& kv) {
+      return kv.second.at_end() || (catch_up_ && kv.second.mark_reached);
+    });
+  }
+
+  Status EnsureMark(const TopicPartition& tp, PartitionState* ps) {
+    if (ps->mark >= 0) return Status::OK();
+    int64_t low = 0, high = 0;
+    rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(
+        rk_.get(), tp.topic.c_str(), tp.partition, &low, &high, 10000);
+    if (err) return kafka::KafkaError(err, "querying the high watermark of " + ToString(tp));
+    ps->mark = high;
+    if (high <= low) {
+      ps->mark_reached = true;  // empty partition
+      return Status::OK();
+    }
+    // Resuming at or past the mark (from the committed offset) means nothing to read.
+    kafka::PartitionListPtr list(rd_kafka_topic_partition_list_new(1));
+    rd_kafka_topic_partition_list_add(list.get(), tp.topic.c_str(), tp.partition);
+    if (!rd_kafka_committed(rk_.get(), list.get(), 10000) && list->elems[0].offset >= high) {
+      ps->mark_reached = true;
+    }
+    return Status::OK();
+  }
+
+  Status RefreshMarks() {
+    for (auto& [tp, ps] : partitions_) KELT_RETURN_NOT_OK(EnsureMark(tp, &ps));
+    return Status::OK();
+  }
+
+  void PausePartition(const TopicPartition& tp) {
+    kafka::PartitionListPtr list(rd_kafka_topic_partition_list_new(1));
+    rd_kafka_topic_partition_list_add(list.get(), tp.topic.c_str(), tp.partition);
+    rd_kafka_pause_partitions(rk_.get(), list.get());
+  }
+
+  rd_kafka_topic_partition_list_t* AssignmentList() const {
+    auto* list = rd_kafka_topic_partition_list_new(static_cast<int>(partitions_.size()));
+    for (const auto& [tp, ps] : partitions_) {
+      rd_kafka_topic_partition_list_add(list, tp.topic.c_str(), tp.partition);
+    }
+    return list;
+  }
+
+  std::string JoinTopics() const {
+    std::string out;
+    for (const std::string& t : options_.topics) {
+      if (!out.empty()) out += ", ";
+      out += "'" + t + "'";
+    }
+    return out;
+  }
+
+  ConsumerOptions options_;
+  std::shared_ptr<rd_kafka_t> rk_;  // shared with the Windows (see Window::Impl)
+  kafka::QueuePtr queue_;
+  std::map<TopicPartition, PartitionState> partitions_;  // the current assignment
+  std::deque<kafka::MessagePtr> pending_;                // carried over to the next window
+  std::vector<TopicPartition> lost_;
+  uint64_t generation_ = 0;
+  bool catch_up_ = false;
+  bool closed_ = false;
+  Status fatal_;
+};
+
+Consumer::Consumer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Consumer::~Consumer() = default;
+
+Result<std::unique_ptr<Consumer>> Consumer::Make(const ConsumerOptions& options) {
+  auto impl = std::make_unique<Impl>(options);
+  KELT_RETURN_NOT_OK(impl->Open());
+  return std::unique_ptr<Consumer>(new Consumer(std::move(impl)));
+}
+
+Result<Window> Consumer::Poll(const WindowOptions& options) { return impl_->Poll(options); }
+Status Consumer::Commit(const Window& window) { return impl_->Commit(window); }
+Status Consumer::StartCatchUp() { return impl_->StartCatchUp(); }
+bool Consumer::caught_up() const { return impl_->CaughtUp(); }
+std::vector<TopicPartition> Consumer::TakeLostPartitions() { return impl_->TakeLost(); }
+std::vector<TopicPartition> Consumer::Assignment() const { return impl_->Assignment(); }
+Result<std::vector<PartitionLag>> Consumer::Lag(std::chrono::milliseconds timeout) {
+  return impl_->Lag(timeout);
+}
+Result<std::vector<std::pair<TopicPartition, int64_t>>> Consumer::Committed(
+    std::chrono::milliseconds timeout) {
+  return impl_->Committed(timeout);
+}
+Status Consumer::Close() { return impl_->Close(); }
+
+}  // namespace kelt

@@ -1,0 +1,503 @@
+// Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
+//
+// Consumer and producer behaviour on librdkafka's in-process mock cluster: window
+// endings, commit-after-durable, rebalances, injected broker errors, a consumer killed
+// mid-window. Throughput is measured on the real broker (bench/), not here.
+#include <gtest/gtest.h>
+#include <librdkafka/rdkafka.h>
+#include <librdkafka/rdkafka_mock.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "kelt/kafka.h"
+#include "kelt/load.h"
+
+extern char** environ;
+
+namespace kelt {
+namespace {
+
+constexpr int16_t kApiFetch = 1;
+constexpr int16_t kApiOffsetCommit = 8;
+
+class MockCluster {
+ public:
+  explicit MockCluster(int brokers = 1) {
+    char errstr[256];
+    rd_kafka_conf_t* conf = rd_kafka_conf_new();
+    rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
+    mc_ = rd_kafka_mock_cluster_new(rk_, brokers);
+  }
+  ~MockCluster() {
+    rd_kafka_mock_cluster_destroy(mc_);
+    rd_kafka_destroy(rk_);
+  }
+  std::string bootstraps() const { return rd_kafka_mock_cluster_bootstraps(mc_); }
+  void CreateTopic(const std::string& name, int partitions) {
+    ASSERT_EQ(rd_kafka_mock_topic_create(mc_, name.c_str(), partitions, 1),
+              RD_KAFKA_RESP_ERR_NO_ERROR);
+  }
+  rd_kafka_mock_cluster_t* get() { return mc_; }
+
+ private:
+  rd_kafka_t* rk_ = nullptr;
+  rd_kafka_mock_cluster_t* mc_ = nullptr;
+};
+
+ConsumerOptions ConsumerFor(const MockCluster& mc, const std::string& topic,
+                            const std::string& group) {
+  ConsumerOptions o;
+  o.brokers = mc.bootstraps();
+  o.group_id = group;
+  o.topics = {topic};
+  o.session_timeout_ms = 6000;
+  o.properties["heartbeat.interval.ms"] = "500";
+  return o;
+}
+
+// Produce `n` JSON records {"id":i} with keys "k<i>"; return them by id.
+void ProduceIds(const MockCluster& mc, const std::string& topic, int from, int n) {
+  ProducerOptions po;
+  po.brokers = mc.bootstraps();
+  po.topic = topic;
+  auto producer = Producer::Make(po);
+  ASSERT_TRUE(producer.ok()) << producer.status().ToString();
+  std::vector<std::pair<std::optional<std::string>, std::string>> msgs;
+  for (int i = from; i < from + n; ++i) {
+    msgs.emplace_back("k" + std::to_string(i), "{\"id\":" + std::to_string(i) + "}");
+  }
+  auto sent = (*producer)->SendRaw(msgs);
+  ASSERT_TRUE(sent.ok()) << sent.status().ToString();
+  ASSERT_EQ(*sent, n);
+}
+
+struct Seen {
+  std::multiset<std::pair<int32_t, int64_t>> offsets;  // (partition, offset)
+  std::vector<std::string> payloads;
+};
+
+void Collect(const Window& w, Seen* seen) {
+  for (size_t i = 0; i < w.size(); ++i) {
+    RecordView r = w.record(i);
+    seen->offsets.insert({r.partition, r.offset});
+    seen->payloads.emplace_back(r.value.value_or(""));
+  }
+}
+
+// Poll windows until one ends at the end of every partition with nothing in it.
+Seen DrainAndCommit(Consumer& c, WindowOptions opts, bool commit = true) {
+  Seen seen;
+  for (int i = 0; i < 200; ++i) {
+    auto w = c.Poll(opts);
+    EXPECT_TRUE(w.ok()) << w.status().ToString();
+    if (!w.ok()) break;
+    Collect(*w, &seen);
+    if (commit) EXPECT_TRUE(c.Commit(*w).ok());
+    if (w->empty() && w->end_reason() == WindowEnd::kEndOfPartitions) break;
+  }
+  return seen;
+}
+
+TEST(ConsumerTest, ValidatesOptionsWithRdpMessages) {
+  ConsumerOptions o;
+  o.group_id = "g";
+  o.topics = {"t"};
+  EXPECT_EQ(Consumer::Make(o).status().message(), "kafka brokers must not be empty");
+  o.brokers = "localhost:1";
+  o.group_id = "  ";
+  EXPECT_EQ(Consumer::Make(o).status().message(), "kafka group_id must not be empty");
+  o.group_id = "g";
+  o.topics = {""};
+  EXPECT_EQ(Consumer::Make(o).status().message(), "kafka topic must not be empty");
+  o.topics = {"t"};
+  o.properties["enable.auto.commit"] = "true";
+  auto st = Consumer::Make(o).status();
+  EXPECT_NE(st.message().find("'enable.auto.commit' must stay false"), std::string::npos);
+}
+
+TEST(ConsumerTest, BadPropertyNamesThePropertyButNeverASecret) {
+  ConsumerOptions o;
+  o.brokers = "localhost:1";
+  o.group_id = "g";
+  o.topics = {"t"};
+  o.properties["no.such.property"] = "x";
+  auto st = Consumer::Make(o).status();
+  EXPECT_EQ(st.code(), StatusCode::kInvalid);
+  EXPECT_NE(st.message().find("kafka property 'no.such.property'"), std::string::npos);
+
+  o.properties.clear();
+  o.properties["ssl.key.password"] = "hunter2-secret";
+  o.properties["security.protocol"] = "not-a-protocol-hunter2";
+  st = Consumer::Make(o).status();
+  EXPECT_FALSE(st.ok());
+  EXPECT_EQ(st.message().find("hunter2-secret"), std::string::npos) << st.message();
+}
+
+TEST(ConsumerTest, WindowEndsAtMaxRecordsThenAtEndOfPartitions) {
+  MockCluster mc;
+  mc.CreateTopic("t1", 3);
+  ProduceIds(mc, "t1", 0, 30);
+  auto c = Consumer::Make(ConsumerFor(mc, "t1", "g1"));
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  WindowOptions opts;
+  opts.max_records = 7;
+  auto w = (*c)->Poll(opts);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  EXPECT_EQ(w->size(), 7u);
+  EXPECT_EQ(w->end_reason(), WindowEnd::kMaxRecords);
+
+  opts.max_records = 1000;
+  auto rest = (*c)->Poll(opts);
+  ASSERT_TRUE(rest.ok());
+  EXPECT_EQ(rest->size(), 23u);
+  EXPECT_EQ(rest->end_reason(), WindowEnd::kEndOfPartitions);
+  // Spans cover exactly what the windows hold.
+  int64_t count = 0;
+  for (const auto& s : rest->spans()) {
+    EXPECT_EQ(s.tp.topic, "t1");
+    count += s.count;
+    EXPECT_LE(s.first_offset, s.last_offset);
+  }
+  EXPECT_EQ(count, 23);
+  ASSERT_TRUE((*c)->Close().ok());
+}
+
+TEST(ConsumerTest, WindowEndsAtMaxBytesAndCarriesTheRestOver) {
+  MockCluster mc;
+  mc.CreateTopic("t2", 2);
+  ProduceIds(mc, "t2", 0, 40);
+  auto c = Consumer::Make(ConsumerFor(mc, "t2", "g2"));
+  ASSERT_TRUE(c.ok());
+  WindowOptions opts;
+  opts.max_records = 1000;
+  opts.max_bytes = 60;  // a record is ~10 bytes of payload + ~3 of key
+  Seen seen;
+  int windows = 0;
+  for (int i = 0; i < 100; ++i) {
+    auto w = (*c)->Poll(opts);
+    ASSERT_TRUE(w.ok());
+    if (!w->empty()) {
+      ++windows;
+      EXPECT_LE(w->bytes(), 60);
+      if (seen.offsets.size() + w->size() < 40) {
+        EXPECT_EQ(w->end_reason(), WindowEnd::kMaxBytes);
+      }
+    }
+    Collect(*w, &seen);
+    if (w->empty() && w->end_reason() == WindowEnd::kEndOfPartitions) break;
+  }
+  EXPECT_GE(windows, 8);
+  ASSERT_EQ(seen.offsets.size(), 40u);
+  // No duplicates and none lost across the carry-over.
+  std::set<std::pair<int32_t, int64_t>> unique(seen.offsets.begin(), seen.offsets.end());
+  EXPECT_EQ(unique.size(), 40u);
+}
+
+TEST(ConsumerTest, WindowEndsAtTheDeadlineWhenAskedToWaitForMore) {
+  MockCluster mc;
+  mc.CreateTopic("t3", 1);
+  ProduceIds(mc, "t3", 0, 3);
+  auto c = Consumer::Make(ConsumerFor(mc, "t3", "g3"));
+  ASSERT_TRUE(c.ok());
+  WindowOptions opts;
+  opts.max_records = 100;
+  opts.stop_at_end = false;
+  opts.max_wait = std::chrono::milliseconds(8000);
+  auto start = std::chrono::steady_clock::now();
+  auto w = (*c)->Poll(opts);
+  auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ(w->size(), 3u);
+  EXPECT_EQ(w->end_reason(), WindowEnd::kDeadline);
+  EXPECT_GE(took, std::chrono::milliseconds(7900));
+}
+
+TEST(ConsumerTest, DrainedTopicDoesNotWaitForTheDeadline) {
+  // RDP always waited 15 s when a topic had fewer than max_records records.
+  MockCluster mc;
+  mc.CreateTopic("t4", 2);
+  ProduceIds(mc, "t4", 0, 5);
+  auto c = Consumer::Make(ConsumerFor(mc, "t4", "g4"));
+  ASSERT_TRUE(c.ok());
+  WindowOptions opts;
+  opts.max_records = 500;
+  opts.max_wait = std::chrono::milliseconds(30000);
+  auto w = (*c)->Poll(opts);
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ(w->size(), 5u);
+  EXPECT_EQ(w->end_reason(), WindowEnd::kEndOfPartitions);
+  auto start = std::chrono::steady_clock::now();
+  auto empty = (*c)->Poll(opts);
+  ASSERT_TRUE(empty.ok());
+  EXPECT_TRUE(empty->empty());
+  EXPECT_EQ(empty->end_reason(), WindowEnd::kEndOfPartitions);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(2000));
+  // Records produced later are found by the next window.
+  ProduceIds(mc, "t4", 5, 2);
+  Seen later = DrainAndCommit(**c, opts);
+  EXPECT_EQ(later.offsets.size(), 2u);
+}
+
+TEST(ConsumerTest, CommitsOnlyWhatTheCallerSaysIsDurable) {
+  MockCluster mc;
+  mc.CreateTopic("t5", 2);
+  ProduceIds(mc, "t5", 0, 20);
+  WindowOptions opts;
+  opts.max_records = 8;
+  {
+    // Polled but never committed (the sink failed): nothing may be committed.
+    auto c = Consumer::Make(ConsumerFor(mc, "t5", "g5"));
+    ASSERT_TRUE(c.ok());
+    auto w = (*c)->Poll(opts);
+    ASSERT_TRUE(w.ok());
+    EXPECT_EQ(w->size(), 8u);
+    ASSERT_TRUE((*c)->Close().ok());
+  }
+  Seen first_commit;
+  {
+    auto c = Consumer::Make(ConsumerFor(mc, "t5", "g5"));
+    ASSERT_TRUE(c.ok());
+    auto w = (*c)->Poll(opts);
+    ASSERT_TRUE(w.ok());
+    ASSERT_EQ(w->size(), 8u);
+    Collect(*w, &first_commit);
+    ASSERT_TRUE((*c)->Commit(*w).ok());
+    auto committed = (*c)->Committed();
+    ASSERT_TRUE(committed.ok());
+    for (const auto& s : w->spans()) {
+      auto it = std::find_if(committed->begin(), committed->end(),
+                             [&](const auto& kv) { return kv.first == s.tp; });
+      ASSERT_NE(it, committed->end());
+      EXPECT_EQ(it->second, s.last_offset + 1);  // last + 1, not last
+    }
+    auto w2 = (*c)->Poll(opts);  // polled, not committed
+    ASSERT_TRUE(w2.ok());
+    ASSERT_TRUE((*c)->Close().ok());
+  }
+  auto c = Consumer::Make(ConsumerFor(mc, "t5", "g5"));
+  ASSERT_TRUE(c.ok());
+  opts.max_records = 100;
+  Seen rest = DrainAndCommit(**c, opts);
+  EXPECT_EQ(rest.offsets.size(), 12u);
+  for (const auto& o : first_commit.offsets) EXPECT_EQ(rest.offsets.count(o), 0u);
+}
+
+TEST(ConsumerTest, TwoMembersSplitPartitionsAndLoseNothingOnRebalance) {
+  MockCluster mc;
+  mc.CreateTopic("t6", 4);
+  ProduceIds(mc, "t6", 0, 200);
+  WindowOptions opts;
+  opts.max_records = 10;
+  opts.max_wait = std::chrono::milliseconds(3000);
+  Seen all;
+  auto a = Consumer::Make(ConsumerFor(mc, "t6", "g6"));
+  ASSERT_TRUE(a.ok());
+  // A reads and commits a few windows alone.
+  for (int i = 0; i < 5; ++i) {
+    auto w = (*a)->Poll(opts);
+    ASSERT_TRUE(w.ok());
+    Collect(*w, &all);
+    ASSERT_TRUE((*a)->Commit(*w).ok());
+  }
+  // B joins: the group rebalances; both keep polling and committing in turns.
+  auto b = Consumer::Make(ConsumerFor(mc, "t6", "g6"));
+  ASSERT_TRUE(b.ok());
+  bool a_lost_some = false;
+  for (int round = 0; round < 200 && all.offsets.size() < 200; ++round) {
+    for (Consumer* c : {a->get(), b->get()}) {
+      auto w = c->Poll(opts);
+      ASSERT_TRUE(w.ok()) << w.status().ToString();
+      Collect(*w, &all);
+      ASSERT_TRUE(c->Commit(*w).ok());
+    }
+    if (!(*a)->TakeLostPartitions().empty()) a_lost_some = true;
+  }
+  EXPECT_TRUE(a_lost_some);
+  EXPECT_FALSE((*b)->Assignment().empty());
+  ASSERT_GE(all.offsets.size(), 200u);
+  std::set<std::pair<int32_t, int64_t>> unique(all.offsets.begin(), all.offsets.end());
+  EXPECT_EQ(unique.size(), 200u);  // nothing lost
+  // Whatever was read twice was never committed by the first reader.
+  EXPECT_EQ(all.offsets.size(), 200u) << "duplicates across the rebalance";
+}
+
+TEST(ConsumerTest, RetriesInjectedFetchAndCommitErrors) {
+  MockCluster mc;
+  mc.CreateTopic("t7", 1);
+  ProduceIds(mc, "t7", 0, 10);
+  auto c = Consumer::Make(ConsumerFor(mc, "t7", "g7"));
+  ASSERT_TRUE(c.ok());
+  rd_kafka_mock_push_request_errors(mc.get(), kApiFetch, 2,
+                                    RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION,
+                                    RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT);
+  WindowOptions opts;
+  opts.max_records = 100;
+  auto w = (*c)->Poll(opts);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  EXPECT_EQ(w->size(), 10u);
+  rd_kafka_mock_push_request_errors(mc.get(), kApiOffsetCommit, 2,
+                                    RD_KAFKA_RESP_ERR_COORDINATOR_LOAD_IN_PROGRESS,
+                                    RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT);
+  Status st = (*c)->Commit(*w);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  auto committed = (*c)->Committed();
+  ASSERT_TRUE(committed.ok());
+  ASSERT_EQ(committed->size(), 1u);
+  EXPECT_EQ((*committed)[0].second, 10);
+}
+
+TEST(ConsumerTest, ReportsANonRetriableCommitError) {
+  MockCluster mc;
+  mc.CreateTopic("t8", 1);
+  ProduceIds(mc, "t8", 0, 3);
+  auto c = Consumer::Make(ConsumerFor(mc, "t8", "g8"));
+  ASSERT_TRUE(c.ok());
+  WindowOptions opts;
+  auto w = (*c)->Poll(opts);
+  ASSERT_TRUE(w.ok());
+  ASSERT_EQ(w->size(), 3u);
+  rd_kafka_mock_push_request_errors(mc.get(), kApiOffsetCommit, 1,
+                                    RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED);
+  Status st = (*c)->Commit(*w);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.code(), StatusCode::kKafka);
+  EXPECT_FALSE(st.retriable());
+  EXPECT_NE(st.message().find("committing offsets"), std::string::npos) << st.message();
+}
+
+TEST(ConsumerTest, CatchUpStopsAtTheSnapshotWhileProducersContinue) {
+  MockCluster mc;
+  mc.CreateTopic("t9", 2);
+  ProduceIds(mc, "t9", 0, 20);
+  auto c = Consumer::Make(ConsumerFor(mc, "t9", "g9"));
+  ASSERT_TRUE(c.ok());
+  // Join the group first (catch-up marks are taken per assigned partition).
+  WindowOptions opts;
+  opts.max_records = 5;
+  auto first = (*c)->Poll(opts);
+  ASSERT_TRUE(first.ok());
+  ASSERT_TRUE((*c)->StartCatchUp().ok());
+  ProduceIds(mc, "t9", 20, 10);  // past the snapshot for every partition
+  Seen seen;
+  Collect(*first, &seen);
+  for (int i = 0; i < 50; ++i) {
+    auto w = (*c)->Poll(opts);
+    ASSERT_TRUE(w.ok());
+    Collect(*w, &seen);
+    ASSERT_TRUE((*c)->Commit(*w).ok());
+    if (w->caught_up()) break;
+  }
+  EXPECT_TRUE((*c)->caught_up());
+  EXPECT_EQ(seen.offsets.size(), 20u);  // the 10 produced after the snapshot are not read
+}
+
+TEST(ProducerTest, SendsRowsAsJsonWithKeysAndHeaders) {
+  MockCluster mc;
+  mc.CreateTopic("out", 1);
+  DataSet ds;
+  ds.schema = Schema({{"user_id", TypeId::kInt64}, {"score", TypeId::kFloat64},
+                      {"name", TypeId::kUtf8}});
+  ds.rows = {{Value::Int64(7), Value::Float64(1.0), Value::Utf8("Ada")},
+             {Value::Null(), Value::Float64(2.5), Value::Null()}};
+  ProducerOptions po;
+  po.brokers = mc.bootstraps();
+  po.topic = "out";
+  po.key_column = "user_id";
+  po.headers = {{"source", "kelt"}};
+  auto sent = ExportDataSetToKafka(po, ds);
+  ASSERT_TRUE(sent.ok()) << sent.status().ToString();
+  EXPECT_EQ(*sent, 2);
+
+  auto c = Consumer::Make(ConsumerFor(mc, "out", "g-out"));
+  ASSERT_TRUE(c.ok());
+  auto w = (*c)->Poll(WindowOptions{});
+  ASSERT_TRUE(w.ok());
+  ASSERT_EQ(w->size(), 2u);
+  RecordView r0 = w->record(0), r1 = w->record(1);
+  EXPECT_EQ(*r0.key, "7");
+  EXPECT_EQ(*r0.value, R"({"user_id":7,"score":1.0,"name":"Ada"})");
+  EXPECT_EQ(*r1.key, "1");  // null key cell → row index
+  EXPECT_EQ(*r1.value, R"({"user_id":null,"score":2.5,"name":null})");
+  ASSERT_EQ(r0.headers.size(), 1u);
+  EXPECT_EQ(r0.headers[0].name, "source");
+  EXPECT_EQ(*r0.headers[0].value, "kelt");
+  EXPECT_TRUE(r0.timestamp_ms.has_value());
+  EXPECT_EQ(r0.timestamp_type, TimestampType::kCreateTime);
+}
+
+TEST(ProducerTest, ValueColumnRules) {
+  MockCluster mc;
+  mc.CreateTopic("out2", 1);
+  DataSet ds;
+  ds.schema = Schema({{"v", TypeId::kFloat64}, {"s", TypeId::kUtf8}});
+  ds.rows = {{Value::Float64(1.0), Value::Utf8("x")}, {Value::Float64(0.5), Value::Null()}};
+  ProducerOptions po;
+  po.brokers = mc.bootstraps();
+  po.topic = "out2";
+  po.value_column = "missing";
+  EXPECT_EQ(ExportDataSetToKafka(po, ds).status().message(),
+            "schema mismatch: kafka value_column 'missing' not in schema");
+  po.value_column = "s";
+  EXPECT_EQ(ExportDataSetToKafka(po, ds).status().message(),
+            "schema mismatch: kafka value_column 's' is null");
+  po.value_column = "v";
+  auto sent = ExportDataSetToKafka(po, ds);
+  ASSERT_TRUE(sent.ok());
+  auto c = Consumer::Make(ConsumerFor(mc, "out2", "g-out2"));
+  ASSERT_TRUE(c.ok());
+  auto w = (*c)->Poll(WindowOptions{});
+  ASSERT_TRUE(w.ok());
+  ASSERT_EQ(w->size(), 2u);  // nothing of the failed calls was sent
+  EXPECT_EQ(*w->record(0).value, "1");  // Rust's Display of 1.0
+  EXPECT_EQ(*w->record(1).value, "0.5");
+}
+
+TEST(ProducerTest, UndeliverableMessagesFailTheSend) {
+  ProducerOptions po;
+  po.brokers = "127.0.0.1:1";  // nothing listens there
+  po.topic = "nowhere";
+  po.message_timeout_ms = 1500;
+  auto producer = Producer::Make(po);
+  ASSERT_TRUE(producer.ok());
+  auto sent = (*producer)->SendRaw({{std::nullopt, "a"}, {std::nullopt, "b"}});
+  ASSERT_FALSE(sent.ok());
+  EXPECT_EQ(sent.status().code(), StatusCode::kKafka);
+  EXPECT_NE(sent.status().message().find("not delivered"), std::string::npos)
+      << sent.status().message();
+}
+
+// A consumer process killed (SIGKILL) in the middle of its second window: the next
+// member of the group re-reads exactly what was not committed.
+TEST(ConsumerTest, ConsumerKilledMidWindowRereadsOnlyUncommitted) {
+  MockCluster mc;
+  mc.CreateTopic("t10", 3);
+  ProduceIds(mc, "t10", 0, 60);
+  std::string bootstraps = mc.bootstraps();
+  std::vector<std::string> args = {KELT_KAFKA_CHILD, bootstraps, "t10", "g10", "15"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid;
+  ASSERT_EQ(posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "the child should have been killed";
+  EXPECT_EQ(WTERMSIG(status), SIGKILL);
+
+  auto c = Consumer::Make(ConsumerFor(mc, "t10", "g10"));
+  ASSERT_TRUE(c.ok());
+  WindowOptions opts;
+  opts.max_records = 100;
+  Seen rest = DrainAndCommit(**c, opts);
+  EXPECT_EQ(rest.offsets.size(), 45u);  // 60 minus the child's committed window of 15
+  std::set<std::pair<int32_t, int64_t>> unique(rest.offsets.begin(), rest.offsets.end());
+  EXPECT_EQ(unique.size(), 45u);
+}
+
+}  // namespace
+}  // namespace kelt
