@@ -140,6 +140,34 @@ struct Column {
   int payload_index = -1;   // for kPayload: index into payload slots
 };
 
+// Compare n bytes; inline word compares for the short keys JSON objects mostly have
+// (a libc memcmp call costs more than the comparison itself here).
+inline bool ShortEquals(const char* a, const char* b, size_t n) {
+  auto load64 = [](const char* p) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    return v;
+  };
+  auto load32 = [](const char* p) {
+    uint32_t v;
+    std::memcpy(&v, p, 4);
+    return v;
+  };
+  if (n >= 8 && n <= 16) {
+    return load64(a) == load64(b) && load64(a + n - 8) == load64(b + n - 8);
+  }
+  if (n >= 4 && n < 8) {
+    return load32(a) == load32(b) && load32(a + n - 4) == load32(b + n - 4);
+  }
+  if (n < 4) {
+    for (size_t i = 0; i < n; ++i) {
+      if (a[i] != b[i]) return false;
+    }
+    return true;
+  }
+  return std::memcmp(a, b, n) == 0;
+}
+
 // A node of the payload path trie; the root's children are top-level keys.
 struct PathNode {
   std::vector<std::pair<std::string, std::unique_ptr<PathNode>>> children;
@@ -190,8 +218,7 @@ struct PathNode {
     constexpr size_t kMaxPredicted = 64;
     if (pos < order.size()) {
       const Prediction& pr = order[pos];
-      if (pr.key.size() == key.size() &&
-          std::memcmp(pr.key.data(), key.data(), key.size()) == 0) {
+      if (pr.key.size() == key.size() && ShortEquals(pr.key.data(), key.data(), key.size())) {
         return pr.node;
       }
     }
@@ -594,18 +621,39 @@ class Loader::Impl {
   }
 
   simdjson::error_code Parse(std::string_view payload) {
-    const size_t need = payload.size() + simdjson::SIMDJSON_PADDING;
-    if (padded_capacity_ < need) {
-      padded_capacity_ = std::max(need, padded_capacity_ * 2);
-      padded_ = std::make_unique<char[]>(padded_capacity_);  // zeroed once
+    const char* input = payload.data();
+    if (!PaddingReadable(payload)) {
+      const size_t need = payload.size() + simdjson::SIMDJSON_PADDING;
+      if (padded_capacity_ < need) {
+        padded_capacity_ = std::max(need, padded_capacity_ * 2);
+        padded_ = std::make_unique<char[]>(padded_capacity_);  // zeroed once
+      }
+      // simdjson reads (never interprets) up to SIMDJSON_PADDING bytes past the end;
+      // their content does not matter, so stale bytes from a longer payload are fine.
+      std::memcpy(padded_.get(), payload.data(), payload.size());
+      input = padded_.get();
     }
-    // simdjson reads (never interprets) up to SIMDJSON_PADDING bytes past the end;
-    // their content does not matter, so stale bytes from a longer payload are fine.
-    std::memcpy(padded_.get(), payload.data(), payload.size());
-    auto result = parser_.parse(padded_.get(), payload.size(), false);
+    auto result = parser_.parse(input, payload.size(), false);
     if (result.error()) return result.error();
     doc_ = result.value_unsafe();
     return simdjson::SUCCESS;
+  }
+
+  // simdjson may read SIMDJSON_PADDING bytes past the input. When those bytes lie in
+  // the same memory page as the payload's last byte they are mapped and readable, so
+  // the payload can be parsed in place (simdjson's own advice); otherwise it is copied
+  // into a padded buffer. Sanitizer and valgrind builds always copy.
+  static bool PaddingReadable(std::string_view payload) {
+#if defined(__SANITIZE_ADDRESS__) || defined(KELT_ALWAYS_PAD)
+    return false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer)
+    return false;
+#endif
+#endif
+    constexpr uintptr_t kPage = 4096;
+    const auto end = reinterpret_cast<uintptr_t>(payload.data()) + payload.size();
+    return !payload.empty() && (end % kPage) + simdjson::SIMDJSON_PADDING <= kPage;
   }
 
   void Walk(PathNode& node, simdjson::dom::object obj) {
