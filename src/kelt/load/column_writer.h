@@ -102,7 +102,8 @@ class ColumnWriter {
       auto st = data_.Reserve(std::max(n, data_.length()));
       if (!st.ok()) return Status::IOError("out of memory growing a landing column");
     }
-    data_.UnsafeAppend(v.data(), n);
+    CopySmall(data_.mutable_data() + data_.length(), v.data(), v.size());
+    data_.UnsafeAdvance(n);
     MarkValid();
     WriteOffset();
     ++length_;
@@ -158,6 +159,28 @@ class ColumnWriter {
   }
 
  private:
+  // memcpy for the short strings landing columns mostly hold, without a libc call;
+  // overlapping word copies never read or write outside [src, src+n) / [dst, dst+n).
+  static void CopySmall(uint8_t* dst, const char* src, size_t n) {
+    if (n >= 8 && n <= 16) {
+      uint64_t a, b;
+      std::memcpy(&a, src, 8);
+      std::memcpy(&b, src + n - 8, 8);
+      std::memcpy(dst, &a, 8);
+      std::memcpy(dst + n - 8, &b, 8);
+    } else if (n >= 4 && n < 8) {
+      uint32_t a, b;
+      std::memcpy(&a, src, 4);
+      std::memcpy(&b, src + n - 4, 4);
+      std::memcpy(dst, &a, 4);
+      std::memcpy(dst + n - 4, &b, 4);
+    } else if (n < 4) {
+      for (size_t i = 0; i < n; ++i) dst[i] = static_cast<uint8_t>(src[i]);
+    } else {
+      std::memcpy(dst, src, n);
+    }
+  }
+
   bool IsBinary() const { return type_ == TypeId::kUtf8 || type_ == TypeId::kBinary; }
   int64_t ValueWidth() const { return type_ == TypeId::kDate ? 4 : 8; }
 
