@@ -34,7 +34,8 @@ struct TopicPartition {
 /// Return "topic[partition]".
 std::string ToString(const TopicPartition& tp);
 
-// --- consumer ---------------------------------------------------------------------------
+// --- consumer
+// ---------------------------------------------------------------------------
 
 struct ConsumerOptions {
   /// bootstrap.servers. Required.
@@ -53,10 +54,11 @@ struct ConsumerOptions {
 
 /// Why a window ended.
 enum class WindowEnd : uint8_t {
-  kMaxRecords,      ///< it holds max_records
-  kMaxBytes,        ///< it holds max_bytes of payload and key bytes
-  kEndOfPartitions, ///< every assigned partition has reached its end (or its catch-up mark)
-  kDeadline,        ///< max_wait passed
+  kMaxRecords,       ///< it holds max_records
+  kMaxBytes,         ///< it holds max_bytes of payload and key bytes
+  kEndOfPartitions,  ///< every assigned partition has reached its end (or its catch-up
+                     ///< mark)
+  kDeadline,         ///< max_wait passed
 };
 
 std::string_view WindowEndName(WindowEnd end);
@@ -150,7 +152,8 @@ class Consumer {
   /// The current assignment.
   std::vector<TopicPartition> Assignment() const;
   /// Lag per assigned partition (queries the broker; bounded by `timeout`).
-  Result<std::vector<PartitionLag>> Lag(std::chrono::milliseconds timeout = std::chrono::seconds(5));
+  Result<std::vector<PartitionLag>> Lag(
+      std::chrono::milliseconds timeout = std::chrono::seconds(5));
   /// The committed offsets of the assigned partitions (-1 when none).
   Result<std::vector<std::pair<TopicPartition, int64_t>>> Committed(
       std::chrono::milliseconds timeout = std::chrono::seconds(5));
@@ -165,7 +168,8 @@ class Consumer {
   std::unique_ptr<Impl> impl_;
 };
 
-// --- producer ---------------------------------------------------------------------------
+// --- producer
+// ---------------------------------------------------------------------------
 
 struct ProducerOptions {
   std::string brokers;
@@ -195,7 +199,8 @@ class Producer {
   Result<int64_t> Send(const arrow::RecordBatch& batch);
   Result<int64_t> Send(const DataSet& dataset);
   /// Produce raw key/value pairs (tests, `kelt produce`).
-  Result<int64_t> SendRaw(const std::vector<std::pair<std::optional<std::string>, std::string>>& messages);
+  Result<int64_t> SendRaw(
+      const std::vector<std::pair<std::optional<std::string>, std::string>>& messages);
   Status Close();
 
   class Impl;
@@ -206,6 +211,7 @@ class Producer {
 };
 
 /// RDP's export_dataset_to_kafka: a short-lived producer for one dataset.
-Result<int64_t> ExportDataSetToKafka(const ProducerOptions& options, const DataSet& dataset);
+Result<int64_t> ExportDataSetToKafka(const ProducerOptions& options,
+                                     const DataSet& dataset);
 
 }  // namespace kelt

@@ -16,7 +16,8 @@ struct HookState {
 // Readers take a snapshot under the mutex and call outside it, so a hook may log.
 std::mutex g_mutex;
 std::shared_ptr<const HookState> g_state;
-std::atomic<int> g_min_level{static_cast<int>(LogLevel::kError) + 1};  // no hook: drop all
+std::atomic<int> g_min_level{static_cast<int>(LogLevel::kError) +
+                             1};  // no hook: drop all
 
 }  // namespace
 

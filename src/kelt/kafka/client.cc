@@ -14,14 +14,15 @@ bool IsSecretProperty(std::string_view name) {
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   for (std::string_view needle :
-       {"password", "secret", "sasl.jaas", "ssl.key.pem", "ssl_key", "ssl.key", "keystore",
-        "token", "credential", "sasl.oauthbearer.config"}) {
+       {"password", "secret", "sasl.jaas", "ssl.key.pem", "ssl_key", "ssl.key",
+        "keystore", "token", "credential", "sasl.oauthbearer.config"}) {
     if (lower.find(needle) != std::string::npos) return true;
   }
   return false;
 }
 
-Status SetProperty(rd_kafka_conf_t* conf, const std::string& name, const std::string& value) {
+Status SetProperty(rd_kafka_conf_t* conf, const std::string& name,
+                   const std::string& value) {
   char errstr[512] = {0};
   if (rd_kafka_conf_set(conf, name.c_str(), value.c_str(), errstr, sizeof(errstr)) ==
       RD_KAFKA_CONF_OK) {
@@ -58,7 +59,9 @@ void LogCallback(const rd_kafka_t* /*rk*/, int level, const char* fac, const cha
 
 }  // namespace
 
-void InstallLogger(rd_kafka_conf_t* conf) { rd_kafka_conf_set_log_cb(conf, &LogCallback); }
+void InstallLogger(rd_kafka_conf_t* conf) {
+  rd_kafka_conf_set_log_cb(conf, &LogCallback);
+}
 
 bool IsRetriable(rd_kafka_resp_err_t err) {
   switch (err) {

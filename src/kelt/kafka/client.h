@@ -40,7 +40,8 @@ using HandlePtr = std::unique_ptr<rd_kafka_t, HandleDeleter>;
 using ConfPtr = std::unique_ptr<rd_kafka_conf_t, ConfDeleter>;
 using QueuePtr = std::unique_ptr<rd_kafka_queue_t, QueueDeleter>;
 using MessagePtr = std::unique_ptr<rd_kafka_message_t, MessageDeleter>;
-using PartitionListPtr = std::unique_ptr<rd_kafka_topic_partition_list_t, PartitionListDeleter>;
+using PartitionListPtr =
+    std::unique_ptr<rd_kafka_topic_partition_list_t, PartitionListDeleter>;
 using HeadersPtr = std::unique_ptr<rd_kafka_headers_t, HeadersDeleter>;
 
 /// True for properties whose values are secrets (passwords, keys, tokens): their values
@@ -49,10 +50,12 @@ bool IsSecretProperty(std::string_view name);
 
 /// Set one property. Errors name the property; for secret properties the value (which
 /// librdkafka may echo) is removed from the message.
-Status SetProperty(rd_kafka_conf_t* conf, const std::string& name, const std::string& value);
+Status SetProperty(rd_kafka_conf_t* conf, const std::string& name,
+                   const std::string& value);
 
 /// Set every property of `properties`, in order.
-Status SetProperties(rd_kafka_conf_t* conf, const std::map<std::string, std::string>& properties);
+Status SetProperties(rd_kafka_conf_t* conf,
+                     const std::map<std::string, std::string>& properties);
 
 /// Route librdkafka's log lines to kelt's log hook (component "librdkafka").
 void InstallLogger(rd_kafka_conf_t* conf);

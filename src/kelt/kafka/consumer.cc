@@ -43,7 +43,8 @@ std::string_view WindowEndName(WindowEnd end) {
   return "deadline";
 }
 
-// --- Window -----------------------------------------------------------------------------
+// --- Window
+// -----------------------------------------------------------------------------
 
 class Window::Impl {
  public:
@@ -84,7 +85,8 @@ class Window::Impl {
     for (const auto& m : messages) {
       auto begin = static_cast<uint32_t>(headers.size());
       rd_kafka_headers_t* hdrs = nullptr;
-      if (rd_kafka_message_headers(m.get(), &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR && hdrs) {
+      if (rd_kafka_message_headers(m.get(), &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+          hdrs) {
         const char* name;
         const void* value;
         size_t size;
@@ -93,7 +95,8 @@ class Window::Impl {
              ++i) {
           HeaderView h;
           h.name = name;
-          if (value != nullptr) h.value = std::string_view(static_cast<const char*>(value), size);
+          if (value != nullptr)
+            h.value = std::string_view(static_cast<const char*>(value), size);
           headers.push_back(h);
         }
       }
@@ -123,10 +126,12 @@ RecordView Window::record(size_t i, bool with_headers) const {
   int64_t ts = rd_kafka_message_timestamp(m, &tstype);
   if (tstype != RD_KAFKA_TIMESTAMP_NOT_AVAILABLE && ts >= 0) {
     v.timestamp_ms = ts;
-    v.timestamp_type = tstype == RD_KAFKA_TIMESTAMP_CREATE_TIME ? TimestampType::kCreateTime
-                                                                : TimestampType::kLogAppendTime;
+    v.timestamp_type = tstype == RD_KAFKA_TIMESTAMP_CREATE_TIME
+                           ? TimestampType::kCreateTime
+                           : TimestampType::kLogAppendTime;
   }
-  if (m->key != nullptr) v.key = std::string_view(static_cast<const char*>(m->key), m->key_len);
+  if (m->key != nullptr)
+    v.key = std::string_view(static_cast<const char*>(m->key), m->key_len);
   if (m->payload != nullptr) {
     v.value = std::string_view(static_cast<const char*>(m->payload), m->len);
   }
@@ -161,7 +166,8 @@ std::vector<StreamRecord> Window::ToRecords() const {
   return out;
 }
 
-// --- Consumer ---------------------------------------------------------------------------
+// --- Consumer
+// ---------------------------------------------------------------------------
 
 namespace {
 
@@ -198,9 +204,10 @@ class Consumer::Impl {
       return Status::Invalid("kafka group_id must not be empty");
     }
     if (options_.topics.empty() ||
-        std::any_of(options_.topics.begin(), options_.topics.end(), [](const std::string& t) {
-          return t.find_first_not_of(" \t\r\n") == std::string::npos;
-        })) {
+        std::any_of(options_.topics.begin(), options_.topics.end(),
+                    [](const std::string& t) {
+                      return t.find_first_not_of(" \t\r\n") == std::string::npos;
+                    })) {
       return Status::Invalid("kafka topic must not be empty");
     }
     for (const char* forbidden : {"enable.auto.commit", "enable.auto.offset.store"}) {
@@ -236,7 +243,8 @@ class Consumer::Impl {
 
     char errstr[512] = {0};
     rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf.get(), errstr, sizeof(errstr));
-    if (rk == nullptr) return Status::Kafka(std::string("creating kafka consumer: ") + errstr);
+    if (rk == nullptr)
+      return Status::Kafka(std::string("creating kafka consumer: ") + errstr);
     conf.release();  // owned by rk now
     rk_ = std::shared_ptr<rd_kafka_t>(rk, kafka::HandleDeleter());
     rd_kafka_poll_set_consumer(rk_.get());
@@ -325,10 +333,13 @@ class Consumer::Impl {
         break;
       }
       int timeout_ms = static_cast<int>(std::min<int64_t>(
-          100, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1));
+          100,
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() +
+              1));
       size_t want = static_cast<size_t>(std::min<int64_t>(
           kBatchSize, opts.max_records - static_cast<int64_t>(win.messages.size())));
-      ssize_t n = rd_kafka_consume_batch_queue(queue_.get(), timeout_ms, batch.data(), want);
+      ssize_t n =
+          rd_kafka_consume_batch_queue(queue_.get(), timeout_ms, batch.data(), want);
       if (n < 0) return kafka::KafkaError(rd_kafka_last_error(), "consuming");
       probed = true;
       KELT_RETURN_NOT_OK(TakeFatal());
@@ -337,7 +348,8 @@ class Consumer::Impl {
         if (m->err) {
           Status st = HandleMessageError(*m);
           if (!st.ok()) {
-            for (ssize_t j = i + 1; j < n; ++j) rd_kafka_message_destroy(batch[static_cast<size_t>(j)]);
+            for (ssize_t j = i + 1; j < n; ++j)
+              rd_kafka_message_destroy(batch[static_cast<size_t>(j)]);
             return st;
           }
           continue;
@@ -360,16 +372,16 @@ class Consumer::Impl {
   Status Commit(const Window& w) {
     if (closed_) return Status::Invalid("kafka consumer is closed");
     const Window::Impl& win = *w.impl_;
-    kafka::PartitionListPtr list(rd_kafka_topic_partition_list_new(
-        static_cast<int>(win.spans.size())));
+    kafka::PartitionListPtr list(
+        rd_kafka_topic_partition_list_new(static_cast<int>(win.spans.size())));
     for (size_t i = 0; i < win.spans.size(); ++i) {
       const PartitionSpan& s = win.spans[i];
       auto it = partitions_.find(s.tp);
       if (it == partitions_.end() || it->second.generation != win.span_generations[i]) {
         continue;  // lost since the poll: another member owns it now
       }
-      rd_kafka_topic_partition_list_add(list.get(), s.tp.topic.c_str(), s.tp.partition)->offset =
-          s.last_offset + 1;
+      rd_kafka_topic_partition_list_add(list.get(), s.tp.topic.c_str(), s.tp.partition)
+          ->offset = s.last_offset + 1;
     }
     if (list->cnt == 0) return Status::OK();
     rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR_NO_ERROR;
@@ -385,7 +397,8 @@ class Consumer::Impl {
         }
       }
       if (!err) return Status::OK();
-      if (!kafka::IsRetriable(err) || err == RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS) break;
+      if (!kafka::IsRetriable(err) || err == RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS)
+        break;
       Log(LogLevel::kWarning, "kafka",
           std::string("offset commit failed, retrying: ") + rd_kafka_err2str(err));
       std::this_thread::sleep_for(std::chrono::milliseconds(200 << attempt));
@@ -423,13 +436,14 @@ class Consumer::Impl {
     for (int i = 0; i < list->cnt; ++i) {
       PartitionLag lag;
       lag.tp = {list->elems[i].topic, list->elems[i].partition};
-      lag.position = list->elems[i].offset >= 0 ? list->elems[i].offset
-                                                : committed->elems[i].offset;
+      lag.position =
+          list->elems[i].offset >= 0 ? list->elems[i].offset : committed->elems[i].offset;
       int64_t low = 0, high = 0;
       rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(
           rk_.get(), lag.tp.topic.c_str(), lag.tp.partition, &low, &high,
           static_cast<int>(timeout.count()));
-      if (err) return kafka::KafkaError(err, "querying watermarks of " + ToString(lag.tp));
+      if (err)
+        return kafka::KafkaError(err, "querying watermarks of " + ToString(lag.tp));
       lag.high_watermark = high;
       lag.lag = high - std::max(lag.position >= 0 ? lag.position : low, low);
       out.push_back(std::move(lag));
@@ -477,7 +491,8 @@ class Consumer::Impl {
         ps.generation = ++generation_;
         partitions_[{parts->elems[i].topic, parts->elems[i].partition}] = ps;
       }
-      Log(LogLevel::kInfo, "kafka", "assigned " + std::to_string(parts->cnt) + " partition(s)");
+      Log(LogLevel::kInfo, "kafka",
+          "assigned " + std::to_string(parts->cnt) + " partition(s)");
       return;
     }
     // Revoked (or lost): forget those partitions and any carried-over messages of theirs.
@@ -490,11 +505,13 @@ class Consumer::Impl {
       lost_.push_back(tp);
     }
     std::erase_if(pending_, [&](const kafka::MessagePtr& m) {
-      return partitions_.find({rd_kafka_topic_name(m->rkt), m->partition}) == partitions_.end();
+      return partitions_.find({rd_kafka_topic_name(m->rkt), m->partition}) ==
+             partitions_.end();
     });
     rd_kafka_assign(rk, nullptr);
     Log(LogLevel::kInfo, "kafka",
-        std::string(lost ? "lost " : "revoked ") + std::to_string(parts->cnt) + " partition(s)");
+        std::string(lost ? "lost " : "revoked ") + std::to_string(parts->cnt) +
+            " partition(s)");
   }
 
   static void ErrorCallback(rd_kafka_t* rk, int err, const char* reason, void* opaque) {
@@ -510,8 +527,9 @@ class Consumer::Impl {
                code == RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED ||
                code == RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED) {
       // Retrying with the same credentials cannot succeed: surface it now.
-      self->fatal_ = Status::Kafka(std::string("kafka authentication/authorization failed: ") +
-                                   (reason ? reason : rd_kafka_err2str(code)));
+      self->fatal_ =
+          Status::Kafka(std::string("kafka authentication/authorization failed: ") +
+                        (reason ? reason : rd_kafka_err2str(code)));
     }
     Log(kafka::IsRetriable(code) ? LogLevel::kWarning : LogLevel::kError, "kafka",
         reason ? reason : rd_kafka_err2str(code));
@@ -530,8 +548,8 @@ class Consumer::Impl {
       }
       return Status::OK();
     }
-    std::string where =
-        m.rkt ? ToString({rd_kafka_topic_name(m.rkt), m.partition}) : std::string("consumer");
+    std::string where = m.rkt ? ToString({rd_kafka_topic_name(m.rkt), m.partition})
+                              : std::string("consumer");
     switch (m.err) {
       case RD_KAFKA_RESP_ERR__FATAL:
         return TakeFatal().ok() ? kafka::KafkaError(m.err, where) : TakeFatal();
@@ -563,7 +581,8 @@ class Consumer::Impl {
     int64_t low = 0, high = 0;
     rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(
         rk_.get(), tp.topic.c_str(), tp.partition, &low, &high, 10000);
-    if (err) return kafka::KafkaError(err, "querying the high watermark of " + ToString(tp));
+    if (err)
+      return kafka::KafkaError(err, "querying the high watermark of " + ToString(tp));
     ps->mark = high;
     if (high <= low) {
       ps->mark_reached = true;  // empty partition
@@ -572,7 +591,8 @@ class Consumer::Impl {
     // Resuming at or past the mark (from the committed offset) means nothing to read.
     kafka::PartitionListPtr list(rd_kafka_topic_partition_list_new(1));
     rd_kafka_topic_partition_list_add(list.get(), tp.topic.c_str(), tp.partition);
-    if (!rd_kafka_committed(rk_.get(), list.get(), 10000) && list->elems[0].offset >= high) {
+    if (!rd_kafka_committed(rk_.get(), list.get(), 10000) &&
+        list->elems[0].offset >= high) {
       ps->mark_reached = true;
     }
     return Status::OK();
@@ -610,7 +630,7 @@ class Consumer::Impl {
   std::shared_ptr<rd_kafka_t> rk_;  // shared with the Windows (see Window::Impl)
   kafka::QueuePtr queue_;
   std::map<TopicPartition, PartitionState> partitions_;  // the current assignment
-  std::deque<kafka::MessagePtr> pending_;                // carried over to the next window
+  std::deque<kafka::MessagePtr> pending_;  // carried over to the next window
   std::vector<TopicPartition> lost_;
   uint64_t generation_ = 0;
   bool catch_up_ = false;
@@ -627,7 +647,9 @@ Result<std::unique_ptr<Consumer>> Consumer::Make(const ConsumerOptions& options)
   return std::unique_ptr<Consumer>(new Consumer(std::move(impl)));
 }
 
-Result<Window> Consumer::Poll(const WindowOptions& options) { return impl_->Poll(options); }
+Result<Window> Consumer::Poll(const WindowOptions& options) {
+  return impl_->Poll(options);
+}
 Status Consumer::Commit(const Window& window) { return impl_->Commit(window); }
 Status Consumer::StartCatchUp() { return impl_->StartCatchUp(); }
 bool Consumer::caught_up() const { return impl_->CaughtUp(); }

@@ -400,7 +400,8 @@ TEST(ProducerTest, SendsRowsAsJsonWithKeysAndHeaders) {
   MockCluster mc;
   mc.CreateTopic("out", 1);
   DataSet ds;
-  ds.schema = Schema({{"user_id", TypeId::kInt64}, {"score", TypeId::kFloat64},
+  ds.schema = Schema({{"user_id", TypeId::kInt64},
+                      {"score", TypeId::kFloat64},
                       {"name", TypeId::kUtf8}});
   ds.rows = {{Value::Int64(7), Value::Float64(1.0), Value::Utf8("Ada")},
              {Value::Null(), Value::Float64(2.5), Value::Null()}};
@@ -435,7 +436,8 @@ TEST(ProducerTest, ValueColumnRules) {
   mc.CreateTopic("out2", 1);
   DataSet ds;
   ds.schema = Schema({{"v", TypeId::kFloat64}, {"s", TypeId::kUtf8}});
-  ds.rows = {{Value::Float64(1.0), Value::Utf8("x")}, {Value::Float64(0.5), Value::Null()}};
+  ds.rows = {{Value::Float64(1.0), Value::Utf8("x")},
+             {Value::Float64(0.5), Value::Null()}};
   ProducerOptions po;
   po.brokers = mc.bootstraps();
   po.topic = "out2";
@@ -452,7 +454,7 @@ TEST(ProducerTest, ValueColumnRules) {
   ASSERT_TRUE(c.ok());
   auto w = (*c)->Poll(WindowOptions{});
   ASSERT_TRUE(w.ok());
-  ASSERT_EQ(w->size(), 2u);  // nothing of the failed calls was sent
+  ASSERT_EQ(w->size(), 2u);             // nothing of the failed calls was sent
   EXPECT_EQ(*w->record(0).value, "1");  // Rust's Display of 1.0
   EXPECT_EQ(*w->record(1).value, "0.5");
 }

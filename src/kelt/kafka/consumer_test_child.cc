@@ -4,10 +4,10 @@
 // consume one window of N records and commit it, poll a second window, then die by
 // SIGKILL before committing it — a consumer killed mid-window.
 // Usage: kafka_consumer_test_child BOOTSTRAPS TOPIC GROUP N
+#include <unistd.h>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <unistd.h>
 
 #include "kelt/kafka.h"
 

@@ -30,7 +30,9 @@ struct Deliveries {
   rd_kafka_resp_err_t first_error = RD_KAFKA_RESP_ERR_NO_ERROR;
 };
 
-bool Blank(const std::string& s) { return s.find_first_not_of(" \t\r\n") == std::string::npos; }
+bool Blank(const std::string& s) {
+  return s.find_first_not_of(" \t\r\n") == std::string::npos;
+}
 
 }  // namespace
 
@@ -41,7 +43,8 @@ class Producer::Impl {
   ~Impl() { (void)Close(); }
 
   Status Open() {
-    if (Blank(options_.brokers)) return Status::Invalid("kafka brokers must not be empty");
+    if (Blank(options_.brokers))
+      return Status::Invalid("kafka brokers must not be empty");
     if (Blank(options_.topic)) return Status::Invalid("kafka topic must not be empty");
     if (options_.message_timeout_ms <= 0) {
       return Status::Invalid("kafka message_timeout_ms must be positive");
@@ -60,16 +63,19 @@ class Producer::Impl {
     rd_kafka_conf_set_dr_msg_cb(conf.get(), &Impl::DeliveryCallback);
     char errstr[512] = {0};
     rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf.get(), errstr, sizeof(errstr));
-    if (rk == nullptr) return Status::Kafka(std::string("creating kafka producer: ") + errstr);
+    if (rk == nullptr)
+      return Status::Kafka(std::string("creating kafka producer: ") + errstr);
     conf.release();
     rk_.reset(rk);
     topic_.reset(rd_kafka_topic_new(rk_.get(), options_.topic.c_str(), nullptr));
-    if (!topic_) return kafka::KafkaError(rd_kafka_last_error(), "topic '" + options_.topic + "'");
+    if (!topic_)
+      return kafka::KafkaError(rd_kafka_last_error(), "topic '" + options_.topic + "'");
     if (!options_.headers.empty()) {
       headers_.reset(rd_kafka_headers_new(options_.headers.size()));
       for (const auto& [name, value] : options_.headers) {
-        rd_kafka_header_add(headers_.get(), name.data(), static_cast<ssize_t>(name.size()),
-                            value.data(), static_cast<ssize_t>(value.size()));
+        rd_kafka_header_add(headers_.get(), name.data(),
+                            static_cast<ssize_t>(name.size()), value.data(),
+                            static_cast<ssize_t>(value.size()));
       }
     }
     return Status::OK();
@@ -78,18 +84,19 @@ class Producer::Impl {
   Result<int64_t> Send(const arrow::RecordBatch& batch) {
     KELT_ASSIGN_OR_RAISE(model::RowFormatter rows, model::RowFormatter::Make(batch));
     int key_col = -1;
-    if (options_.key_column) key_col = batch.schema()->GetFieldIndex(*options_.key_column);
+    if (options_.key_column)
+      key_col = batch.schema()->GetFieldIndex(*options_.key_column);
     int value_col = -1;
     if (options_.value_column) {
       value_col = batch.schema()->GetFieldIndex(*options_.value_column);
       if (value_col < 0) {
-        return Status::Invalid("schema mismatch: kafka value_column '" + *options_.value_column +
-                               "' not in schema");
+        return Status::Invalid("schema mismatch: kafka value_column '" +
+                               *options_.value_column + "' not in schema");
       }
       // Checked before anything is sent, so a bad row never leaves half a dataset behind.
       if (batch.column(value_col)->null_count() > 0) {
-        return Status::Invalid("schema mismatch: kafka value_column '" + *options_.value_column +
-                               "' is null");
+        return Status::Invalid("schema mismatch: kafka value_column '" +
+                               *options_.value_column + "' is null");
       }
     }
     std::string key, value;
@@ -122,7 +129,8 @@ class Producer::Impl {
 
   Status Close() {
     if (!rk_) return Status::OK();
-    rd_kafka_resp_err_t err = rd_kafka_flush(rk_.get(), options_.message_timeout_ms + 5000);
+    rd_kafka_resp_err_t err =
+        rd_kafka_flush(rk_.get(), options_.message_timeout_ms + 5000);
     topic_.reset();
     headers_.reset();
     rk_.reset();
@@ -143,12 +151,14 @@ class Producer::Impl {
     Status error;
     for (int64_t row = 0; row < n && error.ok(); ++row) {
       bool has_key = fn(row, &key, &value);
-      rd_kafka_headers_t* hdrs = headers_ ? rd_kafka_headers_copy(headers_.get()) : nullptr;
+      rd_kafka_headers_t* hdrs =
+          headers_ ? rd_kafka_headers_copy(headers_.get()) : nullptr;
       const auto give_up = std::chrono::steady_clock::now() +
                            std::chrono::milliseconds(options_.message_timeout_ms);
       while (true) {
         rd_kafka_resp_err_t err = rd_kafka_producev(
-            rk_.get(), RD_KAFKA_V_RKT(topic_.get()), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+            rk_.get(), RD_KAFKA_V_RKT(topic_.get()),
+            RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
             RD_KAFKA_V_KEY(has_key ? key.data() : nullptr, has_key ? key.size() : 0),
             RD_KAFKA_V_VALUE(value.data(), value.size()), RD_KAFKA_V_HEADERS(hdrs),
             RD_KAFKA_V_OPAQUE(reinterpret_cast<void*>(static_cast<intptr_t>(row))),
@@ -163,15 +173,18 @@ class Producer::Impl {
           continue;
         }
         if (hdrs) rd_kafka_headers_destroy(hdrs);  // not taken over on failure
-        error = kafka::KafkaError(err, "producing row " + std::to_string(row) + " to topic '" +
-                                           options_.topic + "'");
+        error = kafka::KafkaError(err, "producing row " + std::to_string(row) +
+                                           " to topic '" + options_.topic + "'");
         break;
       }
       if ((row & 1023) == 0) rd_kafka_poll(rk_.get(), 0);
     }
-    rd_kafka_resp_err_t err = rd_kafka_flush(rk_.get(), options_.message_timeout_ms + 5000);
+    rd_kafka_resp_err_t err =
+        rd_kafka_flush(rk_.get(), options_.message_timeout_ms + 5000);
     if (!error.ok()) return error;
-    if (err) return kafka::KafkaError(err, "waiting for delivery to topic '" + options_.topic + "'");
+    if (err)
+      return kafka::KafkaError(err,
+                               "waiting for delivery to topic '" + options_.topic + "'");
     const Deliveries& d = deliveries_;
     if (d.failed > 0 || d.delivered != queued) {
       return Status::Kafka(std::to_string(d.failed) + " of " + std::to_string(queued) +
@@ -184,11 +197,13 @@ class Producer::Impl {
     return d.delivered;
   }
 
-  static void DeliveryCallback(rd_kafka_t* /*rk*/, const rd_kafka_message_t* m, void* opaque) {
+  static void DeliveryCallback(rd_kafka_t* /*rk*/, const rd_kafka_message_t* m,
+                               void* opaque) {
     Deliveries& d = static_cast<Impl*>(opaque)->deliveries_;
     if (m->err) {
       if (d.failed++ == 0) {
-        d.first_failed_row = static_cast<int64_t>(reinterpret_cast<intptr_t>(m->_private));
+        d.first_failed_row =
+            static_cast<int64_t>(reinterpret_cast<intptr_t>(m->_private));
         d.first_error = m->err;
       }
     } else {
@@ -212,7 +227,9 @@ Result<std::unique_ptr<Producer>> Producer::Make(const ProducerOptions& options)
   return std::unique_ptr<Producer>(new Producer(std::move(impl)));
 }
 
-Result<int64_t> Producer::Send(const arrow::RecordBatch& batch) { return impl_->Send(batch); }
+Result<int64_t> Producer::Send(const arrow::RecordBatch& batch) {
+  return impl_->Send(batch);
+}
 
 Result<int64_t> Producer::Send(const DataSet& dataset) {
   KELT_ASSIGN_OR_RAISE(auto batch, DataSetToRecordBatch(dataset));
@@ -226,7 +243,8 @@ Result<int64_t> Producer::SendRaw(
 
 Status Producer::Close() { return impl_->Close(); }
 
-Result<int64_t> ExportDataSetToKafka(const ProducerOptions& options, const DataSet& dataset) {
+Result<int64_t> ExportDataSetToKafka(const ProducerOptions& options,
+                                     const DataSet& dataset) {
   KELT_ASSIGN_OR_RAISE(auto producer, Producer::Make(options));
   KELT_ASSIGN_OR_RAISE(int64_t sent, producer->Send(dataset));
   KELT_RETURN_NOT_OK(producer->Close());

@@ -218,7 +218,8 @@ struct PathNode {
     constexpr size_t kMaxPredicted = 64;
     if (pos < order.size()) {
       const Prediction& pr = order[pos];
-      if (pr.key.size() == key.size() && ShortEquals(pr.key.data(), key.data(), key.size())) {
+      if (pr.key.size() == key.size() &&
+          ShortEquals(pr.key.data(), key.data(), key.size())) {
         return pr.node;
       }
     }

@@ -60,7 +60,8 @@ Result<RowFormatter> RowFormatter::Make(const arrow::RecordBatch& batch) {
     const auto& field = batch.schema()->field(c);
     if (!Supported(field->type()->id())) {
       return Status::Invalid("column '" + field->name() + "' has type " +
-                             field->type()->ToString() + ", which cannot be sent to Kafka");
+                             field->type()->ToString() +
+                             ", which cannot be sent to Kafka");
     }
     Column col;
     col.array = batch.column(c);
@@ -100,13 +101,16 @@ bool RowFormatter::CellText(int col, int64_t row, std::string* out) const {
       AppendInteger<arrow::UInt64Type>(a, row, out);
       break;
     case arrow::Type::FLOAT:
-      out->append(text::FormatDoubleDisplay(static_cast<const arrow::FloatArray&>(a).Value(row)));
+      out->append(
+          text::FormatDoubleDisplay(static_cast<const arrow::FloatArray&>(a).Value(row)));
       break;
     case arrow::Type::DOUBLE:
-      out->append(text::FormatDoubleDisplay(static_cast<const arrow::DoubleArray&>(a).Value(row)));
+      out->append(text::FormatDoubleDisplay(
+          static_cast<const arrow::DoubleArray&>(a).Value(row)));
       break;
     case arrow::Type::BOOL:
-      out->append(static_cast<const arrow::BooleanArray&>(a).Value(row) ? "true" : "false");
+      out->append(static_cast<const arrow::BooleanArray&>(a).Value(row) ? "true"
+                                                                        : "false");
       break;
     case arrow::Type::STRING:
       out->append(static_cast<const arrow::StringArray&>(a).GetView(row));
@@ -125,7 +129,8 @@ bool RowFormatter::CellText(int col, int64_t row, std::string* out) const {
           TimestampMicros(static_cast<const arrow::TimestampArray&>(a), row)));
       break;
     case arrow::Type::DATE32:
-      out->append(text::FormatDateDays(static_cast<const arrow::Date32Array&>(a).Value(row)));
+      out->append(
+          text::FormatDateDays(static_cast<const arrow::Date32Array&>(a).Value(row)));
       break;
     default:
       return false;
