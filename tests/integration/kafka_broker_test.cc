@@ -38,13 +38,14 @@ std::string Bootstrap() { return BrokerEnv()["KELT_KAFKA_BOOTSTRAP"]; }
 
 // A topic name unique to this run, so reruns against a kept broker do not collide.
 std::string Topic(const std::string& base) {
-  return base + "-" + std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+  return base + "-" +
+         std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
 }
 
 void CreateTopic(const std::string& name, int partitions) {
-  std::string cmd = std::string("bash ") + KELT_SOURCE_DIR + "/scripts/kafka.sh create-topic " +
-                    name + " " + std::to_string(partitions) + " --dir " + KELT_KAFKA_DIR +
-                    " >/dev/null";
+  std::string cmd =
+      std::string("bash ") + KELT_SOURCE_DIR + "/scripts/kafka.sh create-topic " + name +
+      " " + std::to_string(partitions) + " --dir " + KELT_KAFKA_DIR + " >/dev/null";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
 }
 
@@ -57,9 +58,9 @@ int64_t Produce(const std::string& topic, int from, int n) {
   std::vector<std::pair<std::optional<std::string>, std::string>> msgs;
   msgs.reserve(static_cast<size_t>(n));
   for (int i = from; i < from + n; ++i) {
-    msgs.emplace_back("key-" + std::to_string(i),
-                      R"({"id":)" + std::to_string(i) + R"(,"name":"row )" + std::to_string(i) +
-                          R"("})");
+    msgs.emplace_back("key-" + std::to_string(i), R"({"id":)" + std::to_string(i) +
+                                                      R"(,"name":"row )" +
+                                                      std::to_string(i) + R"("})");
   }
   auto sent = (*producer)->SendRaw(msgs);
   EXPECT_TRUE(sent.ok()) << sent.status().ToString();
@@ -127,7 +128,8 @@ TEST_F(KafkaBrokerTest, CommittedWindowsResumeExactlyAfterRestart) {
     if (w->empty() && w->end_reason() == WindowEnd::kEndOfPartitions) break;
   }
   EXPECT_EQ(rest.size(), static_cast<size_t>(kRecords - 2100));
-  for (const auto& o : first) EXPECT_EQ(rest.count(o), 0u) << "re-read a committed record";
+  for (const auto& o : first)
+    EXPECT_EQ(rest.count(o), 0u) << "re-read a committed record";
   std::set<std::pair<int32_t, int64_t>> all(first.begin(), first.end());
   all.insert(rest.begin(), rest.end());
   EXPECT_EQ(all.size(), static_cast<size_t>(kRecords));
@@ -154,7 +156,8 @@ TEST_F(KafkaBrokerTest, CatchUpStopsAtTheSnapshotWhileAProducerKeepsWriting) {
 
   std::atomic<bool> stop{false};
   std::thread writer([&] {
-    for (int batch = 0; !stop && batch < 200; ++batch) Produce(topic, 100000 + batch * 50, 50);
+    for (int batch = 0; !stop && batch < 200; ++batch)
+      Produce(topic, 100000 + batch * 50, 50);
   });
   opts.max_records = 500;
   for (int i = 0; i < 200 && !(*c)->caught_up(); ++i) {
@@ -173,12 +176,15 @@ TEST_F(KafkaBrokerTest, RdpStatelessCallsAdvanceAndDoNotWaitOnADrainedTopic) {
   const std::string topic = Topic("e2e-rdp");
   CreateTopic(topic, 2);
   ASSERT_EQ(Produce(topic, 0, 10), 10);
-  std::string config = R"({"brokers":")" + Bootstrap() + R"(","group_id":"g-rdp","topic":")" +
-                       topic + R"(","max_records":500})";
+  std::string config = R"({"brokers":")" + Bootstrap() +
+                       R"(","group_id":"g-rdp","topic":")" + topic +
+                       R"(","max_records":500})";
   auto call = rdp::ParseConsumerConfigJson(config);
   ASSERT_TRUE(call.ok()) << call.status().ToString();
-  Schema landing({{"id", TypeId::kInt64}, {"name", TypeId::kUtf8},
-                  {"_kafka_offset", TypeId::kInt64}, {"_kafka_partition", TypeId::kInt64}});
+  Schema landing({{"id", TypeId::kInt64},
+                  {"name", TypeId::kUtf8},
+                  {"_kafka_offset", TypeId::kInt64},
+                  {"_kafka_partition", TypeId::kInt64}});
   auto landed = rdp::PollKafkaWindowLoaded(*call, landing);
   ASSERT_TRUE(landed.ok()) << landed.status().ToString();
   EXPECT_EQ(landed->batch->num_rows(), 10);
@@ -193,7 +199,8 @@ TEST_F(KafkaBrokerTest, RdpStatelessCallsAdvanceAndDoNotWaitOnADrainedTopic) {
 
 TEST_F(KafkaBrokerTest, WrongScramPasswordFailsClearlyWithoutShowingIt) {
   auto env = BrokerEnv();
-  ASSERT_FALSE(env["KELT_KAFKA_SASL_BOOTSTRAP"].empty()) << "broker started without --scram";
+  ASSERT_FALSE(env["KELT_KAFKA_SASL_BOOTSTRAP"].empty())
+      << "broker started without --scram";
   const std::string wrong = "not-the-password-3f9a";
   ConsumerOptions o;
   o.brokers = env["KELT_KAFKA_SASL_BOOTSTRAP"];

@@ -31,7 +31,8 @@ Status GetString(dom::object obj, std::string_view key, std::string* out) {
   return Status::OK();
 }
 
-Status GetInt(dom::object obj, std::string_view key, int64_t min, std::optional<int64_t>* out) {
+Status GetInt(dom::object obj, std::string_view key, int64_t min,
+              std::optional<int64_t>* out) {
   dom::element e;
   if (obj[key].get(e) != simdjson::SUCCESS || e.is_null()) return Status::OK();
   int64_t v = 0;
@@ -39,8 +40,8 @@ Status GetInt(dom::object obj, std::string_view key, int64_t min, std::optional<
     return ConfigError(key, "expected an integer, got " + model::Excerpt(e));
   }
   if (v < min) {
-    return ConfigError(key, "must be at least " + std::to_string(min) + ", got " +
-                                std::to_string(v));
+    return ConfigError(
+        key, "must be at least " + std::to_string(min) + ", got " + std::to_string(v));
   }
   *out = v;
   return Status::OK();
