@@ -222,5 +222,21 @@ TEST_F(KafkaBrokerTest, WrongScramPasswordFailsClearlyWithoutShowingIt) {
   EXPECT_EQ(w.status().message().find(wrong), std::string::npos);
 }
 
+TEST_F(KafkaBrokerTest, ExtractLoadExampleLandsEveryRecord) {
+  const std::string topic = Topic("e2e-example");
+  CreateTopic(topic, 3);
+  ASSERT_EQ(Produce(topic, 0, 2500), 2500);
+  std::string cmd = std::string(KELT_EXAMPLE_EXTRACT_LOAD) + " " + Bootstrap() + " " +
+                    topic + " g-example";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) out.append(buf, n);
+  ASSERT_EQ(pclose(pipe), 0) << out;
+  EXPECT_NE(out.find("landed 2500 rows"), std::string::npos) << out;
+}
+
 }  // namespace
 }  // namespace kelt
