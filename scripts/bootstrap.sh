@@ -9,7 +9,9 @@
 #   venv    $KELT_VENV with pinned pyarrow, nanobind, scikit-build-core, pytest, numpy
 #   duckdb  DuckDB's C API as static libraries (Go module proxy) into $KELT_DUCKDB_ROOT,
 #           verified once by linking and running a tiny C++ program
-#   kafka   Apache Kafka broker jars (Maven Central) into $KELT_KAFKA_LIBS
+#   kafka   Apache Kafka broker jars (Maven Central) into $KELT_KAFKA_LIBS, and those of
+#           $KELT_KAFKA_SCRAM_VERSION (the broker librdkafka < 2.6.1 can log in to with SCRAM)
+#           into $KELT_KAFKA_SCRAM_LIBS
 # Downloads are cached in $KELT_CACHE (default ~/.cache/kelt); logs of the slow commands go
 # to $KELT_CACHE/logs/. Locations and versions: scripts/lib/paths.sh.
 set -euo pipefail
@@ -45,12 +47,18 @@ KAFKA_LOG4J="$KELT_ROOT/scripts/kafka/log4j2.properties"
 
 VENV_STAMP="$KELT_VENV/.kelt-bootstrap"
 DUCKDB_STAMP="$KELT_DUCKDB_ROOT/.kelt-verified"
-KAFKA_STAMP="$(dirname "$KELT_KAFKA_LIBS")/.kelt-bootstrap"
+kafka_stamp() { echo "$(dirname "$1")/.kelt-bootstrap"; }   # kafka_stamp LIBS
+# The Kafka jar sets: "VERSION LIBS" lines (the SCRAM one only when it is another version).
+kafka_sets() {
+  echo "$KELT_KAFKA_VERSION $KELT_KAFKA_LIBS"
+  [[ "$KELT_KAFKA_SCRAM_VERSION" == "$KELT_KAFKA_VERSION" ]] \
+    || echo "$KELT_KAFKA_SCRAM_VERSION $KELT_KAFKA_SCRAM_LIBS"
+}
 LOG_DIR="$KELT_CACHE/logs"
 PYTHON="${KELT_PYTHON:-python3}"
 
 # ---- helpers --------------------------------------------------------------------------------
-usage() { sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 say()  { printf '[bootstrap] %s\n' "$*"; }
 die()  { printf '[bootstrap] ERROR: %s\n' "$*" >&2; exit 1; }
 now()  { date +%s.%N; }
@@ -261,26 +269,30 @@ step_duckdb() {
 }
 
 # ---- step: kafka ----------------------------------------------------------------------------
-kafka_key() { echo "kafka=$KELT_KAFKA_VERSION pom=$(sha256sum "$KAFKA_POM" | cut -c1-64)"; }
-kafka_ok() {
-  [[ -f "$KAFKA_STAMP" && -f "$KELT_KAFKA_LIBS/kafka_2.13-$KELT_KAFKA_VERSION.jar" ]] \
-    && head -n1 "$KAFKA_STAMP" | grep -qxF "$(kafka_key)"
+# One jar set per version, each with its own stamp; the same pom serves every version.
+kafka_key() { echo "kafka=$1 pom=$(sha256sum "$KAFKA_POM" | cut -c1-64)"; }   # kafka_key VERSION
+kafka_ok() {   # kafka_ok VERSION LIBS
+  local stamp; stamp="$(kafka_stamp "$2")"
+  [[ -f "$stamp" && -f "$2/kafka_2.13-$1.jar" ]] && head -n1 "$stamp" | grep -qxF "$(kafka_key "$1")"
 }
 
-step_kafka() {
-  if kafka_ok; then say "kafka: $KELT_KAFKA_LIBS ready"; return; fi
-  local staging="$KELT_KAFKA_LIBS.tmp.$$" version=""
-  rm -rf "$staging" "$KAFKA_STAMP"
-  mkdir -p "$(dirname "$KELT_KAFKA_LIBS")"
-  say "kafka: mvn dependency:copy-dependencies (kafka_2.13 $KELT_KAFKA_VERSION)"
-  run_logged mvn mvn -q -B -Dstyle.color=never -f "$KAFKA_POM" \
+# kafka_fetch VERSION LIBS: copies Kafka VERSION's broker jars into LIBS (unless done).
+kafka_fetch() {
+  local kv="$1" dest="$2" stamp staging version=""
+  stamp="$(kafka_stamp "$dest")"
+  if kafka_ok "$kv" "$dest"; then say "kafka: $dest ready"; return; fi
+  staging="$dest.tmp.$$"
+  rm -rf "$staging" "$stamp"
+  mkdir -p "$(dirname "$dest")"
+  say "kafka: mvn dependency:copy-dependencies (kafka_2.13 $kv)"
+  run_logged "mvn-kafka-$kv" mvn -q -B -Dstyle.color=never -f "$KAFKA_POM" \
     -Dmaven.repo.local="$KELT_CACHE/m2" dependency:copy-dependencies -DincludeScope=runtime \
-    -DoutputDirectory="$staging" -Dkafka.version="$KELT_KAFKA_VERSION" \
-    || { rm -rf "$staging"; die "kafka: maven could not fetch the broker jars"; }
+    -DoutputDirectory="$staging" -Dkafka.version="$kv" \
+    || { rm -rf "$staging"; die "kafka: maven could not fetch the Kafka $kv broker jars"; }
   local cls
   for cls in kafka.Kafka kafka.tools.StorageTool; do
     javap -cp "$staging/*" "$cls" >/dev/null 2>&1 \
-      || { rm -rf "$staging"; die "kafka: class $cls not found in the copied jars"; }
+      || { rm -rf "$staging"; die "kafka: class $cls not found in the copied Kafka $kv jars"; }
   done
   if version="$(java -Dlog4j2.configurationFile="$KAFKA_LOG4J" -Dkelt.log.level=warn \
                   -cp "$staging/*" kafka.Kafka --version 2>/dev/null | tail -n1)"; then
@@ -289,9 +301,14 @@ step_kafka() {
     version="unknown"
     say "kafka: kafka.Kafka --version did not answer (the classes are there)"
   fi
-  rm -rf "$KELT_KAFKA_LIBS"
-  mv "$staging" "$KELT_KAFKA_LIBS"
-  printf '%s\n%s\n' "$(kafka_key)" "$version" >"$KAFKA_STAMP"
+  rm -rf "$dest"
+  mv "$staging" "$dest"
+  printf '%s\n%s\n' "$(kafka_key "$kv")" "$version" >"$stamp"
+}
+
+step_kafka() {
+  local kv libs
+  while read -r kv libs; do kafka_fetch "$kv" "$libs"; done < <(kafka_sets)
 }
 
 # ---- --check --------------------------------------------------------------------------------
@@ -306,7 +323,10 @@ check_all() {
   [[ -n "$(find_go)" ]] || problems+=("go toolchain")
   venv_ok || problems+=("python venv $KELT_VENV with ${PY_PINS[*]}")
   duckdb_ok || problems+=("duckdb $KELT_DUCKDB_VERSION in $KELT_DUCKDB_ROOT (downloaded and link-verified)")
-  kafka_ok || problems+=("kafka $KELT_KAFKA_VERSION jars in $KELT_KAFKA_LIBS")
+  local kv libs
+  while read -r kv libs; do
+    kafka_ok "$kv" "$libs" || problems+=("kafka $kv jars in $libs")
+  done < <(kafka_sets)
   [[ -f "$KAFKA_LOG4J" ]] || problems+=("$KAFKA_LOG4J")
   [[ -n "$KELT_JAVA25_HOME" && -x "$KELT_JAVA25_HOME/bin/java" ]] \
     || say "warning: no Java 25 JDK under /usr/lib/jvm (only the Java wrapper needs it)"
@@ -333,7 +353,8 @@ g++         $(g++ -dumpfullversion 2>/dev/null || echo '?'), $(cmake --version |
 librdkafka  $(dpkg-query -W -f='${Version}' librdkafka-dev 2>/dev/null), simdjson $(dpkg-query -W -f='${Version}' libsimdjson-dev 2>/dev/null), libpq $(dpkg-query -W -f='${Version}' libpq-dev 2>/dev/null)
 python venv $KELT_VENV ($("$KELT_VENV/bin/python" --version 2>&1)): ${PY_PINS[*]}
 duckdb      $(sed -n 2p "$DUCKDB_STAMP") (go module $KELT_DUCKDB_GO_MODULE_VERSION) in $KELT_DUCKDB_ROOT
-kafka       $(sed -n 2p "$KAFKA_STAMP") broker jars in $KELT_KAFKA_LIBS
+kafka       $(sed -n 2p "$(kafka_stamp "$KELT_KAFKA_LIBS")") broker jars in $KELT_KAFKA_LIBS
+            $(sed -n 2p "$(kafka_stamp "$KELT_KAFKA_SCRAM_LIBS")") (for librdkafka SCRAM) in $KELT_KAFKA_SCRAM_LIBS
             log4j config: $KAFKA_LOG4J
 java        $(java -version 2>&1 | head -n1)
 java 25     $java25

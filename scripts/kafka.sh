@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # A single-node Apache Kafka broker (KRaft, combined broker+controller) on 127.0.0.1 for
-# tests, benchmarks and the demo, run from the jars in $KELT_KAFKA_LIBS (scripts/bootstrap.sh).
+# tests, benchmarks and the demo, run from the jars that scripts/bootstrap.sh provisions.
 #
-#   bash scripts/kafka.sh start [--dir DIR] [--scram] [--keep]
+#   bash scripts/kafka.sh start [--dir DIR] [--scram] [--keep] [--kafka-version V]
 #   bash scripts/kafka.sh stop [--dir DIR]
 #   bash scripts/kafka.sh status [--dir DIR]
 #   bash scripts/kafka.sh create-topic NAME PARTITIONS [--dir DIR]
@@ -17,13 +17,21 @@
 #          also holds KELT_KAFKA_PID, KELT_KAFKA_DIR, KELT_KAFKA_SCRAM_USER/_PASSWORD.
 #          Use it with: set -a; source DIR/env; set +a
 #          Already running in DIR: prints the same lines and exits 0.
+#          --kafka-version V runs Kafka V (default $KELT_KAFKA_VERSION, from $KELT_KAFKA_LIBS)
+#          from $KELT_CACHE/kafka/V/libs; bootstrap.sh provisions $KELT_KAFKA_VERSION and
+#          $KELT_KAFKA_SCRAM_VERSION ($KELT_KAFKA_SCRAM_LIBS). librdkafka < 2.6.1 (Debian 12
+#          has 2.0.2) can log in with SCRAM only to the latter (librdkafka#4895: Kafka 4.x
+#          rejects its client-final nonce), so librdkafka SCRAM tests use
+#          `start --kafka-version 3.9.1 --scram`. The version is kept in DIR/kafka.version
+#          (--keep reuses it) and in DIR/env as KELT_KAFKA_BROKER_VERSION.
 # stop     SIGTERM, then SIGKILL after KELT_KAFKA_STOP_TIMEOUT (30 s). Fine when not running.
 # status   Exit 0 printing the bootstrap lines when the broker of DIR runs, else exit 1.
 # create-topic  Creates the topic (replication factor 1) unless it exists with that many
 #          partitions; fails when it exists with another count. describe-topic prints
 #          "NAME PARTITIONS". Both use a small Admin-client tool compiled once with javac
-#          into $KELT_CACHE/kafka/kelt-admin/ (the 4.1.1 jars have no TopicCommand).
-# DIR holds server.properties, data/ (log.dirs), broker.log, broker.pid, env.
+#          against the $KELT_KAFKA_VERSION client jars into $KELT_CACHE/kafka/kelt-admin/ (the
+#          4.1.1 jars have no TopicCommand); it serves a broker of any version.
+# DIR holds server.properties, kafka.version, data/ (log.dirs), broker.log, broker.pid, env.
 set -euo pipefail
 
 # shellcheck source-path=SCRIPTDIR source=lib/paths.sh
@@ -55,6 +63,7 @@ shift
 DIR="$KELT_ROOT/build/kafka"
 SCRAM=0
 KEEP=0
+BROKER_VERSION=""   # --kafka-version (empty: the DIR's own with --keep, else KELT_KAFKA_VERSION)
 POSITIONAL=()
 while (($#)); do
   case "$1" in
@@ -62,6 +71,12 @@ while (($#)); do
     --dir=*) DIR="${1#--dir=}"; [[ -n "$DIR" ]] || die "--dir needs a directory"; shift ;;
     --scram) SCRAM=1; shift ;;
     --keep) KEEP=1; shift ;;
+    --kafka-version)
+      [[ $# -ge 2 && -n "$2" ]] || die "--kafka-version needs a version"
+      BROKER_VERSION="$2"; shift 2 ;;
+    --kafka-version=*)
+      BROKER_VERSION="${1#--kafka-version=}"
+      [[ -n "$BROKER_VERSION" ]] || die "--kafka-version needs a version"; shift ;;
     -h|--help) usage; exit 0 ;;
     -*) die "unknown option $1 (see --help)" ;;
     *) POSITIONAL+=("$1"); shift ;;
@@ -72,6 +87,12 @@ for v in START_TIMEOUT STOP_TIMEOUT ADMIN_TIMEOUT; do
     die "KELT_KAFKA_${v} must be a positive number of seconds"
   fi
 done
+
+if [[ -n "$BROKER_VERSION" ]]; then
+  [[ "$CMD" == start ]] || die "--kafka-version applies to start only"
+  [[ "$BROKER_VERSION" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] \
+    || die "--kafka-version '$BROKER_VERSION': expected MAJOR.MINOR.PATCH, e.g. $KELT_KAFKA_SCRAM_VERSION"
+fi
 
 # The DIR path goes into server.properties, a Java @argfile and the env file unquoted.
 [[ "$DIR" =~ ^[A-Za-z0-9._/+,:@=~-]+$ ]] \
@@ -94,6 +115,7 @@ DATA="$DIR/data"
 LOG="$DIR/broker.log"
 PIDFILE="$DIR/broker.pid"
 ENVFILE="$DIR/env"
+VERSIONFILE="$DIR/kafka.version"   # the Kafka version DIR was formatted with
 BROKER_DUMP="$DIR/broker.jsa"   # a CDS dump the broker writes when it exits (first run only)
 
 # ---- helpers --------------------------------------------------------------------------------
@@ -145,6 +167,7 @@ print_bootstrap() {
 
 tcp_open() { timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1" 2>/dev/null; }
 
+# The Admin-client helper always runs from the $KELT_KAFKA_VERSION jars (any broker).
 need_tools() {
   command -v java >/dev/null 2>&1 || die "java not found (run: bash scripts/bootstrap.sh)"
   command -v python3 >/dev/null 2>&1 || die "python3 not found"
@@ -152,6 +175,35 @@ need_tools() {
     || die "no Kafka $KELT_KAFKA_VERSION jars in $KELT_KAFKA_LIBS (run: bash scripts/bootstrap.sh)"
   [[ -f "$LOG4J" ]] || die "missing $LOG4J"
 }
+
+# libs_of VERSION: the directory of Kafka VERSION's jars.
+libs_of() {
+  if [[ "$1" == "$KELT_KAFKA_VERSION" ]]; then echo "$KELT_KAFKA_LIBS"
+  elif [[ "$1" == "$KELT_KAFKA_SCRAM_VERSION" ]]; then echo "$KELT_KAFKA_SCRAM_LIBS"
+  else echo "$KELT_CACHE/kafka/$1/libs"
+  fi
+}
+
+# The Kafka version DIR was formatted with (a DIR from before kafka.version: the default).
+dir_version() {
+  local v=""
+  [[ -f "$VERSIONFILE" ]] && v="$(<"$VERSIONFILE")"
+  echo "${v:-$KELT_KAFKA_VERSION}"
+}
+
+# use_version VERSION: the broker and StorageTool run from BROKER_LIBS, Kafka VERSION's jars.
+BROKER_LIBS=""
+use_version() {
+  BROKER_VERSION="$1"
+  BROKER_LIBS="$(libs_of "$1")"
+  [[ -f "$BROKER_LIBS/kafka_2.13-$1.jar" ]] && return 0
+  if [[ "$1" == "$KELT_KAFKA_VERSION" || "$1" == "$KELT_KAFKA_SCRAM_VERSION" ]]; then
+    die "no Kafka $1 jars in $BROKER_LIBS (run: bash scripts/bootstrap.sh)"
+  fi
+  die "no Kafka $1 jars in $BROKER_LIBS (bootstrap.sh provides $KELT_KAFKA_VERSION and" \
+      "$KELT_KAFKA_SCRAM_VERSION; for $1: KELT_KAFKA_SCRAM_VERSION=$1 bash scripts/bootstrap.sh)"
+}
+broker_major() { echo "${BROKER_VERSION%%.*}"; }
 
 # Holds a lock on DIR (fd 9) so that two start/stop calls on one DIR do not interleave.
 # Every process started below closes fd 9 (9<&-) so that the broker does not keep it.
@@ -305,7 +357,7 @@ admin_prepare() {
 # admin_argv TIMEOUT_SECONDS COMMAND ARGS...: sets ADMIN_ARGV to the bounded helper command.
 admin_argv() {
   local t="$1" dump="$DIR/.admin-$$.jsa"
-  cds_use "admin-$ADMIN_KEY" "$dump"
+  cds_use "admin-$ADMIN_KEY" "$dump" "$KELT_KAFKA_LIBS"
   ADMIN_ARGV=(timeout "$((t + 15))" java "${TOOL_JVM[@]}" "${CDS_FLAGS[@]}"
               -cp "$ADMIN_JAR:$KELT_KAFKA_LIBS/*" KeltKafkaAdmin "$2" "$t" "${@:3}")
   ADMIN_DUMP="$dump"
@@ -316,7 +368,7 @@ admin() {
   local rc=0
   admin_argv "$@"
   "${ADMIN_ARGV[@]}" 9<&- || rc=$?
-  cds_install "admin-$ADMIN_KEY" "$ADMIN_DUMP"
+  cds_install "admin-$ADMIN_KEY" "$ADMIN_DUMP" "$KELT_KAFKA_LIBS"
   return "$rc"
 }
 
@@ -325,20 +377,27 @@ admin() {
 # at the exit of the first run, kept in $KELT_CACHE/kafka/cds/) makes later starts faster:
 # the broker by about 2 s, StorageTool format by about 1 s. KELT_KAFKA_CDS=0 turns it off.
 # A stale or unreadable archive is ignored by the JVM (-Xshare:auto), and the key changes
-# with the JDK and the jars.
+# with the JDK and the jars of the class path (one directory per Kafka version).
 CDS_DIR=""
 CDS_FLAGS=()
+declare -A CDS_DIRS=()
+# cds_init LIBS: sets CDS_DIR, the archives of JVMs that run from the jars in LIBS.
 cds_init() {
-  [[ "${KELT_KAFKA_CDS:-1}" != 0 && -z "$CDS_DIR" ]] || return 0
-  CDS_DIR="$KELT_CACHE/kafka/cds/$( { java -version 2>&1; ls -l --time-style=+%s "$KELT_KAFKA_LIBS"; } \
-                                     | sha256sum | cut -c1-16)"
+  local libs="$1"
+  CDS_DIR=""
+  [[ "${KELT_KAFKA_CDS:-1}" != 0 ]] || return 0
+  if [[ -z "${CDS_DIRS[$libs]:-}" ]]; then
+    CDS_DIRS[$libs]="$KELT_CACHE/kafka/cds/$( { java -version 2>&1; ls -l --time-style=+%s "$libs"; } \
+                                               | sha256sum | cut -c1-16)"
+  fi
+  CDS_DIR="${CDS_DIRS[$libs]}"
 }
-# cds_use NAME DUMP: sets CDS_FLAGS to use archive NAME, or to dump one into DUMP at exit.
+# cds_use NAME DUMP LIBS: sets CDS_FLAGS to use archive NAME, or to dump one into DUMP at exit.
 cds_use() {
   local name="$1" dump="$2"
   CDS_FLAGS=()
   [[ "${KELT_KAFKA_CDS:-1}" != 0 ]] || return 0
-  cds_init
+  cds_init "$3"
   if [[ -s "$CDS_DIR/$name.jsa" ]]; then
     CDS_FLAGS=("-XX:SharedArchiveFile=$CDS_DIR/$name.jsa" -Xshare:auto "-Xlog:cds*=off")
   else
@@ -346,10 +405,12 @@ cds_use() {
     CDS_FLAGS=("-XX:ArchiveClassesAtExit=$dump" "-Xlog:cds*=off")
   fi
 }
-# cds_install NAME DUMP: puts a dump made at a JVM's exit into the cache (atomically).
+# cds_install NAME DUMP LIBS: puts a dump made at a JVM's exit into the cache (atomically).
 cds_install() {
   local name="$1" dump="$2" tmp
-  [[ -n "$CDS_DIR" && -f "$dump" ]] || return 0
+  [[ -f "$dump" ]] || return 0
+  cds_init "$3"
+  [[ -n "$CDS_DIR" ]] || return 0
   if [[ -s "$dump" && ! -s "$CDS_DIR/$name.jsa" ]] && mkdir -p "$CDS_DIR" \
      && tmp="$(mktemp "$CDS_DIR/.tmp.XXXXXX")"; then
     if cp "$dump" "$tmp" && chmod 444 "$tmp" && mv -f "$tmp" "$CDS_DIR/$name.jsa"; then :; else rm -f "$tmp"; fi
@@ -423,11 +484,16 @@ default.replication.factor=1
 offsets.topic.replication.factor=1
 transaction.state.log.replication.factor=1
 transaction.state.log.min.isr=1
-share.coordinator.state.topic.replication.factor=1
-share.coordinator.state.topic.min.isr=1
 group.initial.rebalance.delay.ms=0
 auto.create.topics.enable=true
 EOF
+  # The share-group coordinator (KIP-932) is new in 4.0; 3.x would warn about unknown keys.
+  if (($(broker_major) >= 4)); then
+    cat >>"$PROPS" <<'EOF'
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+EOF
+  fi
   if ((SCRAM)); then
     cat >>"$PROPS" <<'EOF'
 sasl.enabled.mechanisms=SCRAM-SHA-256,SCRAM-SHA-512
@@ -438,8 +504,10 @@ EOF
   fi
 }
 
-# format CLUSTER_ID PASSWORD: StorageTool format --standalone. The SCRAM arguments (with the
-# password) go through a mode-600 Java @argfile so that they never show on a command line.
+# format CLUSTER_ID PASSWORD: StorageTool format --standalone (a single-voter dynamic quorum
+# found through controller.quorum.bootstrap.servers, KIP-853: 3.9 and later). The SCRAM
+# arguments (with the password) go through a mode-600 Java @argfile so that they never
+# show on a command line.
 format_storage() {
   local cid="$1" pw="$2" argfile="$DIR/.format-args" out
   trap 'rm -f "$DIR/.format-args"' EXIT
@@ -451,15 +519,15 @@ format_storage() {
         --add-scram "SCRAM-SHA-512=[name=$SCRAM_USER,password=$pw]" >>"$argfile"
     fi
   )
-  cds_use format "$DIR/.format.jsa"
-  if ! out="$(timeout 120 java "${TOOL_JVM[@]}" "${CDS_FLAGS[@]}" -cp "$KELT_KAFKA_LIBS/*" \
+  cds_use format "$DIR/.format.jsa" "$BROKER_LIBS"
+  if ! out="$(timeout 120 java "${TOOL_JVM[@]}" "${CDS_FLAGS[@]}" -cp "$BROKER_LIBS/*" \
                 "@$argfile" 2>&1 9<&-)"; then
     rm -f "$argfile" "$DIR/.format.jsa"
     printf '%s\n' "$out" >&2
-    die "StorageTool format failed"
+    die "StorageTool format (Kafka $BROKER_VERSION) failed"
   fi
   rm -f "$argfile"
-  cds_install format "$DIR/.format.jsa"
+  cds_install format "$DIR/.format.jsa" "$BROKER_LIBS"
 }
 
 write_env() {
@@ -471,6 +539,7 @@ write_env() {
       echo "KELT_KAFKA_BOOTSTRAP=127.0.0.1:$(port_of PLAINTEXT)"
       echo "KELT_KAFKA_PID=$pid"
       echo "KELT_KAFKA_DIR=$DIR"
+      echo "KELT_KAFKA_BROKER_VERSION=$BROKER_VERSION"
       if [[ -n "$s" ]]; then
         echo "KELT_KAFKA_SASL_BOOTSTRAP=127.0.0.1:$s"
         echo "KELT_KAFKA_SCRAM_USER=$SCRAM_USER"
@@ -515,12 +584,12 @@ launch_and_wait() {
   # it dies it is reaped by init (a zombie would still pass kill -0).
   local extra=()
   read -r -a extra <<<"${KELT_KAFKA_JVM_OPTS:-}"
-  cds_use broker "$BROKER_DUMP"   # a dump is made when `stop` ends this broker
+  cds_use broker "$BROKER_DUMP" "$BROKER_LIBS"   # a dump is made when `stop` ends this broker
   (
     setsid nohup java -Xms256m -Xmx512m -XX:+ExitOnOutOfMemoryError -Djava.awt.headless=true \
       "-XX:ErrorFile=$DIR/hs_err_%p.log" "-Dlog4j2.configurationFile=$LOG4J" \
       "${CDS_FLAGS[@]}" "${extra[@]}" \
-      -cp "$KELT_KAFKA_LIBS/*" kafka.Kafka "$PROPS" >"$LOG" 2>&1 </dev/null 9<&- &
+      -cp "$BROKER_LIBS/*" kafka.Kafka "$PROPS" >"$LOG" 2>&1 </dev/null 9<&- &
     echo "$!" >"$PIDFILE"
   )
   pid="$(<"$PIDFILE")"
@@ -552,7 +621,7 @@ launch_and_wait() {
     if ! kill -0 "$check_pid" 2>/dev/null; then
       check_rc=0
       wait "$check_pid" || check_rc=$?
-      cds_install "admin-$ADMIN_KEY" "$ADMIN_DUMP"
+      cds_install "admin-$ADMIN_KEY" "$ADMIN_DUMP" "$KELT_KAFKA_LIBS"
       ((check_rc == 0)) && break
       grep -v '^[0-9:.]* WARN ' "$check_log" >&2 || true
       say "the broker did not answer a metadata request (exit $check_rc; $check_log)"
@@ -573,7 +642,7 @@ launch_and_wait() {
   done
   while IFS= read -r line; do say "ready: $line"; done < <(grep '^127\.0\.0\.1:' "$check_log")
   grep -q "$READY_LINE" "$LOG" || say "note: the broker answers but has not logged \"$READY_LINE\" yet"
-  say "broker pid $pid up in $(secs_since "$t0")s (log: $LOG)"
+  say "broker pid $pid (Kafka $BROKER_VERSION) up in $(secs_since "$t0")s (log: $LOG)"
   BROKER_PID="$pid"
 }
 
@@ -581,23 +650,38 @@ cmd_start() {
   ((${#POSITIONAL[@]} == 0)) || die "start takes no arguments besides options"
   need_tools
   lock_dir
-  local t0 pid pw="" attempt rc admin_pid
+  local t0 pid pw="" attempt rc admin_pid keep_dir=0 have
   t0="$(now_ms)"
   if pid="$(running_pid)"; then
     if ((SCRAM)) && [[ -z "$(port_of SASL_PLAINTEXT)" ]]; then
       die "a broker without --scram already runs in $DIR (pid $pid); stop it first"
     fi
-    say "already running in $DIR (pid $pid)"
+    have="$(dir_version)"
+    if [[ -n "$BROKER_VERSION" && "$BROKER_VERSION" != "$have" ]]; then
+      die "a Kafka $have broker already runs in $DIR (pid $pid), not $BROKER_VERSION; stop it first"
+    fi
+    say "already running in $DIR (pid $pid, Kafka $have)"
     print_bootstrap
     return 0
   fi
   rm -f "$PIDFILE"
 
+  # --keep reuses DIR's data, so also the Kafka version that formatted it.
+  ((KEEP)) && [[ -f "$PROPS" && -f "$DATA/meta.properties" ]] && keep_dir=1
+  if ((keep_dir)); then
+    have="$(dir_version)"
+    [[ -z "$BROKER_VERSION" || "$BROKER_VERSION" == "$have" ]] \
+      || die "--keep: $DIR holds Kafka $have data, not $BROKER_VERSION (start it without --keep)"
+    use_version "$have"
+  else
+    use_version "${BROKER_VERSION:-$KELT_KAFKA_VERSION}"
+  fi
+
   # The helper compiles (first time only) while the broker starts.
   admin_prepare 9<&- &
   admin_pid=$!
 
-  if ((KEEP)) && [[ -f "$PROPS" && -f "$DATA/meta.properties" ]]; then
+  if ((keep_dir)); then
     if [[ -n "$(port_of SASL_PLAINTEXT)" ]]; then
       pw="$(envval KELT_KAFKA_SCRAM_PASSWORD)"
       [[ -n "$pw" ]] || die "--keep: $DIR has a SCRAM listener but no password in $ENVFILE"
@@ -613,6 +697,7 @@ cmd_start() {
     for attempt in 1 2 3; do
       local ids plain ctrl sasl cid
       wipe_dir
+      echo "$BROKER_VERSION" >"$VERSIONFILE"
       ids="$(fresh_ports_and_id)" || die "could not pick free ports (python3)"
       read -r plain ctrl sasl cid <<<"$ids"
       write_props "$plain" "$ctrl" "$sasl"
@@ -658,7 +743,11 @@ cmd_stop() {
   fi
   rm -f "$PIDFILE"
   # The broker writes its CDS dump (first run only) as it exits; a killed one, maybe half.
-  if ((killed)); then rm -f "$BROKER_DUMP"; else cds_init; cds_install broker "$BROKER_DUMP"; fi
+  if ((killed)); then
+    rm -f "$BROKER_DUMP"
+  else
+    cds_install broker "$BROKER_DUMP" "$(libs_of "$(dir_version)")"
+  fi
   say "stopped (pid $pid)"
 }
 

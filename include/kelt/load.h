@@ -109,6 +109,7 @@ class Loader {
   const std::shared_ptr<arrow::Schema>& arrow_schema() const;
 
  private:
+  friend struct LoaderTesting;
   class Impl;
   explicit Loader(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;

@@ -25,6 +25,11 @@ export KELT_DUCKDB_ROOT="${KELT_DUCKDB_ROOT:-$KELT_CACHE/duckdb/$KELT_DUCKDB_VER
 # Apache Kafka broker jars from Maven Central (scripts/kafka/pom.xml).
 export KELT_KAFKA_VERSION="${KELT_KAFKA_VERSION:-4.1.1}"
 export KELT_KAFKA_LIBS="${KELT_KAFKA_LIBS:-$KELT_CACHE/kafka/$KELT_KAFKA_VERSION/libs}"
+# A second, older broker for SASL/SCRAM with librdkafka: Debian 12's librdkafka 2.0.2 (any
+# before 2.6.1, librdkafka#4895) sends a client-final nonce that Kafka 4.x rejects, while
+# 3.8.1-3.9.x accept it. `scripts/kafka.sh start --kafka-version 3.9.1 --scram` runs it.
+export KELT_KAFKA_SCRAM_VERSION="${KELT_KAFKA_SCRAM_VERSION:-3.9.1}"
+export KELT_KAFKA_SCRAM_LIBS="${KELT_KAFKA_SCRAM_LIBS:-$KELT_CACHE/kafka/$KELT_KAFKA_SCRAM_VERSION/libs}"
 
 # A Java 25 JDK (for the Java wrapper); empty when the machine has none.
 if [[ -z "${KELT_JAVA25_HOME:-}" ]]; then

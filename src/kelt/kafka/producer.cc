@@ -61,6 +61,7 @@ class Producer::Impl {
     kafka::InstallLogger(conf.get());
     rd_kafka_conf_set_opaque(conf.get(), this);
     rd_kafka_conf_set_dr_msg_cb(conf.get(), &Impl::DeliveryCallback);
+    rd_kafka_conf_set_error_cb(conf.get(), &Impl::ErrorCallback);
     char errstr[512] = {0};
     rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf.get(), errstr, sizeof(errstr));
     if (rk == nullptr)
@@ -187,14 +188,32 @@ class Producer::Impl {
                                "waiting for delivery to topic '" + options_.topic + "'");
     const Deliveries& d = deliveries_;
     if (d.failed > 0 || d.delivered != queued) {
-      return Status::Kafka(std::to_string(d.failed) + " of " + std::to_string(queued) +
-                               " messages to topic '" + options_.topic +
-                               "' were not delivered; first: row " +
-                               std::to_string(d.first_failed_row) + ": " +
-                               rd_kafka_err2str(d.first_error),
-                           kafka::IsRetriable(d.first_error));
+      std::string msg =
+          std::to_string(d.failed) + " of " + std::to_string(queued) +
+          " messages to topic '" + options_.topic + "' were not delivered; first: row " +
+          std::to_string(d.first_failed_row) + ": " + rd_kafka_err2str(d.first_error);
+      // A delivery timeout hides its cause; name it when the client reported one.
+      if (!auth_error_.empty())
+        msg += " (kafka authentication/authorization failed: " + auth_error_ + ")";
+      return Status::Kafka(std::move(msg),
+                           auth_error_.empty() && kafka::IsRetriable(d.first_error));
     }
     return d.delivered;
+  }
+
+  // Authentication and authorization failures would otherwise surface only as delivery
+  // timeouts. librdkafka's reason texts carry no credentials.
+  static void ErrorCallback(rd_kafka_t* /*rk*/, int err, const char* reason,
+                            void* opaque) {
+    auto code = static_cast<rd_kafka_resp_err_t>(err);
+    if (code == RD_KAFKA_RESP_ERR__AUTHENTICATION ||
+        code == RD_KAFKA_RESP_ERR_SASL_AUTHENTICATION_FAILED ||
+        code == RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED ||
+        code == RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED) {
+      static_cast<Impl*>(opaque)->auth_error_ = reason ? reason : rd_kafka_err2str(code);
+    }
+    Log(kafka::IsRetriable(code) ? LogLevel::kWarning : LogLevel::kError, "kafka",
+        reason ? reason : rd_kafka_err2str(code));
   }
 
   static void DeliveryCallback(rd_kafka_t* /*rk*/, const rd_kafka_message_t* m,
@@ -216,6 +235,7 @@ class Producer::Impl {
   std::unique_ptr<rd_kafka_topic_t, TopicDeleter> topic_;
   kafka::HeadersPtr headers_;
   Deliveries deliveries_;
+  std::string auth_error_;  // set by ErrorCallback (served on this thread by poll/flush)
 };
 
 Producer::Producer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

@@ -23,6 +23,7 @@
 
 #include "kelt/common/text.h"
 #include "kelt/load/column_writer.h"
+#include "kelt/load/loader_testing.h"
 
 namespace kelt {
 
@@ -390,6 +391,7 @@ class Loader::Impl {
       writers_.emplace_back(f.type);
     }
     root_.Seal();
+    ondemand_ok_ = OnDemandCompatible(root_);
     slots_.resize(payload_columns_.size());
     slot_set_.resize(payload_columns_.size());
     written_.resize(payload_columns_.size());
@@ -462,6 +464,7 @@ class Loader::Impl {
   }
 
   bool needs_headers() const { return needs_headers_; }
+  void set_force_dom(bool force) { force_dom_ = force; }
   const Schema& schema() const { return schema_; }
   const std::shared_ptr<arrow::Schema>& arrow_schema() const { return arrow_schema_; }
 
@@ -500,6 +503,11 @@ class Loader::Impl {
   // Write one value into every column, in schema order. Returns false with *bad set
   // (or fatal_ set) after writing some columns; the caller rewinds them.
   bool WriteRecord(const RecordView& r, BadRecord* bad) {
+    if (ondemand_ok_ && r.value && !payload_columns_.empty() && !force_dom_) {
+      if (WriteObjectOnDemand(r, *r.value)) return true;
+      if (!fatal_.ok()) return false;
+      for (load::ColumnWriter& w : writers_) w.Rewind(stats_.rows);
+    }
     PayloadMode mode = PayloadMode::kNone;
     std::string_view raw;
     if (!payload_columns_.empty()) {
@@ -577,6 +585,233 @@ class Loader::Impl {
     return true;
   }
 
+  // --- the On-Demand fast path --------------------------------------------------------
+  //
+  // Most records are well-formed objects whose values convert without error. For them
+  // simdjson's On-Demand API converts each value straight from the input, skipping the
+  // DOM tape. Every value is consumed (values of keys the schema does not use are
+  // validated by walking them), and the document must end after the object, so a record
+  // passes here only if the DOM parser would accept it too. Anything unusual — not an
+  // object, a conversion that fails, a value that would need its compact JSON text —
+  // returns false, and the record is redone on the DOM path, which decides exactly as
+  // RDP does. The fuzz target checks that both paths agree.
+
+  // The fast path needs each value once: no key feeding two columns, and no key that is
+  // both a column and the parent of nested columns.
+  static bool OnDemandCompatible(const PathNode& node) {
+    for (const auto& [name, child] : node.children) {
+      if (child->payload_slots.size() > 1) return false;
+      if (!child->payload_slots.empty() && child->has_children) return false;
+      if (!OnDemandCompatible(*child)) return false;
+    }
+    return true;
+  }
+
+  bool WriteObjectOnDemand(const RecordView& r, std::string_view payload) {
+    const char* input = payload.data();
+    if (!PaddingReadable(payload)) {
+      EnsurePadded(payload.size());
+      std::memcpy(padded_.get(), payload.data(), payload.size());
+      input = padded_.get();
+    }
+    simdjson::ondemand::document doc;
+    if (od_parser_
+            .iterate(input, payload.size(), payload.size() + simdjson::SIMDJSON_PADDING)
+            .get(doc) != simdjson::SUCCESS) {
+      return false;
+    }
+    simdjson::ondemand::object obj;
+    if (doc.get_object().get(obj) != simdjson::SUCCESS) return false;
+    BadRecord ignored;
+    for (int c : metadata_columns_) {
+      if (!WriteMetadata(r, static_cast<size_t>(c), &ignored)) return false;
+    }
+    ++generation_;
+    if (!WalkOnDemand(root_, obj)) return false;
+    // The document must end with the object: trailing content goes to the DOM path,
+    // which rejects it. (simdjson 3.0 has no document::at_end().)
+    const char* rest = nullptr;
+    if (doc.current_location().get(rest) != simdjson::OUT_OF_BOUNDS) return false;
+    for (size_t p = 0; p < payload_columns_.size(); ++p) {
+      if (written_[p] != generation_ &&
+          !WriteNull(static_cast<size_t>(payload_columns_[p]))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  bool WalkOnDemand(PathNode& node, simdjson::ondemand::object obj) {
+    size_t pos = 0;
+    for (auto field_result : obj) {
+      simdjson::ondemand::field field;
+      if (std::move(field_result).get(field) != simdjson::SUCCESS) return false;
+      std::string_view key;
+      if (field.unescaped_key().get(key) != simdjson::SUCCESS) return false;
+      PathNode* child = node.Find(key, pos++);
+      simdjson::ondemand::value value = field.value();
+      if (child == nullptr) {
+        if (!SkipValue(value)) return false;
+        continue;
+      }
+      if (!child->payload_slots.empty()) {
+        const auto slot = static_cast<size_t>(child->payload_slots.front());
+        const auto c = static_cast<size_t>(payload_columns_[slot]);
+        if (written_[slot] == generation_)
+          writers_[c].Rewind(stats_.rows);  // last one wins
+        if (!WriteOnDemandValue(value, c)) return false;
+        written_[slot] = generation_;
+        continue;
+      }
+      simdjson::ondemand::json_type type;
+      if (value.type().get(type) != simdjson::SUCCESS) return false;
+      if (type == simdjson::ondemand::json_type::object) {
+        simdjson::ondemand::object inner;
+        if (value.get_object().get(inner) != simdjson::SUCCESS) return false;
+        if (!WalkOnDemand(*child, inner)) return false;
+      } else if (!SkipValue(value)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // Consume a value the schema does not use, validating it completely.
+  static bool SkipValue(simdjson::ondemand::value value) {
+    using simdjson::ondemand::json_type;
+    json_type type;
+    if (value.type().get(type) != simdjson::SUCCESS) return false;
+    switch (type) {
+      case json_type::object: {
+        simdjson::ondemand::object obj;
+        if (value.get_object().get(obj) != simdjson::SUCCESS) return false;
+        for (auto field_result : obj) {
+          simdjson::ondemand::field field;
+          std::string_view key;
+          if (std::move(field_result).get(field) != simdjson::SUCCESS ||
+              field.unescaped_key().get(key) != simdjson::SUCCESS ||
+              !SkipValue(field.value())) {
+            return false;
+          }
+        }
+        return true;
+      }
+      case json_type::array: {
+        simdjson::ondemand::array arr;
+        if (value.get_array().get(arr) != simdjson::SUCCESS) return false;
+        for (auto element : arr) {
+          simdjson::ondemand::value v;
+          if (std::move(element).get(v) != simdjson::SUCCESS || !SkipValue(v))
+            return false;
+        }
+        return true;
+      }
+      case json_type::number: {
+        simdjson::ondemand::number n;
+        return value.get_number().get(n) == simdjson::SUCCESS;
+      }
+      case json_type::string: {
+        std::string_view s;
+        return value.get_string().get(s) == simdjson::SUCCESS;
+      }
+      case json_type::boolean: {
+        bool b;
+        return value.get_bool().get(b) == simdjson::SUCCESS;
+      }
+      case json_type::null: {
+        bool is_null = false;
+        return value.is_null().get(is_null) == simdjson::SUCCESS && is_null;
+      }
+    }
+    return false;
+  }
+
+  // Convert one value into column c on the fast path; false sends the record to the DOM
+  // path (which reports conversion errors with RDP's texts).
+  bool WriteOnDemandValue(simdjson::ondemand::value value, size_t c) {
+    using simdjson::ondemand::json_type;
+    using simdjson::ondemand::number_type;
+    const Column& col = columns_[c];
+    load::ColumnWriter& w = writers_[c];
+    json_type type;
+    if (value.type().get(type) != simdjson::SUCCESS) return false;
+    switch (type) {
+      case json_type::null: {
+        bool is_null = false;
+        if (value.is_null().get(is_null) != simdjson::SUCCESS || !is_null) return false;
+        return WriteNull(c);
+      }
+      case json_type::string: {
+        std::string_view s;
+        if (value.get_string().get(s) != simdjson::SUCCESS) return false;
+        BadRecord ignored;
+        return WriteText(s, c, &ignored);
+      }
+      case json_type::boolean: {
+        bool b;
+        if (col.type != TypeId::kBool || value.get_bool().get(b) != simdjson::SUCCESS) {
+          return false;
+        }
+        w.AppendBool(b);
+        return true;
+      }
+      case json_type::number: {
+        number_type nt;
+        if (value.get_number_type().get(nt) != simdjson::SUCCESS) return false;
+        switch (col.type) {
+          case TypeId::kInt64: {
+            int64_t v;
+            if (nt != number_type::signed_integer ||
+                value.get_int64().get(v) != simdjson::SUCCESS) {
+              return false;
+            }
+            w.AppendInt64(v);
+            return true;
+          }
+          case TypeId::kFloat64: {
+            double d;
+            if (value.get_double().get(d) != simdjson::SUCCESS) return false;
+            w.AppendDouble(d);
+            return true;
+          }
+          case TypeId::kTimestamp: {
+            int64_t us = 0;
+            if (nt == number_type::signed_integer) {
+              int64_t v;
+              if (value.get_int64().get(v) != simdjson::SUCCESS ||
+                  !EpochToMicros(v, col.unit, &us)) {
+                return false;
+              }
+            } else {
+              double d;
+              if (value.get_double().get(d) != simdjson::SUCCESS ||
+                  !EpochToMicros(d, col.unit, &us)) {
+                return false;
+              }
+            }
+            w.AppendInt64(us);
+            return true;
+          }
+          case TypeId::kDate: {
+            int64_t v;
+            if (nt != number_type::signed_integer ||
+                value.get_int64().get(v) != simdjson::SUCCESS ||
+                v < std::numeric_limits<int32_t>::min() ||
+                v > std::numeric_limits<int32_t>::max()) {
+              return false;
+            }
+            w.AppendDate(static_cast<int32_t>(v));
+            return true;
+          }
+          default:
+            return false;  // a number as text: the DOM path re-prints it as RDP does
+        }
+      }
+      default:
+        return false;  // object/array values convert through their compact JSON text
+    }
+  }
+
   // Parse the payload and decide the RDP rule that applies (2, 3 or 4).
   bool ClassifyPayload(std::string_view payload, PayloadMode* mode, std::string_view* raw,
                        BadRecord* bad) {
@@ -624,13 +859,7 @@ class Loader::Impl {
   simdjson::error_code Parse(std::string_view payload) {
     const char* input = payload.data();
     if (!PaddingReadable(payload)) {
-      const size_t need = payload.size() + simdjson::SIMDJSON_PADDING;
-      if (padded_capacity_ < need) {
-        padded_capacity_ = std::max(need, padded_capacity_ * 2);
-        padded_ = std::make_unique<char[]>(padded_capacity_);  // zeroed once
-      }
-      // simdjson reads (never interprets) up to SIMDJSON_PADDING bytes past the end;
-      // their content does not matter, so stale bytes from a longer payload are fine.
+      EnsurePadded(payload.size());
       std::memcpy(padded_.get(), payload.data(), payload.size());
       input = padded_.get();
     }
@@ -638,6 +867,16 @@ class Loader::Impl {
     if (result.error()) return result.error();
     doc_ = result.value_unsafe();
     return simdjson::SUCCESS;
+  }
+
+  // simdjson reads (never interprets) up to SIMDJSON_PADDING bytes past the end; their
+  // content does not matter, so stale bytes from a longer payload are fine.
+  void EnsurePadded(size_t size) {
+    const size_t need = size + simdjson::SIMDJSON_PADDING;
+    if (padded_capacity_ < need) {
+      padded_capacity_ = std::max(need, padded_capacity_ * 2);
+      padded_ = std::make_unique<char[]>(padded_capacity_);  // zeroed once
+    }
   }
 
   // simdjson may read SIMDJSON_PADDING bytes past the input. When those bytes lie in
@@ -1022,6 +1261,9 @@ class Loader::Impl {
 
   // Per-record working state, reused across records.
   simdjson::dom::parser parser_;
+  simdjson::ondemand::parser od_parser_;
+  bool ondemand_ok_ = false;  // the schema allows the On-Demand fast path
+  bool force_dom_ = false;    // tests and the fuzzer compare both paths
   simdjson::dom::element doc_;
   std::unique_ptr<char[]> padded_;
   size_t padded_capacity_ = 0;
@@ -1040,6 +1282,10 @@ class Loader::Impl {
 };
 
 Loader::Loader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+void LoaderTesting::ForceDomPath(Loader* loader, bool force) {
+  loader->impl_->set_force_dom(force);
+}
 Loader::~Loader() = default;
 
 Result<std::unique_ptr<Loader>> Loader::Make(const Schema& landing, LoadOptions options) {

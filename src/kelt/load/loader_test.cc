@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "kelt/dataset.h"
+#include "kelt/load/loader_testing.h"
 
 namespace kelt {
 namespace {
@@ -667,6 +668,81 @@ TEST(LoaderTest, PolicyNamesRoundTrip) {
     EXPECT_EQ(ParseBadRecordPolicy(BadRecordPolicyName(p)), p);
   }
   EXPECT_FALSE(ParseBadRecordPolicy("ignore").has_value());
+}
+
+}  // namespace
+}  // namespace kelt
+
+namespace kelt {
+namespace {
+
+// The On-Demand fast path and the DOM path must land identical batches and report
+// identical errors, whatever the payload.
+TEST(LoaderTest, FastPathAndDomPathAgree) {
+  Schema s;
+  s.fields = {Field("i", TypeId::kInt64),     Field("f", TypeId::kFloat64),
+              Field("b", TypeId::kBool),      Field("u", TypeId::kUtf8),
+              Field("t", TypeId::kTimestamp), Field("d", TypeId::kDate),
+              Field("x", TypeId::kBinary),    Field("_kafka_offset", TypeId::kInt64)};
+  s.fields.emplace_back("nested", TypeId::kInt64);
+  s.fields.back().source = {"o", "n"};
+  const std::vector<std::string> payloads = {
+      R"({"i":1,"f":2.5,"b":true,"u":"x","t":"2024-05-01T12:00:00.123Z","d":"2024-05-01","x":"raw"})",
+      R"({"i":-9223372036854775808,"f":1e308,"u":"\u00e9\n","o":{"n":7,"m":[1,{"z":null}]}})",
+      R"({"i":"42","f":"inf","b":"false","t":1700000000000,"d":19844})",
+      R"({"i":null,"f":null,"b":null,"u":null,"extra":{"deep":[true,false,null,"s",1.5e-3]}})",
+      R"({"u":1.50,"x":[1,2],"i":3})",     // number/array as text
+      R"({"i":1.0})",                      // expected i64
+      R"({"i":9223372036854775808})",      // too big for i64
+      R"({"b":1})",                        // bool from number
+      R"({"i":"nope"})",                   // cast error
+      R"({"i":1,"i":2,"u":"a","u":"b"})",  // duplicates: last wins
+      R"({"i":"bad","i":5})",              // a bad duplicate overwritten
+      R"({"i":1} trailing)",               // trailing content
+      R"({"i":1,})",                       // trailing comma
+      R"({"i":1,"skip":[1,2,}})",          // malformed skipped value
+      R"({"i":1,"skip":tru})",             // bad literal in skipped value
+      R"({"i":1,"skip":nul})",
+      R"({"i":1,"skip":"\x"})",                            // bad escape in skipped value
+      R"({"i":1,"skip":123456789012345678901234567890})",  // big integer
+      R"({"o":{"n":"8"},"o":{"n":9}})",                    // duplicate parent object
+      R"({"o":[1],"i":2})",                                // parent not an object
+      R"([1,2])",
+      R"("str")",
+      "42",
+      "",
+      "{",
+      "not json",
+      std::string("{\"u\":\"a\xff\"}"),  // invalid UTF-8
+      R"({"t":"yesterday"})",
+      R"({"d":"2023-02-29"})",
+      R"({"t":1e300})",
+  };
+  for (BadRecordPolicy policy : {BadRecordPolicy::kFail, BadRecordPolicy::kDeadLetter}) {
+    for (bool strict : {false, true}) {
+      LoadOptions o;
+      o.on_bad_record = policy;
+      o.strict_payload = strict;
+      for (const std::string& p : payloads) {
+        auto fast = Loader::Make(s, o);
+        auto dom = Loader::Make(s, o);
+        ASSERT_TRUE(fast.ok() && dom.ok());
+        LoaderTesting::ForceDomPath(dom->get(), true);
+        StreamRecord r = Rec(p, 3);
+        Status a = (*fast)->Append(r), b = (*dom)->Append(r);
+        EXPECT_EQ(a.ToString(), b.ToString()) << p;
+        auto wa = (*fast)->Finish();
+        auto wb = (*dom)->Finish();
+        ASSERT_TRUE(wa.ok() && wb.ok());
+        EXPECT_TRUE(wa->batch->Equals(*wb->batch))
+            << p << "\n"
+            << wa->batch->ToString() << "\nvs DOM\n"
+            << wb->batch->ToString();
+        EXPECT_TRUE(wa->dead_letters->Equals(*wb->dead_letters)) << p;
+        ASSERT_TRUE(wa->batch->ValidateFull().ok());
+      }
+    }
+  }
 }
 
 }  // namespace
