@@ -14,6 +14,7 @@
 #include <set>
 #include <thread>
 
+#include "broker_env.h"
 #include "kelt/kafka.h"
 #include "kelt/load.h"
 #include "kelt/rdp.h"
@@ -22,25 +23,12 @@ namespace kelt {
 namespace {
 
 std::map<std::string, std::string> BrokerEnv() {
-  std::map<std::string, std::string> env;
-  const char* path = std::getenv("KELT_KAFKA_ENV");
-  if (path == nullptr) return env;
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    auto eq = line.find('=');
-    if (eq != std::string::npos) env[line.substr(0, eq)] = line.substr(eq + 1);
-  }
-  return env;
+  return testing::ReadBrokerEnv("KELT_KAFKA_ENV");
 }
 
 std::string Bootstrap() { return BrokerEnv()["KELT_KAFKA_BOOTSTRAP"]; }
 
-// A topic name unique to this run, so reruns against a kept broker do not collide.
-std::string Topic(const std::string& base) {
-  return base + "-" +
-         std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
-}
+std::string Topic(const std::string& base) { return testing::UniqueTopic(base); }
 
 void CreateTopic(const std::string& name, int partitions) {
   std::string cmd =

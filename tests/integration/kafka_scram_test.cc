@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "broker_env.h"
 #include "kelt/kafka.h"
 #include "kelt/log.h"
 
@@ -28,23 +29,10 @@ namespace kelt {
 namespace {
 
 std::map<std::string, std::string> ScramEnv() {
-  std::map<std::string, std::string> env;
-  const char* path = std::getenv("KELT_KAFKA_SCRAM_ENV");
-  if (path == nullptr) return env;
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    auto eq = line.find('=');
-    if (eq != std::string::npos) env[line.substr(0, eq)] = line.substr(eq + 1);
-  }
-  return env;
+  return testing::ReadBrokerEnv("KELT_KAFKA_SCRAM_ENV");
 }
 
-// A topic name unique to this run, so reruns against a kept broker do not collide.
-std::string Topic(const std::string& base) {
-  return base + "-" +
-         std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
-}
+std::string Topic(const std::string& base) { return testing::UniqueTopic(base); }
 
 // Every message kelt logs (librdkafka's included) while a test runs.
 class LogCapture {

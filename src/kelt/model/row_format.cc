@@ -2,35 +2,10 @@
 #include "kelt/model/row_format.h"
 
 #include "kelt/common/text.h"
+#include "kelt/schema.h"
 
 namespace kelt::model {
 namespace {
-
-bool Supported(arrow::Type::type id) {
-  switch (id) {
-    case arrow::Type::INT8:
-    case arrow::Type::INT16:
-    case arrow::Type::INT32:
-    case arrow::Type::INT64:
-    case arrow::Type::UINT8:
-    case arrow::Type::UINT16:
-    case arrow::Type::UINT32:
-    case arrow::Type::UINT64:
-    case arrow::Type::FLOAT:
-    case arrow::Type::DOUBLE:
-    case arrow::Type::BOOL:
-    case arrow::Type::STRING:
-    case arrow::Type::LARGE_STRING:
-    case arrow::Type::BINARY:
-    case arrow::Type::LARGE_BINARY:
-    case arrow::Type::TIMESTAMP:
-    case arrow::Type::DATE32:
-    case arrow::Type::NA:
-      return true;
-    default:
-      return false;
-  }
-}
 
 int64_t TimestampMicros(const arrow::TimestampArray& a, int64_t row) {
   int64_t v = a.Value(row);
@@ -55,14 +30,12 @@ void AppendInteger(const arrow::Array& a, int64_t row, std::string* out) {
 }  // namespace
 
 Result<RowFormatter> RowFormatter::Make(const arrow::RecordBatch& batch) {
+  // The Arrow types kelt maps are the ones FromArrowSchema accepts (one list for all).
+  Status mapped = FromArrowSchema(*batch.schema()).status();
+  if (!mapped.ok()) return mapped.WithPrefix("cannot send to Kafka: ");
   RowFormatter f;
   for (int c = 0; c < batch.num_columns(); ++c) {
     const auto& field = batch.schema()->field(c);
-    if (!Supported(field->type()->id())) {
-      return Status::Invalid("column '" + field->name() + "' has type " +
-                             field->type()->ToString() +
-                             ", which cannot be sent to Kafka");
-    }
     Column col;
     col.array = batch.column(c);
     text::AppendJsonString(&col.json_key, field->name());
@@ -132,8 +105,12 @@ bool RowFormatter::CellText(int col, int64_t row, std::string* out) const {
       out->append(
           text::FormatDateDays(static_cast<const arrow::Date32Array&>(a).Value(row)));
       break;
-    default:
-      return false;
+    default: {
+      // Other mapped types (views, date64, fixed-size binary): Arrow's own text.
+      auto scalar = a.GetScalar(row);
+      if (!scalar.ok()) return false;
+      out->append((*scalar)->ToString());
+    }
   }
   return true;
 }
