@@ -31,8 +31,8 @@ kelt::Schema MakeSchema(int kind) {
                   {"_kafka_headers", kelt::TypeId::kUtf8},
                   {"_kafka_key", kelt::TypeId::kUtf8}});
   s.fields.emplace_back("nested", kelt::TypeId::kUtf8);
-  s.fields.back().source = kind == 0 ? std::vector<std::string>{"a", "b"}
-                                     : std::vector<std::string>{"o", "n"};
+  s.fields.back().source =
+      kind == 0 ? std::vector<std::string>{"a", "b"} : std::vector<std::string>{"o", "n"};
   return s;
 }
 
