@@ -264,6 +264,7 @@ class Consumer::Impl {
     if (closed_) return Status::Invalid("kafka consumer is closed");
     if (opts.max_records <= 0) return Status::Invalid("max_records must be positive");
     KELT_RETURN_NOT_OK(TakeFatal());
+    KELT_RETURN_NOT_OK(FlushCommits());  // offsets deferred by a rebalance
     const auto deadline = std::chrono::steady_clock::now() + opts.max_wait;
     Window w;
     Window::Impl& win = *w.impl_;
@@ -369,25 +370,59 @@ class Consumer::Impl {
     return w;
   }
 
+  // Record the window's offsets as durable and commit them. When the group is in the
+  // middle of a rebalance the broker refuses commits of this generation; the offsets
+  // then stay pending and are committed in the revoke callback (before the partitions
+  // are given up, as eager rebalancing allows), at the next Poll, or at Close.
   Status Commit(const Window& w) {
     if (closed_) return Status::Invalid("kafka consumer is closed");
     const Window::Impl& win = *w.impl_;
-    kafka::PartitionListPtr list(
-        rd_kafka_topic_partition_list_new(static_cast<int>(win.spans.size())));
     for (size_t i = 0; i < win.spans.size(); ++i) {
       const PartitionSpan& s = win.spans[i];
       auto it = partitions_.find(s.tp);
       if (it == partitions_.end() || it->second.generation != win.span_generations[i]) {
         continue;  // lost since the poll: another member owns it now
       }
-      rd_kafka_topic_partition_list_add(list.get(), s.tp.topic.c_str(), s.tp.partition)
-          ->offset = s.last_offset + 1;
+      int64_t& pending = pending_commits_[s.tp];
+      pending = std::max(pending, s.last_offset + 1);
     }
-    if (list->cnt == 0) return Status::OK();
+    return FlushCommits();
+  }
+
+  // Commit every pending offset of a partition this member still owns.
+  Status FlushCommits() {
+    if (pending_commits_.empty()) return Status::OK();
+    kafka::PartitionListPtr list(
+        rd_kafka_topic_partition_list_new(static_cast<int>(pending_commits_.size())));
+    for (const auto& [tp, offset] : pending_commits_) {
+      rd_kafka_topic_partition_list_add(list.get(), tp.topic.c_str(), tp.partition)
+          ->offset = offset;
+    }
+    rd_kafka_resp_err_t err = CommitList(list.get());
+    if (!err || err == RD_KAFKA_RESP_ERR__NO_OFFSET) {
+      pending_commits_.clear();
+      return Status::OK();
+    }
+    if (IsRebalanceError(err)) {
+      Log(LogLevel::kInfo, "kafka",
+          std::string("offset commit deferred until the rebalance: ") +
+              rd_kafka_err2str(err));
+      return Status::OK();
+    }
+    return kafka::KafkaError(err, "committing offsets");
+  }
+
+  static bool IsRebalanceError(rd_kafka_resp_err_t err) {
+    return err == RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS ||
+           err == RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION ||
+           err == RD_KAFKA_RESP_ERR_UNKNOWN_MEMBER_ID;
+  }
+
+  // Synchronous commit with retries of transient errors; the first error, if any.
+  rd_kafka_resp_err_t CommitList(rd_kafka_topic_partition_list_t* list) {
     rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR_NO_ERROR;
     for (int attempt = 0; attempt < 5; ++attempt) {
-      err = rd_kafka_commit(rk_.get(), list.get(), 0);
-      if (err == RD_KAFKA_RESP_ERR__NO_OFFSET) return Status::OK();
+      err = rd_kafka_commit(rk_.get(), list, 0);
       if (!err) {
         for (int i = 0; i < list->cnt; ++i) {
           if (list->elems[i].err) {
@@ -396,14 +431,15 @@ class Consumer::Impl {
           }
         }
       }
-      if (!err) return Status::OK();
-      if (!kafka::IsRetriable(err) || err == RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS)
-        break;
+      if (!err || err == RD_KAFKA_RESP_ERR__NO_OFFSET || IsRebalanceError(err) ||
+          !kafka::IsRetriable(err)) {
+        return err;
+      }
       Log(LogLevel::kWarning, "kafka",
           std::string("offset commit failed, retrying: ") + rd_kafka_err2str(err));
       std::this_thread::sleep_for(std::chrono::milliseconds(200 << attempt));
     }
-    return kafka::KafkaError(err, "committing offsets");
+    return err;
   }
 
   Status StartCatchUp() {
@@ -467,13 +503,19 @@ class Consumer::Impl {
 
   Status Close() {
     if (closed_ || !rk_) return Status::OK();
+    Status flushed = FlushCommits();
     closed_ = true;
     pending_.clear();
     rd_kafka_resp_err_t err = rd_kafka_consumer_close(rk_.get());
     queue_.reset();
     rk_.reset();  // destroyed now, or when the last Window still holding messages goes
     if (err) return kafka::KafkaError(err, "closing kafka consumer");
-    return Status::OK();
+    if (!pending_commits_.empty()) {
+      return Status::Kafka(
+          "closing kafka consumer: " + std::to_string(pending_commits_.size()) +
+          " partition(s) kept durable offsets that could not be committed");
+    }
+    return flushed;
   }
 
  private:
@@ -499,9 +541,11 @@ class Consumer::Impl {
     // Nothing is committed here: the caller commits each window once it is durable, and
     // a window's records of a revoked partition are dropped before they are handed out.
     const bool lost = rd_kafka_assignment_lost(rk);
+    if (!lost) CommitPendingOf(parts);
     for (int i = 0; i < parts->cnt; ++i) {
       TopicPartition tp{parts->elems[i].topic, parts->elems[i].partition};
       partitions_.erase(tp);
+      pending_commits_.erase(tp);  // committed just above, or no longer ours to commit
       lost_.push_back(tp);
     }
     std::erase_if(pending_, [&](const kafka::MessagePtr& m) {
@@ -512,6 +556,28 @@ class Consumer::Impl {
     Log(LogLevel::kInfo, "kafka",
         std::string(lost ? "lost " : "revoked ") + std::to_string(parts->cnt) +
             " partition(s)");
+  }
+
+  // Before revoked partitions are given up, commit what the caller made durable for
+  // them (the group accepts commits of this generation while it prepares a rebalance).
+  void CommitPendingOf(const rd_kafka_topic_partition_list_t* parts) {
+    kafka::PartitionListPtr list(rd_kafka_topic_partition_list_new(parts->cnt));
+    for (int i = 0; i < parts->cnt; ++i) {
+      auto it = pending_commits_.find({parts->elems[i].topic, parts->elems[i].partition});
+      if (it == pending_commits_.end()) continue;
+      rd_kafka_topic_partition_list_add(list.get(), it->first.topic.c_str(),
+                                        it->first.partition)
+          ->offset = it->second;
+    }
+    if (list->cnt == 0) return;
+    rd_kafka_resp_err_t err = CommitList(list.get());
+    if (err && err != RD_KAFKA_RESP_ERR__NO_OFFSET) {
+      Log(LogLevel::kWarning, "kafka",
+          std::string(
+              "could not commit durable offsets of revoked partitions (their next "
+              "owner re-reads those records): ") +
+              rd_kafka_err2str(err));
+    }
   }
 
   static void ErrorCallback(rd_kafka_t* rk, int err, const char* reason, void* opaque) {
@@ -630,7 +696,8 @@ class Consumer::Impl {
   std::shared_ptr<rd_kafka_t> rk_;  // shared with the Windows (see Window::Impl)
   kafka::QueuePtr queue_;
   std::map<TopicPartition, PartitionState> partitions_;  // the current assignment
-  std::deque<kafka::MessagePtr> pending_;  // carried over to the next window
+  std::deque<kafka::MessagePtr> pending_;              // carried over to the next window
+  std::map<TopicPartition, int64_t> pending_commits_;  // durable, not yet committed
   std::vector<TopicPartition> lost_;
   uint64_t generation_ = 0;
   bool catch_up_ = false;

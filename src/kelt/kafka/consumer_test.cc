@@ -351,6 +351,33 @@ TEST(ConsumerTest, RetriesInjectedFetchAndCommitErrors) {
   EXPECT_EQ((*committed)[0].second, 10);
 }
 
+TEST(ConsumerTest, DefersACommitRefusedDuringARebalance) {
+  MockCluster mc;
+  mc.CreateTopic("t11", 1);
+  ProduceIds(mc, "t11", 0, 6);
+  auto c = Consumer::Make(ConsumerFor(mc, "t11", "g11"));
+  ASSERT_TRUE(c.ok());
+  WindowOptions opts;
+  opts.max_records = 4;
+  auto w = (*c)->Poll(opts);
+  ASSERT_TRUE(w.ok());
+  ASSERT_EQ(w->size(), 4u);
+  // The group refuses commits of this generation while it rebalances: the offsets are
+  // kept and committed at the next opportunity, not dropped and not reported as lost.
+  rd_kafka_mock_push_request_errors(mc.get(), kApiOffsetCommit, 1,
+                                    RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS);
+  ASSERT_TRUE((*c)->Commit(*w).ok());
+  auto before = (*c)->Committed();
+  ASSERT_TRUE(before.ok());
+  EXPECT_EQ((*before)[0].second, -1);  // not committed yet
+  auto next = (*c)->Poll(opts);        // flushes the deferred commit first
+  ASSERT_TRUE(next.ok());
+  auto after = (*c)->Committed();
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ((*after)[0].second, 4);
+  ASSERT_TRUE((*c)->Close().ok());
+}
+
 TEST(ConsumerTest, ReportsANonRetriableCommitError) {
   MockCluster mc;
   mc.CreateTopic("t8", 1);
