@@ -1,0 +1,821 @@
+// Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
+//
+// Extract and the Kafka sink on a real broker, each against a bare librdkafka loop
+// measured in the same run (targets: kelt ≥ 0.90× the bare rate):
+//   - producer: N ~200-byte JSON records (8 mixed fields, the corpus of
+//     load_benchmark.cc) sent by a bare rd_kafka_producev loop, by
+//     kelt::Producer::SendRaw and by kelt::Producer::Send(RecordBatch) (value_column);
+//     the same librdkafka settings for all (enable.idempotence, linger.ms=5, one
+//     message.timeout.ms), each into a fresh topic, every delivery report counted;
+//   - consumer: the topic the bare producer wrote, read to its end by a bare
+//     high-level consumer (rd_kafka_consume_batch_queue, a sync commit of the current
+//     positions every `window` messages), by kelt::Consumer (Poll windows of `window`
+//     records, Commit each) and, for information, by kelt::Consumer + kelt::Loader.
+// Contenders alternate within each repetition (bare, kelt, bare, kelt, ...); the best
+// (fastest) repetition of each is compared, since the machine is shared and noisy.
+// Consumer rates run from the first record received (the group join is excluded);
+// the wall time including the join is printed too.
+//
+// It does not start a broker:
+//   bash scripts/kafka.sh start --dir build/kafka-bench
+//   set -a; source build/kafka-bench/env; set +a      # KELT_KAFKA_DIR for create-topic
+//   build/release/bench/kafka_benchmark --bootstrap "$KELT_KAFKA_BOOTSTRAP"
+//   bash scripts/kafka.sh stop --dir build/kafka-bench
+// Topics are created with scripts/kafka.sh create-topic (--dir $KELT_KAFKA_DIR, or
+// --dir given here) and checked on --bootstrap before anything is measured.
+#include <arrow/api.h>
+#include <librdkafka/rdkafka.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "kelt/kafka.h"
+#include "kelt/load.h"
+#include "kelt/log.h"
+#include "kelt/schema.h"
+
+#ifndef KELT_SOURCE_DIR
+#error "KELT_SOURCE_DIR must be defined (bench/CMakeLists.txt does)"
+#endif
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+[[noreturn]] void Die(const std::string& what) {
+  std::fprintf(stderr, "kafka_benchmark: %s\n", what.c_str());
+  std::exit(1);
+}
+
+struct Args {
+  std::string bootstrap;
+  int64_t records = 2000000;
+  int partitions = 4;
+  int64_t window = 10000;
+  int repetitions = 3;
+  int message_timeout_ms = 30000;
+  std::string kafka_dir;  // for scripts/kafka.sh --dir; default $KELT_KAFKA_DIR
+  bool send_batch = true;
+  // Profiling aids: read this existing topic (of --records records) instead of producing
+  // (skips the producer comparison), and run only some consumer contenders.
+  std::string consume_topic;
+  std::string consumers = "bare,kelt,load";
+  // Extra librdkafka properties for every consumer, bare and kelt alike.
+  std::vector<std::pair<std::string, std::string>> consumer_properties;
+};
+
+void Usage() {
+  std::fprintf(
+      stderr,
+      "usage: kafka_benchmark --bootstrap HOST:PORT [--records N] [--partitions P]\n"
+      "                       [--window W] [--repetitions R] [--message-timeout-ms MS]\n"
+      "                       [--dir KAFKA_DIR] [--no-send-batch]\n"
+      "                       [--consume-topic EXISTING] [--consumers bare,kelt,load]\n"
+      "                       [--consumer-property KEY=VALUE ...]\n"
+      "defaults: --records 2000000 --partitions 4 --window 10000 --repetitions 3\n"
+      "          --message-timeout-ms 30000 --dir $KELT_KAFKA_DIR\n");
+}
+
+Args ParseArgs(int argc, char** argv) {
+  Args a;
+  if (const char* d = std::getenv("KELT_KAFKA_DIR"); d != nullptr) a.kafka_dir = d;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    std::string value;
+    bool has_value = false;
+    if (auto eq = arg.find('='); eq != std::string::npos && arg.rfind("--", 0) == 0) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+      has_value = true;
+    }
+    auto next = [&]() -> std::string {
+      if (has_value) return value;
+      if (i + 1 >= argc) Die(arg + " needs a value");
+      return argv[++i];
+    };
+    auto number = [&]() -> int64_t {
+      std::string v = next();
+      char* end = nullptr;
+      long long n = std::strtoll(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || n <= 0) Die(arg + ": expected a positive integer");
+      return n;
+    };
+    if (arg == "--bootstrap") {
+      a.bootstrap = next();
+    } else if (arg == "--records") {
+      a.records = number();
+    } else if (arg == "--partitions") {
+      a.partitions = static_cast<int>(number());
+    } else if (arg == "--window") {
+      a.window = number();
+    } else if (arg == "--repetitions") {
+      a.repetitions = static_cast<int>(number());
+    } else if (arg == "--message-timeout-ms") {
+      a.message_timeout_ms = static_cast<int>(number());
+    } else if (arg == "--dir") {
+      a.kafka_dir = next();
+    } else if (arg == "--consume-topic") {
+      a.consume_topic = next();
+    } else if (arg == "--consumers") {
+      a.consumers = next();
+    } else if (arg == "--consumer-property") {
+      std::string kv = next();
+      auto eq = kv.find('=');
+      if (eq == std::string::npos || eq == 0) Die("--consumer-property needs KEY=VALUE");
+      a.consumer_properties.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+    } else if (arg == "--no-send-batch") {
+      a.send_batch = false;
+    } else if (arg == "-h" || arg == "--help") {
+      Usage();
+      std::exit(0);
+    } else {
+      Usage();
+      Die("unknown argument '" + arg + "'");
+    }
+  }
+  if (a.bootstrap.empty()) {
+    Usage();
+    Die("--bootstrap is required (start a broker: bash scripts/kafka.sh start)");
+  }
+  return a;
+}
+
+// --- corpus
+// -------------------------------------------------------------------------------
+
+struct Corpus {
+  std::vector<std::string> keys;
+  std::vector<std::string> payloads;
+  int64_t payload_bytes = 0;
+  int64_t key_bytes = 0;
+};
+
+// The same ~200-byte documents as load_benchmark.cc; the key is the event id.
+Corpus MakeCorpus(int64_t n) {
+  Corpus c;
+  std::mt19937_64 rng(42);
+  const char* events[] = {"click", "view", "purchase", "signup", "logout"};
+  const char* countries[] = {"NO", "SE", "DE", "US", "JP", "BR"};
+  c.keys.reserve(static_cast<size_t>(n));
+  c.payloads.reserve(static_cast<size_t>(n));
+  char buf[512];
+  for (int64_t i = 0; i < n; ++i) {
+    uint64_t r = rng();
+    int len = std::snprintf(
+        buf, sizeof(buf),
+        "{\"event_id\":%lld,\"user_id\":%llu,\"amount\":%.2f,\"is_member\":%s,"
+        "\"event\":\"%s\",\"country\":\"%s\",\"session\":\"%016llx%016llx\","
+        "\"ts\":\"2024-05-%02dT%02d:%02d:%02d.%03dZ\"}",
+        static_cast<long long>(1000000000 + i),
+        static_cast<unsigned long long>(r % 10000000),
+        static_cast<double>(r % 100000) / 100.0, (r & 1) ? "true" : "false",
+        events[r % 5], countries[(r >> 8) % 6], static_cast<unsigned long long>(rng()),
+        static_cast<unsigned long long>(rng()), static_cast<int>(1 + (r >> 16) % 28),
+        static_cast<int>((r >> 24) % 24), static_cast<int>((r >> 32) % 60),
+        static_cast<int>((r >> 40) % 60), static_cast<int>((r >> 48) % 1000));
+    c.payloads.emplace_back(buf, static_cast<size_t>(len));
+    c.keys.push_back(std::to_string(1000000000 + i));
+    c.payload_bytes += len;
+    c.key_bytes += static_cast<int64_t>(c.keys.back().size());
+  }
+  return c;
+}
+
+kelt::Schema LandingSchema() {
+  return kelt::Schema({{"event_id", kelt::TypeId::kInt64},
+                       {"user_id", kelt::TypeId::kInt64},
+                       {"amount", kelt::TypeId::kFloat64},
+                       {"is_member", kelt::TypeId::kBool},
+                       {"event", kelt::TypeId::kUtf8},
+                       {"country", kelt::TypeId::kUtf8},
+                       {"session", kelt::TypeId::kUtf8},
+                       {"ts", kelt::TypeId::kTimestamp},
+                       {"_kafka_partition", kelt::TypeId::kInt64},
+                       {"_kafka_offset", kelt::TypeId::kInt64}});
+}
+
+// --- measurement
+// --------------------------------------------------------------------------
+
+double CpuSeconds() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);  // every thread of the process, librdkafka's included
+  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+struct Run {
+  int64_t records = 0;
+  int64_t payload_bytes = 0;
+  double seconds = 0;  // the measured span (consumers: first record → end)
+  double wall = 0;     // consumers: client creation → end (includes the group join)
+  double cpu = 0;      // process CPU seconds during `seconds` (all threads)
+  double commit = 0;   // consumers: seconds spent in synchronous commits
+  int64_t commits = 0;
+  double rate() const { return seconds > 0 ? static_cast<double>(records) / seconds : 0; }
+  double mbps() const {
+    return seconds > 0 ? static_cast<double>(payload_bytes) / seconds / 1e6 : 0;
+  }
+};
+
+struct Contender {
+  explicit Contender(std::string n) : name(std::move(n)) {}
+  std::string name;
+  std::vector<Run> runs;
+  const Run* best() const {
+    const Run* b = nullptr;
+    for (const Run& r : runs)
+      if (b == nullptr || r.rate() > b->rate()) b = &r;
+    return b;
+  }
+};
+
+void PrintRun(const char* name, int rep, const Run& r, bool with_wall) {
+  std::printf("  rep %d  %-28s %9.0f records/s  %7.1f MB/s  %6.2f s", rep + 1, name,
+              r.rate(), r.mbps(), r.seconds);
+  if (with_wall) std::printf("  (wall %6.2f s incl. join)", r.wall);
+  std::printf("  cpu %5.2f s = %.2f us/record", r.cpu,
+              r.records > 0 ? r.cpu * 1e6 / static_cast<double>(r.records) : 0.0);
+  if (r.commits > 0) {
+    std::printf("  %lld commits %.2f s", static_cast<long long>(r.commits), r.commit);
+  }
+  std::printf("\n");
+  std::fflush(stdout);
+}
+
+// --- topics
+// -------------------------------------------------------------------------------
+
+void CreateTopic(const Args& args, const std::string& name) {
+  std::string cmd = std::string("bash '") + KELT_SOURCE_DIR + "/scripts/kafka.sh' " +
+                    "create-topic '" + name + "' " + std::to_string(args.partitions);
+  if (!args.kafka_dir.empty()) cmd += " --dir '" + args.kafka_dir + "'";
+  cmd += " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) Die("cannot run: " + cmd);
+  std::string out;
+  char buf[512];
+  while (std::fgets(buf, sizeof(buf), p) != nullptr) out += buf;
+  int rc = pclose(p);
+  if (rc != 0) Die("create-topic failed (" + cmd + "):\n" + out);
+}
+
+// Check, on --bootstrap, that every topic exists with the expected partition count
+// (create-topic talks to the broker of its --dir, which might not be this one).
+void CheckTopics(const Args& args, const std::vector<std::string>& topics) {
+  char errstr[512];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  if (rd_kafka_conf_set(conf, "bootstrap.servers", args.bootstrap.c_str(), errstr,
+                        sizeof(errstr)) != RD_KAFKA_CONF_OK)
+    Die(errstr);
+  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
+  if (rk == nullptr) Die(std::string("rd_kafka_new: ") + errstr);
+  const rd_kafka_metadata_t* md = nullptr;
+  // All topics: asking for one by name could auto-create it on the wrong broker.
+  rd_kafka_resp_err_t err = rd_kafka_metadata(rk, 1, nullptr, &md, 15000);
+  if (err)
+    Die(std::string("metadata from ") + args.bootstrap + ": " + rd_kafka_err2str(err));
+  for (const std::string& t : topics) {
+    int found = -1;
+    for (int i = 0; i < md->topic_cnt; ++i) {
+      if (t == md->topics[i].topic) found = md->topics[i].partition_cnt;
+    }
+    if (found != args.partitions) {
+      Die("topic '" + t + "' has " + std::to_string(found) + " partition(s) on " +
+          args.bootstrap + ", expected " + std::to_string(args.partitions) +
+          " (is KELT_KAFKA_DIR / --dir the directory of this broker?)");
+    }
+  }
+  rd_kafka_metadata_destroy(md);
+  rd_kafka_destroy(rk);
+}
+
+// --- producers
+// ----------------------------------------------------------------------------
+
+struct DeliveryCount {
+  int64_t delivered = 0;
+  int64_t failed = 0;
+  rd_kafka_resp_err_t first_error = RD_KAFKA_RESP_ERR_NO_ERROR;
+};
+
+void OnDelivery(rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
+  auto* d = static_cast<DeliveryCount*>(opaque);
+  if (m->err) {
+    if (d->failed++ == 0) d->first_error = m->err;
+  } else {
+    ++d->delivered;
+  }
+}
+
+void Set(rd_kafka_conf_t* conf, const char* k, const std::string& v) {
+  char errstr[512];
+  if (rd_kafka_conf_set(conf, k, v.c_str(), errstr, sizeof(errstr)) != RD_KAFKA_CONF_OK)
+    Die(std::string(k) + ": " + errstr);
+}
+
+// (a) The bare loop: producev by topic name with F_COPY, QUEUE_FULL served by polling,
+// delivery reports served every 1024 messages, then flush.
+Run BareProduce(const Args& args, const Corpus& c, const std::string& topic) {
+  DeliveryCount d;
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  Set(conf, "bootstrap.servers", args.bootstrap);
+  Set(conf, "message.timeout.ms", std::to_string(args.message_timeout_ms));
+  Set(conf, "enable.idempotence", "true");  // kelt's producer settings
+  Set(conf, "linger.ms", "5");
+  rd_kafka_conf_set_opaque(conf, &d);
+  rd_kafka_conf_set_dr_msg_cb(conf, &OnDelivery);
+  char errstr[512];
+  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
+  if (rk == nullptr) Die(std::string("rd_kafka_new: ") + errstr);
+
+  Run r;
+  const double cpu0 = CpuSeconds();
+  const auto t0 = Clock::now();
+  const size_t n = c.payloads.size();
+  for (size_t i = 0; i < n; ++i) {
+    const std::string& key = c.keys[i];
+    const std::string& value = c.payloads[i];
+    while (true) {
+      rd_kafka_resp_err_t err = rd_kafka_producev(
+          rk, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+          RD_KAFKA_V_KEY(key.data(), key.size()),
+          RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
+          RD_KAFKA_V_END);
+      if (!err) break;
+      if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL)
+        Die(std::string("producev: ") + rd_kafka_err2str(err));
+      rd_kafka_poll(rk, 50);
+    }
+    if ((i & 1023) == 0) rd_kafka_poll(rk, 0);
+  }
+  rd_kafka_resp_err_t err = rd_kafka_flush(rk, args.message_timeout_ms + 5000);
+  const auto t1 = Clock::now();
+  r.cpu = CpuSeconds() - cpu0;
+  if (err) Die(std::string("flush: ") + rd_kafka_err2str(err));
+  if (d.failed > 0 || d.delivered != static_cast<int64_t>(n)) {
+    Die("bare producer: " + std::to_string(d.delivered) + " delivered, " +
+        std::to_string(d.failed) + " failed (" + rd_kafka_err2str(d.first_error) + ")");
+  }
+  rd_kafka_destroy(rk);
+  r.records = static_cast<int64_t>(n);
+  r.payload_bytes = c.payload_bytes;
+  r.seconds = r.wall = Seconds(t1 - t0);
+  return r;
+}
+
+using RawMessages = std::vector<std::pair<std::optional<std::string>, std::string>>;
+
+std::unique_ptr<kelt::Producer> MakeKeltProducer(const Args& args,
+                                                 const std::string& topic,
+                                                 bool batch_columns) {
+  kelt::ProducerOptions o;
+  o.brokers = args.bootstrap;
+  o.topic = topic;
+  o.message_timeout_ms = args.message_timeout_ms;
+  if (batch_columns) {
+    o.key_column = "key";
+    o.value_column = "value";
+  }
+  auto p = kelt::Producer::Make(o);
+  if (!p.ok()) Die("kelt::Producer::Make: " + p.status().ToString());
+  return p.MoveValueUnsafe();
+}
+
+// (b) kelt::Producer::SendRaw of the same keys and payloads.
+Run KeltSendRaw(const Args& args, const Corpus& c, const RawMessages& messages,
+                const std::string& topic) {
+  auto producer = MakeKeltProducer(args, topic, false);
+  Run r;
+  const double cpu0 = CpuSeconds();
+  const auto t0 = Clock::now();
+  auto sent = producer->SendRaw(messages);
+  const auto t1 = Clock::now();
+  r.cpu = CpuSeconds() - cpu0;
+  if (!sent.ok()) Die("kelt SendRaw: " + sent.status().ToString());
+  if (*sent != static_cast<int64_t>(messages.size()))
+    Die("kelt SendRaw delivered " + std::to_string(*sent));
+  if (auto st = producer->Close(); !st.ok()) Die("kelt Close: " + st.ToString());
+  r.records = *sent;
+  r.payload_bytes = c.payload_bytes;
+  r.seconds = r.wall = Seconds(t1 - t0);
+  return r;
+}
+
+// (b') kelt::Producer::Send of a RecordBatch {key utf8, value utf8} with key_column and
+// value_column: the Arrow path (cell text per row) on the same bytes.
+Run KeltSendBatch(const Args& args, const Corpus& c, const arrow::RecordBatch& batch,
+                  const std::string& topic) {
+  auto producer = MakeKeltProducer(args, topic, true);
+  Run r;
+  const double cpu0 = CpuSeconds();
+  const auto t0 = Clock::now();
+  auto sent = producer->Send(batch);
+  const auto t1 = Clock::now();
+  r.cpu = CpuSeconds() - cpu0;
+  if (!sent.ok()) Die("kelt Send(RecordBatch): " + sent.status().ToString());
+  if (*sent != batch.num_rows()) Die("kelt Send delivered " + std::to_string(*sent));
+  if (auto st = producer->Close(); !st.ok()) Die("kelt Close: " + st.ToString());
+  r.records = *sent;
+  r.payload_bytes = c.payload_bytes;
+  r.seconds = r.wall = Seconds(t1 - t0);
+  return r;
+}
+
+std::shared_ptr<arrow::RecordBatch> MakeBatch(const Corpus& c) {
+  arrow::StringBuilder keys, values;
+  if (!keys.Reserve(static_cast<int64_t>(c.keys.size())).ok() ||
+      !keys.ReserveData(c.key_bytes).ok() ||
+      !values.Reserve(static_cast<int64_t>(c.payloads.size())).ok() ||
+      !values.ReserveData(c.payload_bytes).ok())
+    Die("arrow reserve");
+  for (size_t i = 0; i < c.payloads.size(); ++i) {
+    keys.UnsafeAppend(c.keys[i]);
+    values.UnsafeAppend(c.payloads[i]);
+  }
+  std::shared_ptr<arrow::Array> k, v;
+  if (!keys.Finish(&k).ok() || !values.Finish(&v).ok()) Die("arrow finish");
+  auto schema = arrow::schema(
+      {arrow::field("key", arrow::utf8()), arrow::field("value", arrow::utf8())});
+  return arrow::RecordBatch::Make(schema, static_cast<int64_t>(c.payloads.size()),
+                                  {k, v});
+}
+
+// --- consumers
+// ----------------------------------------------------------------------------
+
+// (a) A bare high-level consumer with kelt's properties: batches from the consumer
+// queue, each payload touched, a sync commit of the current positions every `window`
+// messages (and after the last), until every partition reported EOF.
+Run BareConsume(const Args& args, const std::string& topic, const std::string& group) {
+  const auto start = Clock::now();
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  Set(conf, "bootstrap.servers", args.bootstrap);
+  Set(conf, "group.id", group);
+  Set(conf, "auto.offset.reset", "earliest");
+  Set(conf, "partition.assignment.strategy", "range");
+  Set(conf, "enable.partition.eof", "true");
+  Set(conf, "fetch.wait.max.ms", "100");
+  Set(conf, "enable.auto.commit", "false");
+  Set(conf, "enable.auto.offset.store", "false");
+  for (const auto& [k, v] : args.consumer_properties) Set(conf, k.c_str(), v);
+  if (const char* d = std::getenv("KB_DEBUG")) Set(conf, "debug", d);
+  char errstr[512];
+  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
+  if (rk == nullptr) Die(std::string("rd_kafka_new: ") + errstr);
+  rd_kafka_poll_set_consumer(rk);
+  rd_kafka_queue_t* q = rd_kafka_queue_get_consumer(rk);
+  rd_kafka_topic_partition_list_t* sub = rd_kafka_topic_partition_list_new(1);
+  rd_kafka_topic_partition_list_add(sub, topic.c_str(), RD_KAFKA_PARTITION_UA);
+  if (rd_kafka_resp_err_t err = rd_kafka_subscribe(rk, sub); err)
+    Die(std::string("subscribe: ") + rd_kafka_err2str(err));
+  rd_kafka_topic_partition_list_destroy(sub);
+
+  rd_kafka_topic_partition_list_t* positions = nullptr;  // the assignment, once known
+  double commit_seconds = 0;
+  int64_t commits = 0;
+  auto commit = [&] {
+    const auto c0 = Clock::now();
+    if (positions == nullptr) {
+      if (rd_kafka_assignment(rk, &positions)) Die("rd_kafka_assignment failed");
+    }
+    if (rd_kafka_resp_err_t err = rd_kafka_position(rk, positions); err)
+      Die(std::string("position: ") + rd_kafka_err2str(err));
+    rd_kafka_resp_err_t err = rd_kafka_commit(rk, positions, 0);
+    if (err && err != RD_KAFKA_RESP_ERR__NO_OFFSET)
+      Die(std::string("commit: ") + rd_kafka_err2str(err));
+    commit_seconds += Seconds(Clock::now() - c0);
+    ++commits;
+  };
+
+  constexpr size_t kBatch = 2048;  // kelt's batch size
+  std::vector<rd_kafka_message_t*> batch(kBatch);
+  std::set<int32_t> at_eof;
+  int64_t count = 0, bytes = 0, since_commit = 0;
+  uint64_t touch = 0;
+  Clock::time_point first{};
+  double cpu0 = 0;
+  while (true) {
+    size_t want = static_cast<size_t>(
+        std::min<int64_t>(static_cast<int64_t>(kBatch), args.window - since_commit));
+    ssize_t n = rd_kafka_consume_batch_queue(q, 100, batch.data(), want);
+    if (n < 0) Die(std::string("consume: ") + rd_kafka_err2str(rd_kafka_last_error()));
+    for (ssize_t i = 0; i < n; ++i) {
+      rd_kafka_message_t* m = batch[static_cast<size_t>(i)];
+      if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+        at_eof.insert(m->partition);
+      } else if (m->err) {
+        std::fprintf(stderr, "  bare consumer: %s\n", rd_kafka_message_errstr(m));
+      } else {
+        if (count == 0) {
+          first = Clock::now();
+          cpu0 = CpuSeconds();
+        }
+        ++count;
+        ++since_commit;
+        bytes += static_cast<int64_t>(m->len);
+        if (m->len > 0)
+          touch += static_cast<const unsigned char*>(m->payload)[m->len - 1];
+        at_eof.erase(m->partition);
+      }
+      rd_kafka_message_destroy(m);
+    }
+    if (since_commit >= args.window) {
+      commit();
+      since_commit = 0;
+    }
+    if (count > 0 && static_cast<int>(at_eof.size()) == args.partitions) break;
+  }
+  if (since_commit > 0) commit();
+  const auto end = Clock::now();
+  Run r;
+  r.cpu = CpuSeconds() - cpu0;
+  if (positions) rd_kafka_topic_partition_list_destroy(positions);
+  rd_kafka_consumer_close(rk);
+  rd_kafka_queue_destroy(q);
+  rd_kafka_destroy(rk);
+  if (touch == 1) std::printf("(unlikely)\n");
+  r.records = count;
+  r.payload_bytes = bytes;
+  r.seconds = Seconds(end - first);
+  r.wall = Seconds(end - start);
+  r.commit = commit_seconds;
+  r.commits = commits;
+  return r;
+}
+
+// (b) kelt::Consumer: windows of `window` records, each payload touched through
+// record(i, false), Commit after each window, until an empty end-of-partitions window.
+// (c) with `loader`: every window also goes through a kelt::Loader.
+Run KeltConsume(const Args& args, const std::string& topic, const std::string& group,
+                kelt::Loader* loader) {
+  const auto start = Clock::now();
+  kelt::ConsumerOptions o;
+  o.brokers = args.bootstrap;
+  o.group_id = group;
+  o.topics = {topic};
+  for (const auto& [k, v] : args.consumer_properties) o.properties[k] = v;
+  if (const char* d = std::getenv("KB_DEBUG")) o.properties["debug"] = d;
+  auto made = kelt::Consumer::Make(o);
+  if (!made.ok()) Die("kelt::Consumer::Make: " + made.status().ToString());
+  std::unique_ptr<kelt::Consumer> consumer = made.MoveValueUnsafe();
+  kelt::WindowOptions wo;
+  wo.max_records = args.window;
+  int64_t count = 0, bytes = 0, rows = 0, commits = 0;
+  double commit_seconds = 0;
+  uint64_t touch = 0;
+  Clock::time_point first{};
+  double cpu0 = 0;
+  while (true) {
+    auto w = consumer->Poll(wo);
+    if (!w.ok()) Die("kelt Poll: " + w.status().ToString());
+    if (w->empty()) {
+      if (w->end_reason() == kelt::WindowEnd::kEndOfPartitions) break;
+      continue;  // still joining
+    }
+    if (count == 0) {
+      first = Clock::now();
+      cpu0 = CpuSeconds();
+    }
+    if (loader != nullptr) {
+      if (auto st = loader->Reserve(static_cast<int64_t>(w->size()), w->bytes());
+          !st.ok())
+        Die("Reserve: " + st.ToString());
+      const bool headers = loader->needs_headers();
+      for (size_t i = 0; i < w->size(); ++i) {
+        if (auto st = loader->Append(w->record(i, headers)); !st.ok())
+          Die("Append: " + st.ToString());
+      }
+      auto landed = loader->Finish();
+      if (!landed.ok()) Die("Finish: " + landed.status().ToString());
+      rows += landed->batch->num_rows();
+      bytes += landed->stats.payload_bytes;
+    } else {
+      for (size_t i = 0; i < w->size(); ++i) {
+        kelt::RecordView v = w->record(i, false);
+        if (v.value && !v.value->empty()) {
+          bytes += static_cast<int64_t>(v.value->size());
+          touch += static_cast<unsigned char>(v.value->back());
+        }
+      }
+    }
+    count += static_cast<int64_t>(w->size());
+    const auto c0 = Clock::now();
+    if (auto st = consumer->Commit(*w); !st.ok()) Die("kelt Commit: " + st.ToString());
+    commit_seconds += Seconds(Clock::now() - c0);
+    ++commits;
+  }
+  const auto end = Clock::now();
+  Run r;
+  r.cpu = CpuSeconds() - cpu0;
+  if (auto st = consumer->Close(); !st.ok()) Die("kelt Close: " + st.ToString());
+  if (touch == 1) std::printf("(unlikely)\n");
+  if (loader != nullptr && rows != count)
+    Die("loader landed " + std::to_string(rows) + " of " + std::to_string(count));
+  r.records = count;
+  r.payload_bytes = bytes;
+  r.seconds = Seconds(end - first);
+  r.wall = Seconds(end - start);
+  r.commit = commit_seconds;
+  r.commits = commits;
+  return r;
+}
+
+void Pause() { std::this_thread::sleep_for(std::chrono::seconds(1)); }
+
+void PrintBest(const Contender& c, bool with_wall) {
+  const Run* b = c.best();
+  if (b == nullptr) return;
+  std::printf("%-30s %10.0f records/s  %7.1f MB/s  %6.2f s", c.name.c_str(), b->rate(),
+              b->mbps(), b->seconds);
+  if (with_wall) std::printf("  (wall %6.2f s incl. join)", b->wall);
+  std::printf("  %.2f us cpu/record\n",
+              b->records > 0 ? b->cpu * 1e6 / static_cast<double>(b->records) : 0.0);
+}
+
+void PrintRatio(const char* label, const Contender& kelt, const Contender& bare,
+                bool has_target) {
+  const Run* k = kelt.best();
+  const Run* b = bare.best();
+  if (k == nullptr || b == nullptr || b->rate() <= 0) return;
+  double ratio = k->rate() / b->rate();
+  if (has_target) {
+    std::printf("ratio %-44s %.2fx (target >= 0.90) %s\n", label, ratio,
+                ratio >= 0.90 ? "ok" : "BELOW TARGET");
+  } else {
+    std::printf("ratio %-44s %.2fx (informative)\n", label, ratio);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Args args = ParseArgs(argc, argv);
+  if (std::getenv("KB_DEBUG")) {
+    kelt::SetLogHook(
+        [](kelt::LogLevel, std::string_view c, std::string_view m) {
+          std::fprintf(stderr, "%.3f %.*s: %.*s\n",
+                       Seconds(Clock::now().time_since_epoch()), (int)c.size(), c.data(),
+                       (int)m.size(), m.data());
+        },
+        kelt::LogLevel::kDebug);
+  }
+  const std::string prefix = "kelt-bench-" + std::to_string(std::time(nullptr));
+  const bool produce = args.consume_topic.empty();
+  auto wanted = [&](const char* name) {
+    return ("," + args.consumers + ",").find(std::string(",") + name + ",") !=
+           std::string::npos;
+  };
+
+  std::printf("generating %lld records...\n", static_cast<long long>(args.records));
+  std::fflush(stdout);
+  // Reading an existing topic needs the corpus only for its size (and the warm-up).
+  const Corpus corpus = MakeCorpus(produce ? args.records : 1);
+  RawMessages raw;
+  std::shared_ptr<arrow::RecordBatch> batch;
+  if (produce) {
+    raw.reserve(corpus.payloads.size());
+    for (size_t i = 0; i < corpus.payloads.size(); ++i)
+      raw.emplace_back(corpus.keys[i], corpus.payloads[i]);
+    if (args.send_batch) batch = MakeBatch(corpus);
+  }
+
+  // Every topic up front, so no JVM admin tool runs during a measurement.
+  std::vector<std::string> topics;
+  auto topic = [&](const char* what, int rep) {
+    return prefix + "-" + what + "-" + std::to_string(rep);
+  };
+  topics.push_back(prefix + "-warmup");
+  for (int rep = 0; produce && rep < args.repetitions; ++rep) {
+    topics.push_back(topic("bare", rep));
+    topics.push_back(topic("raw", rep));
+    if (args.send_batch) topics.push_back(topic("batch", rep));
+  }
+  std::printf("creating %zu topics (%s-*, %d partitions)...\n", topics.size(),
+              prefix.c_str(), args.partitions);
+  std::fflush(stdout);
+  for (const std::string& t : topics) CreateTopic(args, t);
+  if (!produce) topics.push_back(args.consume_topic);
+  CheckTopics(args, topics);
+
+  std::printf("\n== kafka_benchmark: %lld records", static_cast<long long>(args.records));
+  if (produce) {
+    std::printf(
+        ", %.1f MB payload (avg %.0f bytes)",
+        static_cast<double>(corpus.payload_bytes) / 1e6,
+        static_cast<double>(corpus.payload_bytes) / static_cast<double>(args.records));
+  }
+  std::printf(", %d partitions, window %lld, %d repetition(s), broker %s ==\n",
+              args.partitions, static_cast<long long>(args.window), args.repetitions,
+              args.bootstrap.c_str());
+  for (const auto& [k, v] : args.consumer_properties)
+    std::printf("consumer property (bare and kelt): %s=%s\n", k.c_str(), v.c_str());
+
+  // Warm-up, not measured: the broker's JIT, the idempotent producer's first PID, the
+  // group coordinator (__consumer_offsets is created by the first group) would
+  // otherwise all be charged to whichever contender runs first.
+  {
+    const int64_t n = std::min<int64_t>(args.records, 200000);
+    Corpus warm = MakeCorpus(n);
+    Args warm_args = args;
+    warm_args.records = n;
+    Run p = BareProduce(warm_args, warm, prefix + "-warmup");
+    Run c = BareConsume(warm_args, prefix + "-warmup", prefix + "-g-warmup");
+    std::printf(
+        "-- warm-up (not measured): produced %lld at %.0f records/s, consumed "
+        "%lld at %.0f records/s (wall %.2f s incl. join)\n",
+        static_cast<long long>(p.records), p.rate(), static_cast<long long>(c.records),
+        c.rate(), c.wall);
+    Pause();
+  }
+
+  // --- producer
+  Contender bare_p{"bare rd_kafka_producev"}, raw_p{"kelt Producer::SendRaw"},
+      batch_p{"kelt Producer::Send(batch)"};
+  if (produce) {
+    std::printf(
+        "-- producer (enable.idempotence=true, linger.ms=5, message.timeout.ms=%d)\n",
+        args.message_timeout_ms);
+  }
+  for (int rep = 0; produce && rep < args.repetitions; ++rep) {
+    bare_p.runs.push_back(BareProduce(args, corpus, topic("bare", rep)));
+    PrintRun(bare_p.name.c_str(), rep, bare_p.runs.back(), false);
+    Pause();
+    raw_p.runs.push_back(KeltSendRaw(args, corpus, raw, topic("raw", rep)));
+    PrintRun(raw_p.name.c_str(), rep, raw_p.runs.back(), false);
+    Pause();
+    if (args.send_batch) {
+      batch_p.runs.push_back(KeltSendBatch(args, corpus, *batch, topic("batch", rep)));
+      PrintRun(batch_p.name.c_str(), rep, batch_p.runs.back(), false);
+      Pause();
+    }
+  }
+  raw.clear();
+  raw.shrink_to_fit();
+  batch.reset();
+
+  // --- consumer, on the topic the first bare run wrote
+  const std::string source = produce ? topic("bare", 0) : args.consume_topic;
+  Contender bare_c{"bare consume_batch_queue+commit"}, kelt_c{"kelt Consumer (Extract)"},
+      load_c{"kelt Extract + Load"};
+  auto loader_made = kelt::Loader::Make(LandingSchema());
+  if (!loader_made.ok()) Die("Loader::Make: " + loader_made.status().ToString());
+  std::unique_ptr<kelt::Loader> loader = loader_made.MoveValueUnsafe();
+  std::printf(
+      "-- consumer (topic %s, commit every %lld records; rates from the first "
+      "record)\n",
+      source.c_str(), static_cast<long long>(args.window));
+  for (int rep = 0; rep < args.repetitions; ++rep) {
+    auto group = [&](const char* what) {
+      return prefix + "-" + what + "-" + std::to_string(rep);
+    };
+    if (wanted("bare")) {
+      bare_c.runs.push_back(BareConsume(args, source, group("g-bare")));
+      PrintRun(bare_c.name.c_str(), rep, bare_c.runs.back(), true);
+      Pause();
+    }
+    if (wanted("kelt")) {
+      kelt_c.runs.push_back(KeltConsume(args, source, group("g-kelt"), nullptr));
+      PrintRun(kelt_c.name.c_str(), rep, kelt_c.runs.back(), true);
+      Pause();
+    }
+    if (wanted("load")) {
+      load_c.runs.push_back(KeltConsume(args, source, group("g-load"), loader.get()));
+      PrintRun(load_c.name.c_str(), rep, load_c.runs.back(), true);
+      Pause();
+    }
+  }
+  for (const Contender* c : {&bare_c, &kelt_c, &load_c}) {
+    for (const Run& r : c->runs) {
+      if (r.records != args.records) {
+        Die(c->name + " read " + std::to_string(r.records) + " records, expected " +
+            std::to_string(args.records));
+      }
+    }
+  }
+
+  std::printf("\n== best of %d (max records/s) ==\n", args.repetitions);
+  for (const Contender* c : {&bare_p, &raw_p, &batch_p}) PrintBest(*c, false);
+  for (const Contender* c : {&bare_c, &kelt_c, &load_c}) PrintBest(*c, true);
+  PrintRatio("producer: kelt SendRaw / bare producev", raw_p, bare_p, true);
+  PrintRatio("producer: kelt Send(batch) / bare producev", batch_p, bare_p, false);
+  PrintRatio("consumer: kelt Extract / bare batch loop", kelt_c, bare_c, true);
+  PrintRatio("consumer: kelt Extract+Load / bare loop", load_c, bare_c, false);
+  return 0;  // a ratio below target is a finding, not a crash
+}
