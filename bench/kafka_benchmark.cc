@@ -43,6 +43,7 @@
 #include <utility>
 #include <vector>
 
+#include "json_corpus.h"
 #include "kelt/kafka.h"
 #include "kelt/load.h"
 #include "kelt/log.h"
@@ -167,27 +168,12 @@ struct Corpus {
 // The same ~200-byte documents as load_benchmark.cc; the key is the event id.
 Corpus MakeCorpus(int64_t n) {
   Corpus c;
-  std::mt19937_64 rng(42);
-  const char* events[] = {"click", "view", "purchase", "signup", "logout"};
-  const char* countries[] = {"NO", "SE", "DE", "US", "JP", "BR"};
+  kelt::bench::JsonCorpus gen;
   c.keys.reserve(static_cast<size_t>(n));
   c.payloads.reserve(static_cast<size_t>(n));
-  char buf[512];
   for (int64_t i = 0; i < n; ++i) {
-    uint64_t r = rng();
-    int len = std::snprintf(
-        buf, sizeof(buf),
-        "{\"event_id\":%lld,\"user_id\":%llu,\"amount\":%.2f,\"is_member\":%s,"
-        "\"event\":\"%s\",\"country\":\"%s\",\"session\":\"%016llx%016llx\","
-        "\"ts\":\"2024-05-%02dT%02d:%02d:%02d.%03dZ\"}",
-        static_cast<long long>(1000000000 + i),
-        static_cast<unsigned long long>(r % 10000000),
-        static_cast<double>(r % 100000) / 100.0, (r & 1) ? "true" : "false",
-        events[r % 5], countries[(r >> 8) % 6], static_cast<unsigned long long>(rng()),
-        static_cast<unsigned long long>(rng()), static_cast<int>(1 + (r >> 16) % 28),
-        static_cast<int>((r >> 24) % 24), static_cast<int>((r >> 32) % 60),
-        static_cast<int>((r >> 40) % 60), static_cast<int>((r >> 48) % 1000));
-    c.payloads.emplace_back(buf, static_cast<size_t>(len));
+    c.payloads.push_back(gen.Next());
+    const auto len = static_cast<int64_t>(c.payloads.back().size());
     c.keys.push_back(std::to_string(1000000000 + i));
     c.payload_bytes += len;
     c.key_bytes += static_cast<int64_t>(c.keys.back().size());
