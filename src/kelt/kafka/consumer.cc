@@ -60,18 +60,30 @@ class Window::Impl {
   WindowEnd end = WindowEnd::kDeadline;
   int64_t bytes = 0;
   bool caught_up = false;
+  const rd_kafka_topic_t* last_rkt = nullptr;  // cache of Add()
+  int32_t last_partition = -1;
+  size_t last_span = 0;
   // Header views of all messages, built once when the window is sealed.
   std::vector<HeaderView> headers;
   std::vector<std::pair<uint32_t, uint32_t>> header_ranges;  // [begin, end) per message
 
   void Add(kafka::MessagePtr m, uint64_t generation) {
-    TopicPartition tp{rd_kafka_topic_name(m->rkt), m->partition};
-    auto it = std::find_if(spans.begin(), spans.end(),
-                           [&](const PartitionSpan& s) { return s.tp == tp; });
-    if (it == spans.end()) {
-      spans.push_back(PartitionSpan{tp, m->offset, m->offset, 0});
-      span_generations.push_back(generation);
-      it = spans.end() - 1;
+    // Batches come in runs of one partition: remember the last span (no string work).
+    std::vector<PartitionSpan>::iterator it;
+    if (m->rkt == last_rkt && m->partition == last_partition) {
+      it = spans.begin() + static_cast<std::ptrdiff_t>(last_span);
+    } else {
+      TopicPartition tp{rd_kafka_topic_name(m->rkt), m->partition};
+      it = std::find_if(spans.begin(), spans.end(),
+                        [&](const PartitionSpan& s) { return s.tp == tp; });
+      if (it == spans.end()) {
+        spans.push_back(PartitionSpan{tp, m->offset, m->offset, 0});
+        span_generations.push_back(generation);
+        it = spans.end() - 1;
+      }
+      last_rkt = m->rkt;
+      last_partition = m->partition;
+      last_span = static_cast<size_t>(it - spans.begin());
     }
     it->first_offset = std::min(it->first_offset, m->offset);
     it->last_offset = std::max(it->last_offset, m->offset);
@@ -284,14 +296,14 @@ class Consumer::Impl {
     };
     // Offer one message to the window; false when it must wait for the next window.
     auto offer = [&](kafka::MessagePtr& m) -> Status {
-      TopicPartition tp{rd_kafka_topic_name(m->rkt), m->partition};
-      auto it = partitions_.find(tp);
-      if (it == partitions_.end()) {
+      PartitionState* found = FindState(m->rkt, m->partition);
+      if (found == nullptr) {
         m.reset();  // its partition was revoked: the next owner re-reads it
         return Status::OK();
       }
-      PartitionState& ps = it->second;
+      PartitionState& ps = *found;
       if (catch_up_) {
+        TopicPartition tp{rd_kafka_topic_name(m->rkt), m->partition};
         KELT_RETURN_NOT_OK(EnsureMark(tp, &ps));
         if (m->offset >= ps.mark) {
           ps.mark_reached = true;
@@ -526,6 +538,7 @@ class Consumer::Impl {
 
   void OnRebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
                    rd_kafka_topic_partition_list_t* parts) {
+    cached_rkt_ = nullptr;  // the assignment changes: FindState's cache is stale
     if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
       rd_kafka_assign(rk, parts);
       for (int i = 0; i < parts->cnt; ++i) {
@@ -635,6 +648,17 @@ class Consumer::Impl {
     }
   }
 
+  // The state of a message's partition, or nullptr when it is not assigned. One-entry
+  // cache by topic handle and partition: batches come in runs of one partition.
+  PartitionState* FindState(const rd_kafka_topic_t* rkt, int32_t partition) {
+    if (rkt == cached_rkt_ && partition == cached_partition_) return cached_state_;
+    auto it = partitions_.find({rd_kafka_topic_name(rkt), partition});
+    cached_rkt_ = rkt;
+    cached_partition_ = partition;
+    cached_state_ = it == partitions_.end() ? nullptr : &it->second;
+    return cached_state_;
+  }
+
   bool AllAtEnd() const {
     if (partitions_.empty()) return false;
     return std::all_of(partitions_.begin(), partitions_.end(), [&](const auto& kv) {
@@ -696,6 +720,9 @@ class Consumer::Impl {
   std::shared_ptr<rd_kafka_t> rk_;  // shared with the Windows (see Window::Impl)
   kafka::QueuePtr queue_;
   std::map<TopicPartition, PartitionState> partitions_;  // the current assignment
+  const rd_kafka_topic_t* cached_rkt_ = nullptr;         // FindState's cache
+  int32_t cached_partition_ = -1;
+  PartitionState* cached_state_ = nullptr;
   std::deque<kafka::MessagePtr> pending_;              // carried over to the next window
   std::map<TopicPartition, int64_t> pending_commits_;  // durable, not yet committed
   std::vector<TopicPartition> lost_;
