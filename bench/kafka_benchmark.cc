@@ -23,6 +23,15 @@
 //   bash scripts/kafka.sh stop --dir build/kafka-bench
 // Topics are created with scripts/kafka.sh create-topic (--dir $KELT_KAFKA_DIR, or
 // --dir given here) and checked on --bootstrap before anything is measured.
+//
+// Diagnosis aids: --consume-topic EXISTING (skip producing; read a topic of --records
+// records), --consumers bare,kelt,load (a subset, or "none"), --consumer-property K=V
+// (for the bare and the kelt consumers alike), --debug fetch,consumer (librdkafka debug
+// of the consumers, with kelt's log, on stderr). Per consumer run it prints the time
+// spent in synchronous commits. Note librdkafka 2.0.2 stops fetching once
+// queued.min.messages (100000) are queued and looks again only about 1 s later, so a
+// reader slower than the fetcher stalls: compare with
+// --consumer-property queued.min.messages=10000000.
 #include <arrow/api.h>
 #include <librdkafka/rdkafka.h>
 #include <sys/resource.h>
@@ -77,6 +86,9 @@ struct Args {
   std::string consumers = "bare,kelt,load";
   // Extra librdkafka properties for every consumer, bare and kelt alike.
   std::vector<std::pair<std::string, std::string>> consumer_properties;
+  // librdkafka debug contexts for every consumer (e.g. "fetch,consumer"), printed with
+  // kelt's log lines on stderr.
+  std::string debug;
 };
 
 void Usage() {
@@ -86,7 +98,7 @@ void Usage() {
       "                       [--window W] [--repetitions R] [--message-timeout-ms MS]\n"
       "                       [--dir KAFKA_DIR] [--no-send-batch]\n"
       "                       [--consume-topic EXISTING] [--consumers bare,kelt,load]\n"
-      "                       [--consumer-property KEY=VALUE ...]\n"
+      "                       [--consumer-property KEY=VALUE ...] [--debug CONTEXTS]\n"
       "defaults: --records 2000000 --partitions 4 --window 10000 --repetitions 3\n"
       "          --message-timeout-ms 30000 --dir $KELT_KAFKA_DIR\n");
 }
@@ -138,6 +150,8 @@ Args ParseArgs(int argc, char** argv) {
       auto eq = kv.find('=');
       if (eq == std::string::npos || eq == 0) Die("--consumer-property needs KEY=VALUE");
       a.consumer_properties.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+    } else if (arg == "--debug") {
+      a.debug = next();
     } else if (arg == "--no-send-batch") {
       a.send_batch = false;
     } else if (arg == "-h" || arg == "--help") {
@@ -461,7 +475,7 @@ Run BareConsume(const Args& args, const std::string& topic, const std::string& g
   Set(conf, "enable.auto.commit", "false");
   Set(conf, "enable.auto.offset.store", "false");
   for (const auto& [k, v] : args.consumer_properties) Set(conf, k.c_str(), v);
-  if (const char* d = std::getenv("KB_DEBUG")) Set(conf, "debug", d);
+  if (!args.debug.empty()) Set(conf, "debug", args.debug);
   char errstr[512];
   rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
   if (rk == nullptr) Die(std::string("rd_kafka_new: ") + errstr);
@@ -557,7 +571,7 @@ Run KeltConsume(const Args& args, const std::string& topic, const std::string& g
   o.group_id = group;
   o.topics = {topic};
   for (const auto& [k, v] : args.consumer_properties) o.properties[k] = v;
-  if (const char* d = std::getenv("KB_DEBUG")) o.properties["debug"] = d;
+  if (!args.debug.empty()) o.properties["debug"] = args.debug;
   auto made = kelt::Consumer::Make(o);
   if (!made.ok()) Die("kelt::Consumer::Make: " + made.status().ToString());
   std::unique_ptr<kelt::Consumer> consumer = made.MoveValueUnsafe();
@@ -653,12 +667,13 @@ void PrintRatio(const char* label, const Contender& kelt, const Contender& bare,
 
 int main(int argc, char** argv) {
   const Args args = ParseArgs(argc, argv);
-  if (std::getenv("KB_DEBUG")) {
+  if (!args.debug.empty()) {
     kelt::SetLogHook(
-        [](kelt::LogLevel, std::string_view c, std::string_view m) {
+        [](kelt::LogLevel, std::string_view component, std::string_view message) {
           std::fprintf(stderr, "%.3f %.*s: %.*s\n",
-                       Seconds(Clock::now().time_since_epoch()), (int)c.size(), c.data(),
-                       (int)m.size(), m.data());
+                       Seconds(Clock::now().time_since_epoch()),
+                       static_cast<int>(component.size()), component.data(),
+                       static_cast<int>(message.size()), message.data());
         },
         kelt::LogLevel::kDebug);
   }
