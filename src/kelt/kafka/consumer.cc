@@ -240,10 +240,6 @@ class Consumer::Impl {
         // Lower than the library default so a window's deadline is not spent waiting
         // for a fetch that has nothing to return.
         {"fetch.wait.max.ms", "100"},
-        // librdkafka 2.0.2 stops fetching once queued.min.messages are queued and looks
-        // again only ~1 s later (librdkafka#2879), stalling a reader that keeps up;
-        // memory stays bounded by queued.max.messages.kbytes.
-        {"queued.min.messages", "10000000"},
     };
     if (options_.session_timeout_ms) {
       props["session.timeout.ms"] = std::to_string(*options_.session_timeout_ms);
