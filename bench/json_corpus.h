@@ -10,6 +10,8 @@
 #include <random>
 #include <string>
 
+#include "kelt/schema.h"
+
 namespace kelt::bench {
 
 /// Generates record i of the corpus, in order (the generator keeps its random state).
@@ -44,5 +46,19 @@ class JsonCorpus {
   std::mt19937_64 rng_{42};
   int64_t index_ = 0;
 };
+
+/// The landing schema of the corpus: its 8 payload fields plus partition and offset.
+inline kelt::Schema CorpusLandingSchema() {
+  return kelt::Schema({{"event_id", kelt::TypeId::kInt64},
+                       {"user_id", kelt::TypeId::kInt64},
+                       {"amount", kelt::TypeId::kFloat64},
+                       {"is_member", kelt::TypeId::kBool},
+                       {"event", kelt::TypeId::kUtf8},
+                       {"country", kelt::TypeId::kUtf8},
+                       {"session", kelt::TypeId::kUtf8},
+                       {"ts", kelt::TypeId::kTimestamp},
+                       {"_kafka_partition", kelt::TypeId::kInt64},
+                       {"_kafka_offset", kelt::TypeId::kInt64}});
+}
 
 }  // namespace kelt::bench

@@ -63,18 +63,7 @@ const Corpus& GetCorpus() {
   return corpus;
 }
 
-kelt::Schema LandingSchema() {
-  return kelt::Schema({{"event_id", kelt::TypeId::kInt64},
-                       {"user_id", kelt::TypeId::kInt64},
-                       {"amount", kelt::TypeId::kFloat64},
-                       {"is_member", kelt::TypeId::kBool},
-                       {"event", kelt::TypeId::kUtf8},
-                       {"country", kelt::TypeId::kUtf8},
-                       {"session", kelt::TypeId::kUtf8},
-                       {"ts", kelt::TypeId::kTimestamp},
-                       {"_kafka_partition", kelt::TypeId::kInt64},
-                       {"_kafka_offset", kelt::TypeId::kInt64}});
-}
+kelt::Schema LandingSchema() { return kelt::bench::CorpusLandingSchema(); }
 
 void SetCounters(benchmark::State& state, const Corpus& c) {
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(c.views.size()));
