@@ -11,11 +11,18 @@
 //  - Messages that would overflow a window (bytes) are carried over to the next one;
 //    messages of partitions revoked mid-window are dropped (their next owner re-reads
 //    them, since nothing past the last commit was committed).
+//  - The rebalance callback calls rd_kafka_yield(), so a batch never mixes messages
+//    dequeued before a revocation with those after it: librdkafka 2.0.2 does not purge
+//    a batch's outdated messages itself (fixed upstream in 2.1), and without the yield a
+//    revoked-then-reassigned partition would hand out stale records as new ones.
+//  - queued.min.messages is raised: 2.0.2 pauses fetching for ~1 s whenever that many
+//    messages are queued (librdkafka#2879), which stalls any reader that keeps up.
 #include <librdkafka/rdkafka.h>
 
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -63,7 +70,7 @@ class Window::Impl {
   const rd_kafka_topic_t* last_rkt = nullptr;  // cache of Add()
   int32_t last_partition = -1;
   size_t last_span = 0;
-  // Header views of all messages, built once when the window is sealed.
+  std::once_flag headers_once;
   std::vector<HeaderView> headers;
   std::vector<std::pair<uint32_t, uint32_t>> header_ranges;  // [begin, end) per message
 
@@ -92,27 +99,54 @@ class Window::Impl {
     messages.push_back(std::move(m));
   }
 
-  void Seal() {
-    header_ranges.reserve(messages.size());
-    for (const auto& m : messages) {
-      auto begin = static_cast<uint32_t>(headers.size());
-      rd_kafka_headers_t* hdrs = nullptr;
-      if (rd_kafka_message_headers(m.get(), &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR &&
-          hdrs) {
-        const char* name;
-        const void* value;
-        size_t size;
-        for (size_t i = 0; rd_kafka_header_get_all(hdrs, i, &name, &value, &size) ==
-                           RD_KAFKA_RESP_ERR_NO_ERROR;
-             ++i) {
-          HeaderView h;
-          h.name = name;
-          if (value != nullptr)
-            h.value = std::string_view(static_cast<const char*>(value), size);
-          headers.push_back(h);
+  // Header views of all messages, built on the first record(i, true): most loads
+  // never ask for headers, and reading them costs a librdkafka parse per message.
+  void EnsureHeaders() {
+    std::call_once(headers_once, [this] {
+      header_ranges.reserve(messages.size());
+      for (const auto& m : messages) {
+        auto begin = static_cast<uint32_t>(headers.size());
+        rd_kafka_headers_t* hdrs = nullptr;
+        if (rd_kafka_message_headers(m.get(), &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+            hdrs) {
+          const char* name;
+          const void* value;
+          size_t size;
+          for (size_t i = 0; rd_kafka_header_get_all(hdrs, i, &name, &value, &size) ==
+                             RD_KAFKA_RESP_ERR_NO_ERROR;
+               ++i) {
+            HeaderView h;
+            h.name = name;
+            if (value != nullptr)
+              h.value = std::string_view(static_cast<const char*>(value), size);
+            headers.push_back(h);
+          }
         }
+        header_ranges.emplace_back(begin, static_cast<uint32_t>(headers.size()));
       }
-      header_ranges.emplace_back(begin, static_cast<uint32_t>(headers.size()));
+    });
+  }
+
+  // Keep only the messages for which keep(partition, generation) holds, rebuilding the
+  // spans (rare: after a rebalance served in the middle of a poll).
+  template <typename Keep>
+  void Retain(Keep keep) {
+    std::vector<kafka::MessagePtr> old = std::move(messages);
+    std::vector<PartitionSpan> old_spans = std::move(spans);
+    std::vector<uint64_t> old_generations = std::move(span_generations);
+    messages.clear();
+    spans.clear();
+    span_generations.clear();
+    bytes = 0;
+    last_rkt = nullptr;
+    last_partition = -1;
+    for (auto& m : old) {
+      TopicPartition tp{rd_kafka_topic_name(m->rkt), m->partition};
+      size_t k = 0;
+      while (k < old_spans.size() && !(old_spans[k].tp == tp)) ++k;
+      if (k < old_spans.size() && keep(tp, old_generations[k])) {
+        Add(std::move(m), old_generations[k]);
+      }
     }
   }
 };
@@ -148,6 +182,7 @@ RecordView Window::record(size_t i, bool with_headers) const {
     v.value = std::string_view(static_cast<const char*>(m->payload), m->len);
   }
   if (with_headers) {
+    impl_->EnsureHeaders();
     auto [begin, end] = impl_->header_ranges[i];
     v.headers = std::span<const HeaderView>(impl_->headers.data() + begin, end - begin);
   }
@@ -240,6 +275,10 @@ class Consumer::Impl {
         // Lower than the library default so a window's deadline is not spent waiting
         // for a fetch that has nothing to return.
         {"fetch.wait.max.ms", "100"},
+        // librdkafka 2.0.2 stops fetching once queued.min.messages are queued and looks
+        // again only ~1 s later (librdkafka#2879), stalling a reader that keeps up;
+        // memory stays bounded by queued.max.messages.kbytes.
+        {"queued.min.messages", "10000000"},
     };
     if (options_.session_timeout_ms) {
       props["session.timeout.ms"] = std::to_string(*options_.session_timeout_ms);
@@ -282,6 +321,7 @@ class Consumer::Impl {
     Window::Impl& win = *w.impl_;
     win.keepalive = rk_;
     std::vector<rd_kafka_message_t*> batch(kBatchSize);
+    uint64_t revoked_seen = revoked_;
 
     auto full = [&] {
       if (static_cast<int64_t>(win.messages.size()) >= opts.max_records) {
@@ -351,13 +391,32 @@ class Consumer::Impl {
               1));
       size_t want = static_cast<size_t>(std::min<int64_t>(
           kBatchSize, opts.max_records - static_cast<int64_t>(win.messages.size())));
+      just_revoked_.clear();
       ssize_t n =
           rd_kafka_consume_batch_queue(queue_.get(), timeout_ms, batch.data(), want);
       if (n < 0) return kafka::KafkaError(rd_kafka_last_error(), "consuming");
       probed = true;
       KELT_RETURN_NOT_OK(TakeFatal());
+      const bool revoked_in_call = revoked_ != revoked_seen;
+      if (revoked_in_call) {
+        // A rebalance was served inside that call: records this window already holds
+        // for partitions revoked since are not ours to hand out (their next owner, maybe
+        // this member under a new generation, re-reads them from the last commit).
+        revoked_seen = revoked_;
+        win.Retain([&](const TopicPartition& tp, uint64_t generation) {
+          auto it = partitions_.find(tp);
+          return it != partitions_.end() && it->second.generation == generation;
+        });
+      }
       for (ssize_t i = 0; i < n; ++i) {
         kafka::MessagePtr m(batch[static_cast<size_t>(i)]);
+        // The rebalance callback yields, so every message of this batch was dequeued
+        // before the revocation: those of revoked partitions are stale even when the
+        // partition came straight back (librdkafka 2.0.2 does not purge them itself).
+        if (revoked_in_call && m->rkt != nullptr &&
+            just_revoked_.count({rd_kafka_topic_name(m->rkt), m->partition})) {
+          continue;
+        }
         if (m->err) {
           Status st = HandleMessageError(*m);
           if (!st.ok()) {
@@ -378,7 +437,6 @@ class Consumer::Impl {
       if (!pending_.empty()) win.end = WindowEnd::kMaxBytes;
     }
     if (catch_up_) win.caught_up = CaughtUp();
-    win.Seal();
     return w;
   }
 
@@ -539,6 +597,9 @@ class Consumer::Impl {
   void OnRebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
                    rd_kafka_topic_partition_list_t* parts) {
     cached_rkt_ = nullptr;  // the assignment changes: FindState's cache is stale
+    // End the batch being consumed right after this event, so Poll can tell the
+    // messages dequeued before it from those after it.
+    rd_kafka_yield(rk);
     if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
       rd_kafka_assign(rk, parts);
       for (int i = 0; i < parts->cnt; ++i) {
@@ -554,10 +615,12 @@ class Consumer::Impl {
     // Nothing is committed here: the caller commits each window once it is durable, and
     // a window's records of a revoked partition are dropped before they are handed out.
     const bool lost = rd_kafka_assignment_lost(rk);
+    ++revoked_;
     if (!lost) CommitPendingOf(parts);
     for (int i = 0; i < parts->cnt; ++i) {
       TopicPartition tp{parts->elems[i].topic, parts->elems[i].partition};
       partitions_.erase(tp);
+      just_revoked_.insert(tp);
       pending_commits_.erase(tp);  // committed just above, or no longer ours to commit
       lost_.push_back(tp);
     }
@@ -727,6 +790,8 @@ class Consumer::Impl {
   std::map<TopicPartition, int64_t> pending_commits_;  // durable, not yet committed
   std::vector<TopicPartition> lost_;
   uint64_t generation_ = 0;
+  uint64_t revoked_ = 0;  // number of revocations served so far
+  std::set<TopicPartition> just_revoked_;  // revoked during the current batch call
   bool catch_up_ = false;
   bool closed_ = false;
   Status fatal_;
