@@ -790,7 +790,7 @@ class Consumer::Impl {
   std::map<TopicPartition, int64_t> pending_commits_;  // durable, not yet committed
   std::vector<TopicPartition> lost_;
   uint64_t generation_ = 0;
-  uint64_t revoked_ = 0;  // number of revocations served so far
+  uint64_t revoked_ = 0;                   // number of revocations served so far
   std::set<TopicPartition> just_revoked_;  // revoked during the current batch call
   bool catch_up_ = false;
   bool closed_ = false;

@@ -16,8 +16,8 @@
 #include <thread>
 
 #include "kelt/kafka.h"
-#include "kelt/log.h"
 #include "kelt/load.h"
+#include "kelt/log.h"
 
 extern char** environ;
 
