@@ -1,5 +1,5 @@
 # Locate kelt's third-party libraries and expose them as imported targets:
-#   kelt::arrow, kelt::parquet  (system Arrow via find_package, else the pyarrow wheel)
+#   kelt::arrow, kelt::parquet, kelt::arrow_compute, kelt::arrow_s3  (system Arrow via find_package, else the pyarrow wheel)
 #   simdjson::simdjson, kelt::rdkafka, GTest::gtest_main, benchmark::benchmark
 set(KELT_PYTHON "${CMAKE_SOURCE_DIR}/.venv/bin/python" CACHE FILEPATH
     "Python with pyarrow, used when no system Arrow C++ is installed")
@@ -15,6 +15,19 @@ if(Arrow_FOUND AND Parquet_FOUND)
   message(STATUS "kelt: Arrow ${Arrow_VERSION} from a system install")
   add_library(kelt::arrow ALIAS Arrow::arrow_shared)
   add_library(kelt::parquet ALIAS Parquet::parquet_shared)
+  # Arrow >= 21 ships compute kernels and S3 as separate libraries.
+  find_package(ArrowCompute CONFIG QUIET)
+  if(TARGET ArrowCompute::arrow_compute_shared)
+    add_library(kelt::arrow_compute ALIAS ArrowCompute::arrow_compute_shared)
+  else()
+    add_library(kelt::arrow_compute ALIAS Arrow::arrow_shared)
+  endif()
+  find_package(ArrowS3 CONFIG QUIET)
+  if(TARGET ArrowS3::arrow_s3_shared)
+    add_library(kelt::arrow_s3 ALIAS ArrowS3::arrow_s3_shared)
+  else()
+    add_library(kelt::arrow_s3 ALIAS Arrow::arrow_shared)
+  endif()
 else()
   if(NOT EXISTS "${KELT_PYTHON}")
     message(FATAL_ERROR "kelt: no system Arrow C++ and no Python at ${KELT_PYTHON}; "
@@ -32,13 +45,15 @@ else()
   list(GET _kelt_pa 1 KELT_ARROW_LIB_DIR)
   list(GET _kelt_pa 2 KELT_ARROW_VERSION)
   message(STATUS "kelt: Arrow ${KELT_ARROW_VERSION} from the pyarrow wheel (${KELT_ARROW_LIB_DIR})")
-  foreach(_lib arrow parquet)
+  foreach(_lib arrow parquet arrow_compute arrow_s3)
     add_library(kelt::${_lib} SHARED IMPORTED GLOBAL)
     set_target_properties(kelt::${_lib} PROPERTIES
       IMPORTED_LOCATION "${KELT_ARROW_LIB_DIR}/lib${_lib}.so"
       INTERFACE_INCLUDE_DIRECTORIES "${KELT_ARROW_INCLUDE_DIR}")
   endforeach()
   set_property(TARGET kelt::parquet PROPERTY INTERFACE_LINK_LIBRARIES kelt::arrow)
+  set_property(TARGET kelt::arrow_compute PROPERTY INTERFACE_LINK_LIBRARIES kelt::arrow)
+  set_property(TARGET kelt::arrow_s3 PROPERTY INTERFACE_LINK_LIBRARIES kelt::arrow)
   # Binaries find the wheel's libraries without LD_LIBRARY_PATH.
   set(CMAKE_BUILD_RPATH "${KELT_ARROW_LIB_DIR}" CACHE INTERNAL "")
   set(CMAKE_INSTALL_RPATH "${KELT_ARROW_LIB_DIR}" CACHE INTERNAL "")

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -50,6 +51,13 @@ struct ConsumerOptions {
   /// Any librdkafka property (security.protocol, sasl.*, ssl.*, fetch.*, …). Values are
   /// never logged. kelt refuses to let these turn on auto commit or auto offset store.
   std::map<std::string, std::string> properties;
+  /// Called on the polling thread when partitions are assigned, before any of their
+  /// records is fetched. For each partition it returns, reading starts at that offset
+  /// (a sink's durable point); the others start at the group's committed offset. An
+  /// error stops the consumer: the next Poll fails with it.
+  std::function<Result<std::map<TopicPartition, int64_t>>(
+      const std::vector<TopicPartition>&)>
+      resume;
 };
 
 /// Why a window ended.
@@ -139,6 +147,10 @@ class Consumer {
   /// `window` that this consumer still owns. Call it only when the window is durable.
   /// Partitions lost since the poll are skipped and reported by TakeLostPartitions().
   Status Commit(const Window& window);
+
+  /// Commit, synchronously, these next offsets for the partitions this consumer still
+  /// owns (others are skipped). For callers that track durability themselves.
+  Status CommitOffsets(const std::map<TopicPartition, int64_t>& next_offsets);
 
   /// Enter catch-up mode: snapshot each assigned partition's high watermark (and each
   /// partition assigned later, at assignment) and never read past it. Windows then end

@@ -229,7 +229,8 @@ struct PartitionState {
   bool at_end() const {
     return eof_offset >= 0 && (next_offset < 0 || next_offset == eof_offset);
   }
-  int64_t mark = -1;          // catch-up: stop before this offset (-1: not yet known)
+  int64_t start = -1;  // where reading started when the resume hook chose it
+  int64_t mark = -1;   // catch-up: stop before this offset (-1: not yet known)
   bool mark_reached = false;  // catch-up: nothing left below the mark
 };
 
@@ -459,6 +460,16 @@ class Consumer::Impl {
     return FlushCommits();
   }
 
+  Status CommitOffsets(const std::map<TopicPartition, int64_t>& next_offsets) {
+    if (closed_) return Status::Invalid("kafka consumer is closed");
+    for (const auto& [tp, offset] : next_offsets) {
+      if (partitions_.count(tp) == 0) continue;  // lost: its next owner resumes
+      int64_t& pending = pending_commits_[tp];
+      pending = std::max(pending, offset);
+    }
+    return FlushCommits();
+  }
+
   // Commit every pending offset of a partition this member still owns.
   Status FlushCommits() {
     if (pending_commits_.empty()) return Status::OK();
@@ -601,11 +612,31 @@ class Consumer::Impl {
     // messages dequeued before it from those after it.
     rd_kafka_yield(rk);
     if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+      std::map<TopicPartition, int64_t> starts;
+      if (options_.resume) {
+        std::vector<TopicPartition> tps;
+        for (int i = 0; i < parts->cnt; ++i)
+          tps.push_back({parts->elems[i].topic, parts->elems[i].partition});
+        auto resumed = options_.resume(tps);
+        if (resumed.ok()) {
+          starts = std::move(*resumed);
+        } else if (fatal_.ok()) {
+          // Reading from the committed offset instead could land rows twice: stop.
+          fatal_ = resumed.status().WithPrefix("reading the resume point of assigned partitions: ");
+        }
+        for (int i = 0; i < parts->cnt; ++i) {
+          auto it = starts.find({parts->elems[i].topic, parts->elems[i].partition});
+          if (it != starts.end() && it->second >= 0) parts->elems[i].offset = it->second;
+        }
+      }
       rd_kafka_assign(rk, parts);
       for (int i = 0; i < parts->cnt; ++i) {
         PartitionState ps;
         ps.generation = ++generation_;
-        partitions_[{parts->elems[i].topic, parts->elems[i].partition}] = ps;
+        TopicPartition tp{parts->elems[i].topic, parts->elems[i].partition};
+        auto it = starts.find(tp);
+        if (it != starts.end()) ps.start = it->second;
+        partitions_[tp] = ps;
       }
       Log(LogLevel::kInfo, "kafka",
           "assigned " + std::to_string(parts->cnt) + " partition(s)");
@@ -742,6 +773,10 @@ class Consumer::Impl {
       return Status::OK();
     }
     // Resuming at or past the mark (from the committed offset) means nothing to read.
+    if (ps->start >= 0) {
+      if (ps->start >= high) ps->mark_reached = true;
+      return Status::OK();
+    }
     kafka::PartitionListPtr list(rd_kafka_topic_partition_list_new(1));
     rd_kafka_topic_partition_list_add(list.get(), tp.topic.c_str(), tp.partition);
     if (!rd_kafka_committed(rk_.get(), list.get(), 10000) &&
@@ -810,6 +845,9 @@ Result<Window> Consumer::Poll(const WindowOptions& options) {
   return impl_->Poll(options);
 }
 Status Consumer::Commit(const Window& window) { return impl_->Commit(window); }
+Status Consumer::CommitOffsets(const std::map<TopicPartition, int64_t>& next_offsets) {
+  return impl_->CommitOffsets(next_offsets);
+}
 Status Consumer::StartCatchUp() { return impl_->StartCatchUp(); }
 bool Consumer::caught_up() const { return impl_->CaughtUp(); }
 std::vector<TopicPartition> Consumer::TakeLostPartitions() { return impl_->TakeLost(); }

@@ -1,0 +1,148 @@
+// Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
+//
+// Durable landing: the sinks that the ELT loop writes each loaded window to. Every sink
+// stores the Kafka offsets with the data, so the resume point after a crash comes from
+// the sink itself and a replay neither loses nor duplicates rows (KAFKA-NOTES.md,
+// "Exactly-once landing").
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kelt/kafka.h"
+#include "kelt/status.h"
+
+namespace arrow {
+class RecordBatch;
+class Schema;
+}  // namespace arrow
+
+namespace kelt {
+
+/// Next offset to read, per partition.
+using OffsetMap = std::map<TopicPartition, int64_t>;
+
+/// One loaded window as a sink sees it.
+struct SinkWindow {
+  /// Landed rows (the landing schema). Rows carry `_kafka_topic`, `_kafka_partition`
+  /// and `_kafka_offset` when the landing schema has them; sinks that need them say so
+  /// in Open().
+  std::shared_ptr<arrow::RecordBatch> batch;
+  /// Bad records under the dead_letter policy (DeadLetterSchema()), maybe zero rows.
+  std::shared_ptr<arrow::RecordBatch> dead_letters;
+  /// The offsets the window covers per partition, bad records included: after the
+  /// window is durable, each partition resumes at last_offset + 1.
+  std::vector<PartitionSpan> spans;
+};
+
+/// A durable destination. Used from one thread (the ELT loop's).
+///
+/// Protocol: Open() once; Resume() for partitions as they are assigned; Write() each
+/// window in offset order; Flush() to make everything written durable (rotation,
+/// shutdown); Drop() when partitions are lost before they were flushed; Close().
+/// Write/Flush/Tick return the partitions whose durable next offset advanced: only those
+/// offsets may be committed to Kafka.
+class Sink {
+ public:
+  virtual ~Sink() = default;
+
+  /// Human-readable destination for messages ("parquet:/data/landing", …); never holds
+  /// a secret.
+  virtual std::string name() const = 0;
+
+  /// Prepare the destination for batches of `landing` and `dead_letter` schema: create
+  /// tables or directories, remove leftovers of an interrupted write.
+  virtual Status Open(const std::shared_ptr<arrow::Schema>& landing,
+                      const std::shared_ptr<arrow::Schema>& dead_letter) = 0;
+
+  /// The next offset already durable in the sink for each of `partitions` that it holds
+  /// data for (absent: nothing stored; the group's committed offset applies).
+  virtual Result<OffsetMap> Resume(const std::vector<TopicPartition>& partitions) = 0;
+
+  /// Write one window (records at or after each partition's resume point only).
+  virtual Result<OffsetMap> Write(const SinkWindow& window) = 0;
+
+  /// Make everything written so far durable.
+  virtual Result<OffsetMap> Flush() = 0;
+
+  /// Called between windows: a sink that rotates by age flushes here.
+  virtual Result<OffsetMap> Tick(std::chrono::steady_clock::time_point now) {
+    return OffsetMap{};
+  }
+
+  /// Forget whatever is not yet durable for `partitions` (lost in a rebalance: their
+  /// next owner re-reads those records from the durable point).
+  virtual Status Drop(const std::vector<TopicPartition>& partitions) = 0;
+
+  /// Flush and release resources.
+  virtual Status Close() = 0;
+};
+
+// --- Parquet ----------------------------------------------------------------------
+
+struct ParquetSinkOptions {
+  /// A local directory or an object-store URI (`s3://bucket/prefix`). Files land as
+  /// `<root>/<topic>/[<hive dirs>/]<topic>+<partition>+<first>+<last>[+<k>of<n>].parquet`.
+  std::string root;
+  /// For `s3://`: endpoint override (`http://127.0.0.1:9000`), region, credentials
+  /// (never logged), path-style addressing. Empty: the AWS defaults and environment.
+  std::string s3_endpoint;
+  std::string s3_region;
+  std::string s3_access_key;
+  std::string s3_secret_key;
+  /// Hive-style directories `<name>=<value>` from a landing column (escaped; no value
+  /// can leave the root), empty for none.
+  std::string partition_by;
+  /// For a Timestamp/Date `partition_by` column: strftime-like layout with %Y %m %d %H
+  /// producing nested `key=value` directories, e.g. "year=%Y/month=%m/day=%d".
+  std::string time_layout;
+  /// Rotation: a partition's open file is finalized when it holds this many records or
+  /// bytes (in memory, before compression) or is this old. Whatever rotates first.
+  int64_t rotate_records = 1'000'000;
+  int64_t rotate_bytes = 128ll << 20;
+  std::chrono::milliseconds rotate_age{60'000};
+  /// zstd (default), snappy, gzip, lz4, none.
+  std::string compression = "zstd";
+  /// Where dead-letter batches go, relative to root; empty: "_dead_letter".
+  std::string dead_letter_dir = "_dead_letter";
+};
+
+Result<std::unique_ptr<Sink>> MakeParquetSink(ParquetSinkOptions options);
+
+// --- DuckDB -------------------------------------------------------------------------
+
+struct DuckDbSinkOptions {
+  /// Database file (created if missing).
+  std::string path;
+  /// Landing table (schema-qualified names allowed: "main.events").
+  std::string table = "landing";
+  /// Table for dead letters; empty: "<table>_dead_letter".
+  std::string dead_letter_table;
+  /// Offsets table keyed by (group, topic, partition).
+  std::string offsets_table = "_kelt_offsets";
+  /// The consumer group the offsets belong to.
+  std::string group_id;
+};
+
+Result<std::unique_ptr<Sink>> MakeDuckDbSink(DuckDbSinkOptions options);
+
+// --- PostgreSQL ----------------------------------------------------------------------
+
+struct PostgresSinkOptions {
+  /// libpq connection string or URI (its password is never logged).
+  std::string conninfo;
+  /// Landing table, "schema.table" or "table".
+  std::string table = "landing";
+  std::string dead_letter_table;  ///< empty: "<table>_dead_letter"
+  std::string offsets_table = "kelt_offsets";
+  std::string group_id;
+  bool create_table_if_missing = true;
+};
+
+Result<std::unique_ptr<Sink>> MakePostgresSink(PostgresSinkOptions options);
+
+}  // namespace kelt
