@@ -113,6 +113,12 @@ struct ParquetSinkOptions {
 
 Result<std::unique_ptr<Sink>> MakeParquetSink(ParquetSinkOptions options);
 
+/// RDP's export_dataset_to_parquet and its object-store sibling: write `batch` as one
+/// Parquet file (zstd) at `path` (local, or `s3://bucket/key` with `storage`'s S3
+/// settings). Local files appear atomically (temporary name, fsync, rename).
+Status ExportToParquet(const arrow::RecordBatch& batch, const std::string& path,
+                       const ParquetSinkOptions& storage = {});
+
 // --- DuckDB -------------------------------------------------------------------------
 
 struct DuckDbSinkOptions {
@@ -126,6 +132,10 @@ struct DuckDbSinkOptions {
   std::string offsets_table = "_kelt_offsets";
   /// The consumer group the offsets belong to.
   std::string group_id;
+  /// Create a UNIQUE index on (_kafka_topic, _kafka_partition, _kafka_offset) of the
+  /// landing and dead-letter tables when they have those columns: a record stored twice
+  /// fails the window instead of duplicating a row. Costs append speed (sink/README.md).
+  bool unique_offsets_index = true;
 };
 
 Result<std::unique_ptr<Sink>> MakeDuckDbSink(DuckDbSinkOptions options);
@@ -141,6 +151,10 @@ struct PostgresSinkOptions {
   std::string offsets_table = "kelt_offsets";
   std::string group_id;
   bool create_table_if_missing = true;
+  /// PostgreSQL TEXT cannot hold a NUL byte. false (default): a text value with one fails
+  /// the window with an error naming the table, column and record; true: each NUL lands
+  /// as U+FFFD.
+  bool replace_nul_in_text = false;
 };
 
 Result<std::unique_ptr<Sink>> MakePostgresSink(PostgresSinkOptions options);

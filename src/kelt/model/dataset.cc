@@ -24,6 +24,7 @@
 #include <cmath>
 #include <limits>
 
+#include "kelt/common/arrow_status.h"
 #include "kelt/common/text.h"
 #include "kelt/model/json_dom.h"
 
@@ -384,15 +385,7 @@ std::string DataSetToJson(const DataSet& dataset) {
 
 namespace {
 
-Status FromArrow(const arrow::Status& st) {
-  if (st.ok()) return Status::OK();
-  if (st.IsCapacityError() || st.IsInvalid() || st.IsTypeError()) {
-    return Status::Invalid("arrow: " + st.message());
-  }
-  return Status::Internal("arrow: " + st.ToString());
-}
-
-#define KELT_ARROW_RETURN_NOT_OK(expr) KELT_RETURN_NOT_OK(FromArrow((expr)))
+using internal::FromArrow;
 
 // Build one column with a typed builder: Reserve once, then UnsafeAppend each cell.
 // `append(builder, value)` appends a non-null cell already checked against `field`.

@@ -1,0 +1,105 @@
+// Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
+//
+// The ELT loop: Extract a window → Load it → write it to every sink → commit only what
+// every sink holds durably. On assignment each partition resumes at the sinks' durable
+// point (the group's committed offset is the fallback), so a crash anywhere replays
+// nothing twice and loses nothing.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kelt/kafka.h"
+#include "kelt/load.h"
+#include "kelt/schema.h"
+#include "kelt/sink.h"
+#include "kelt/status.h"
+
+namespace kelt {
+
+struct EltOptions {
+  /// The consumer (its `resume` hook is the loop's: leave it empty).
+  ConsumerOptions consumer;
+  /// Window bounds. Memory stays bounded by one window (plus each sink's open files).
+  WindowOptions window = {.max_records = 10'000,
+                          .max_bytes = 64ll << 20,
+                          .max_wait = std::chrono::milliseconds(1000),
+                          .stop_at_end = true};
+  /// The landing schema. `_kafka_topic`, `_kafka_partition` and `_kafka_offset` are
+  /// added when missing: they are each row's identity, which exactly-once needs.
+  Schema landing;
+  /// Bad records go to the sinks' dead-letter destinations by default.
+  LoadOptions load = {.on_bad_record = BadRecordPolicy::kDeadLetter, .strict_payload = false};
+  /// Stop once every partition assigned reached the high watermark it had when the run
+  /// started (or when it was assigned): the bounded backfill.
+  bool until_caught_up = false;
+  /// Stop after this many windows (0: no limit). For tests and smoke runs.
+  int64_t max_windows = 0;
+  /// Polled between windows: true ends the run cleanly (sinks flushed, offsets
+  /// committed). Signal handlers set a flag this reads.
+  std::function<bool()> should_stop;
+};
+
+/// Counters of a run so far.
+struct EltStats {
+  int64_t windows = 0;
+  int64_t records = 0;        ///< records extracted
+  int64_t bytes = 0;          ///< payload + key bytes extracted
+  int64_t rows = 0;           ///< rows landed (each sink got these)
+  int64_t bad_records = 0;    ///< dead-lettered or skipped
+  int64_t dead_lettered = 0;
+  int64_t sink_errors = 0;
+  /// Next offset committed to Kafka per partition (durable in every sink).
+  OffsetMap committed;
+  /// Durable next offset per sink and partition.
+  std::map<std::string, OffsetMap> durable;
+  bool caught_up = false;
+};
+
+/// Called after each window is written (on the loop's thread).
+using EltWindowCallback = std::function<void(const EltStats& stats, const Window& window)>;
+
+class EltLoop {
+ public:
+  /// Validate, open every sink, create the loader and the consumer (nothing is read
+  /// yet). Needs at least one sink.
+  static Result<std::unique_ptr<EltLoop>> Make(EltOptions options,
+                                               std::vector<std::unique_ptr<Sink>> sinks);
+  ~EltLoop();
+  EltLoop(const EltLoop&) = delete;
+  EltLoop& operator=(const EltLoop&) = delete;
+
+  /// Run windows until the run ends (caught up, max_windows, should_stop), then flush
+  /// the sinks, commit and leave the group. An error stops the run: what the sinks
+  /// hold durably stays committed or is found again at the next start.
+  Result<EltStats> Run(const EltWindowCallback& on_window = {});
+
+  /// One window: poll, load, write, commit what became durable. False when the run is
+  /// over (caught up or max_windows reached).
+  Result<bool> Step(const EltWindowCallback& on_window = {});
+
+  /// Flush the sinks, commit, close the consumer and the sinks.
+  Status Close();
+
+  const EltStats& stats() const;
+  /// The landing schema in use (with the metadata columns the loop added).
+  const Schema& landing() const;
+  Consumer& consumer();
+
+  class Impl;
+
+ private:
+  explicit EltLoop(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+/// The landing schema with `_kafka_topic`, `_kafka_partition`, `_kafka_offset` appended
+/// when missing.
+Schema WithIdentityColumns(const Schema& landing);
+
+}  // namespace kelt

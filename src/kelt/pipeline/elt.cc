@@ -1,0 +1,246 @@
+// Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
+//
+// The ELT loop. Order of operations per window:
+//   Poll → (lost partitions: sinks drop what is not durable) → Load → every sink
+//   Write → every sink Tick (age rotation) → commit, per partition, the smallest next
+//   offset that every sink holds durably.
+// The consumer's resume hook asks the sinks where each assigned partition stands, so
+// a restart reads exactly from the durable point; a sink that holds more than another
+// (it got further before a crash) skips the rows it already has.
+#include "kelt/elt.h"
+
+#include <arrow/record_batch.h>
+
+#include <algorithm>
+
+#include "kelt/log.h"
+
+namespace kelt {
+
+Schema WithIdentityColumns(const Schema& landing) {
+  Schema out = landing;
+  auto add = [&](const char* name, TypeId type) {
+    if (out.FieldIndex(name) >= 0) return;
+    Field f;
+    f.name = name;
+    f.type = type;
+    out.fields.push_back(std::move(f));
+  };
+  add("_kafka_topic", TypeId::kUtf8);
+  add("_kafka_partition", TypeId::kInt64);
+  add("_kafka_offset", TypeId::kInt64);
+  return out;
+}
+
+class EltLoop::Impl {
+ public:
+  Impl(EltOptions options, std::vector<std::unique_ptr<Sink>> sinks)
+      : o_(std::move(options)), sinks_(std::move(sinks)) {}
+
+  Status Open() {
+    if (sinks_.empty()) return Status::Invalid("the ELT loop needs at least one sink");
+    if (o_.consumer.resume) {
+      return Status::Invalid("the ELT loop sets the consumer's resume hook itself");
+    }
+    landing_ = WithIdentityColumns(o_.landing);
+    KELT_ASSIGN_OR_RAISE(loader_, Loader::Make(landing_, o_.load));
+    for (auto& sink : sinks_) {
+      Status st = sink->Open(loader_->arrow_schema(), DeadLetterSchema());
+      if (!st.ok()) return st.WithPrefix("opening sink " + sink->name() + ": ");
+      stats_.durable[sink->name()];
+    }
+    ConsumerOptions co = o_.consumer;
+    co.resume = [this](const std::vector<TopicPartition>& tps) { return Resume(tps); };
+    KELT_ASSIGN_OR_RAISE(consumer_, Consumer::Make(co));
+    if (o_.until_caught_up) KELT_RETURN_NOT_OK(consumer_->StartCatchUp());
+    return Status::OK();
+  }
+
+  // Where each assigned partition starts: the smallest durable point over the sinks,
+  // when every sink has one; otherwise the group's committed offset.
+  Result<OffsetMap> Resume(const std::vector<TopicPartition>& tps) {
+    OffsetMap start;
+    std::vector<OffsetMap> per_sink;
+    for (auto& sink : sinks_) {
+      auto r = sink->Resume(tps);
+      if (!r.ok()) return r.status().WithPrefix("sink " + sink->name() + ": ");
+      for (const auto& [tp, next] : *r) stats_.durable[sink->name()][tp] = next;
+      per_sink.push_back(std::move(*r));
+    }
+    for (const auto& tp : tps) {
+      int64_t lowest = -1;
+      bool all = true;
+      for (const auto& m : per_sink) {
+        auto it = m.find(tp);
+        if (it == m.end()) {
+          all = false;
+          break;
+        }
+        lowest = lowest < 0 ? it->second : std::min(lowest, it->second);
+      }
+      if (all && lowest >= 0) {
+        start[tp] = lowest;
+        Log(LogLevel::kInfo, "elt",
+            ToString(tp) + " resumes at offset " + std::to_string(lowest) +
+                " (durable in the sinks)");
+      }
+    }
+    return start;
+  }
+
+  Result<bool> Step(const EltWindowCallback& on_window) {
+    if (closed_) return Status::Invalid("the ELT loop is closed");
+    if (o_.max_windows > 0 && stats_.windows >= o_.max_windows) return false;
+    KELT_ASSIGN_OR_RAISE(Window w, consumer_->Poll(o_.window));
+    std::vector<TopicPartition> lost = consumer_->TakeLostPartitions();
+    if (!lost.empty()) {
+      for (auto& sink : sinks_) {
+        KELT_RETURN_NOT_OK(sink->Drop(lost));
+        for (const auto& tp : lost) stats_.durable[sink->name()].erase(tp);
+      }
+      for (const auto& tp : lost) stats_.committed.erase(tp);
+    }
+    if (!w.empty()) {
+      KELT_RETURN_NOT_OK(LoadAndWrite(w));
+      ++stats_.windows;
+    }
+    for (auto& sink : sinks_) {
+      auto adv = sink->Tick(std::chrono::steady_clock::now());
+      if (!adv.ok()) {
+        ++stats_.sink_errors;
+        return adv.status().WithPrefix("sink " + sink->name() + ": ");
+      }
+      Merge(sink->name(), *adv);
+    }
+    KELT_RETURN_NOT_OK(CommitDurable());
+    stats_.caught_up = o_.until_caught_up && consumer_->caught_up();
+    if (on_window && !w.empty()) on_window(stats_, w);
+    if (stats_.caught_up) return false;
+    if (o_.max_windows > 0 && stats_.windows >= o_.max_windows) return false;
+    return true;
+  }
+
+  Status LoadAndWrite(const Window& w) {
+    KELT_RETURN_NOT_OK(loader_->Reserve(static_cast<int64_t>(w.size()), w.bytes()));
+    const bool headers = loader_->needs_headers();
+    for (size_t i = 0; i < w.size(); ++i) {
+      RecordView r = w.record(i, headers);
+      Status st = loader_->Append(r);
+      if (!st.ok()) {
+        // kFail: the window is abandoned; nothing of it was written or committed.
+        return st.WithPrefix("record " + std::string(r.topic) + "[" +
+                             std::to_string(r.partition) + "]@" + std::to_string(r.offset) +
+                             ": ");
+      }
+    }
+    KELT_ASSIGN_OR_RAISE(LoadedWindow landed, loader_->Finish());
+    stats_.records += static_cast<int64_t>(w.size());
+    stats_.bytes += w.bytes();
+    stats_.rows += landed.stats.rows;
+    stats_.bad_records += landed.stats.bad_records;
+    stats_.dead_lettered += landed.stats.dead_lettered;
+    SinkWindow sw{landed.batch, landed.dead_letters, w.spans()};
+    for (auto& sink : sinks_) {
+      auto adv = sink->Write(sw);
+      if (!adv.ok()) {
+        ++stats_.sink_errors;
+        return adv.status().WithPrefix("sink " + sink->name() + ": ");
+      }
+      Merge(sink->name(), *adv);
+    }
+    return Status::OK();
+  }
+
+  void Merge(const std::string& sink, const OffsetMap& advanced) {
+    auto& d = stats_.durable[sink];
+    for (const auto& [tp, next] : advanced) d[tp] = std::max(d[tp], next);
+  }
+
+  // Commit, per partition, what every sink holds durably and was not committed yet.
+  Status CommitDurable() {
+    OffsetMap commit;
+    const auto& first = stats_.durable.begin()->second;
+    for (const auto& [tp, next0] : first) {
+      int64_t lowest = next0;
+      bool all = true;
+      for (const auto& [name, m] : stats_.durable) {
+        auto it = m.find(tp);
+        if (it == m.end()) {
+          all = false;
+          break;
+        }
+        lowest = std::min(lowest, it->second);
+      }
+      if (!all) continue;
+      auto c = stats_.committed.find(tp);
+      if (c == stats_.committed.end() || c->second < lowest) commit[tp] = lowest;
+    }
+    if (commit.empty()) return Status::OK();
+    KELT_RETURN_NOT_OK(consumer_->CommitOffsets(commit));
+    for (const auto& [tp, next] : commit) stats_.committed[tp] = next;
+    return Status::OK();
+  }
+
+  Result<EltStats> Run(const EltWindowCallback& on_window) {
+    while (true) {
+      if (o_.should_stop && o_.should_stop()) break;
+      KELT_ASSIGN_OR_RAISE(bool more, Step(on_window));
+      if (!more) break;
+    }
+    KELT_RETURN_NOT_OK(Close());
+    return stats_;
+  }
+
+  Status Close() {
+    if (closed_) return Status::OK();
+    closed_ = true;
+    Status first;
+    for (auto& sink : sinks_) {
+      auto adv = sink->Flush();
+      if (adv.ok()) {
+        Merge(sink->name(), *adv);
+      } else if (first.ok()) {
+        first = adv.status().WithPrefix("sink " + sink->name() + ": ");
+      }
+    }
+    if (first.ok()) first = CommitDurable();
+    Status closed = consumer_->Close();
+    if (first.ok()) first = closed;
+    for (auto& sink : sinks_) {
+      Status st = sink->Close();
+      if (first.ok() && !st.ok()) first = st.WithPrefix("sink " + sink->name() + ": ");
+    }
+    return first;
+  }
+
+  EltOptions o_;
+  std::vector<std::unique_ptr<Sink>> sinks_;
+  Schema landing_;
+  std::unique_ptr<Loader> loader_;
+  std::unique_ptr<Consumer> consumer_;
+  EltStats stats_;
+  bool closed_ = false;
+};
+
+EltLoop::EltLoop(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+EltLoop::~EltLoop() = default;
+
+Result<std::unique_ptr<EltLoop>> EltLoop::Make(EltOptions options,
+                                               std::vector<std::unique_ptr<Sink>> sinks) {
+  auto impl = std::make_unique<Impl>(std::move(options), std::move(sinks));
+  KELT_RETURN_NOT_OK(impl->Open());
+  return std::unique_ptr<EltLoop>(new EltLoop(std::move(impl)));
+}
+
+Result<EltStats> EltLoop::Run(const EltWindowCallback& on_window) {
+  return impl_->Run(on_window);
+}
+Result<bool> EltLoop::Step(const EltWindowCallback& on_window) {
+  return impl_->Step(on_window);
+}
+Status EltLoop::Close() { return impl_->Close(); }
+const EltStats& EltLoop::stats() const { return impl_->stats_; }
+const Schema& EltLoop::landing() const { return impl_->landing_; }
+Consumer& EltLoop::consumer() { return *impl_->consumer_; }
+
+}  // namespace kelt

@@ -1,0 +1,846 @@
+// Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
+//
+// The Parquet sink: files in a local directory or an S3-compatible object store, with
+// the offsets in the file names (the Kafka Connect / Secor pattern).
+//
+// Layout under the root:
+//   <topic>/[<k>=<v>/…]<topic>+<partition>+<first>+<last>[+<i>of<n>].parquet
+//   _dead_letter/<topic>/<same name>.parquet
+// <first>/<last> are the offsets (20 digits, zero-padded) the rotation covers, bad
+// records included; one rotation of one partition writes n files (Hive directories,
+// dead letters), all named with the same range. A rotation counts only when all n
+// files exist, so the resume point is max(last) + 1 over complete rotations, and a
+// crash between two renames is undone (the stragglers are deleted, then re-read).
+//
+// Local files are written to a hidden in-progress name, fsynced, renamed, and the
+// directory fsynced. Object-store files are built in memory (compressed) and uploaded
+// in one request per file when the rotation closes: an object exists completely or not
+// at all.
+#include "kelt/sink/parquet_sink.h"
+
+#include <arrow/array.h>
+#include <arrow/buffer.h>
+#include <arrow/filesystem/localfs.h>
+#include <arrow/filesystem/s3fs.h>
+#include <arrow/io/file.h>
+#include <arrow/io/memory.h>
+#include <arrow/record_batch.h>
+#include <arrow/scalar.h>
+#include <arrow/type.h>
+#include <arrow/util/byte_size.h>
+#include <fcntl.h>
+#include <parquet/arrow/writer.h>
+#include <parquet/properties.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <climits>
+#include <cstring>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <mutex>
+#include <random>
+#include <set>
+
+#include "kelt/common/arrow_status.h"
+#include "kelt/load.h"
+#include "kelt/log.h"
+
+namespace kelt {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr std::string_view kInProgressSuffix = ".inprogress";
+
+// --- names --------------------------------------------------------------------------
+
+std::string Pad20(int64_t v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%020lld", static_cast<long long>(v));
+  return buf;
+}
+
+bool ParseInt(std::string_view s, int64_t* out) {
+  if (s.empty()) return false;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && p == s.data() + s.size() && *out >= 0;
+}
+
+}  // namespace
+
+std::string EscapeHivePathValue(std::string_view value) {
+  // Hive's escaping: every character that is special in a path or a URI, '%' itself,
+  // and control characters become %XX. No escaped value contains '/', so a component
+  // `key=value` can never climb out of its parent.
+  static constexpr std::string_view kSpecial = "\"#%'*/:=?\\{[]^";
+  std::string out;
+  out.reserve(value.size());
+  for (unsigned char c : value) {
+    if (c < 0x20 || c == 0x7f || kSpecial.find(static_cast<char>(c)) != std::string_view::npos) {
+      char buf[4];
+      std::snprintf(buf, sizeof(buf), "%%%02X", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (out.empty()) return "__HIVE_DEFAULT_PARTITION__";
+  return out;
+}
+
+std::string ParquetFileName(const TopicPartition& tp, int64_t first, int64_t last,
+                            int part, int parts) {
+  std::string name = tp.topic + "+" + std::to_string(tp.partition) + "+" + Pad20(first) +
+                     "+" + Pad20(last);
+  if (parts > 1) name += "+" + std::to_string(part) + "of" + std::to_string(parts);
+  return name + ".parquet";
+}
+
+std::optional<ParquetFileInfo> ParseParquetFileName(std::string_view name) {
+  constexpr std::string_view kExt = ".parquet";
+  if (name.size() <= kExt.size() || name.substr(name.size() - kExt.size()) != kExt)
+    return std::nullopt;
+  name.remove_suffix(kExt.size());
+  // Kafka topic names cannot contain '+' ([a-zA-Z0-9._-]): split on every '+'.
+  std::vector<std::string_view> t;
+  size_t start = 0;
+  while (true) {
+    size_t plus = name.find('+', start);
+    t.push_back(name.substr(start, plus == std::string_view::npos ? plus : plus - start));
+    if (plus == std::string_view::npos) break;
+    start = plus + 1;
+  }
+  if (t.size() != 4 && t.size() != 5) return std::nullopt;
+  ParquetFileInfo info;
+  int64_t partition;
+  if (t[0].empty() || !ParseInt(t[1], &partition) || partition > INT32_MAX ||
+      !ParseInt(t[2], &info.first) || !ParseInt(t[3], &info.last)) {
+    return std::nullopt;
+  }
+  info.tp = {std::string(t[0]), static_cast<int32_t>(partition)};
+  if (t.size() == 5) {
+    size_t of = t[4].find("of");
+    int64_t part, parts;
+    if (of == std::string_view::npos || !ParseInt(t[4].substr(0, of), &part) ||
+        !ParseInt(t[4].substr(of + 2), &parts) || parts > 1'000'000) {
+      return std::nullopt;
+    }
+    info.part = static_cast<int>(part);
+    info.parts = static_cast<int>(parts);
+  }
+  if (info.first > info.last || info.part < 1 || info.part > info.parts) return std::nullopt;
+  return info;
+}
+
+namespace {
+
+// --- file systems -----------------------------------------------------------------------
+
+Status SyncPath(const std::string& path, bool directory) {
+  int fd = ::open(path.c_str(), (directory ? O_RDONLY | O_DIRECTORY : O_RDONLY) | O_CLOEXEC);
+  if (fd < 0) return Status::IOError("opening '" + path + "' to sync it: " + std::strerror(errno));
+  int rc = ::fsync(fd);
+  int err = errno;
+  ::close(fd);
+  if (rc != 0) return Status::IOError("fsync of '" + path + "': " + std::strerror(err));
+  return Status::OK();
+}
+
+struct Root {
+  std::shared_ptr<arrow::fs::FileSystem> fs;
+  std::string base;  // path inside fs ("/data/landing" or "bucket/prefix")
+  bool local = true;
+  std::string display;
+
+  std::string Join(const std::string& rel) const {
+    if (rel.empty()) return base;
+    return base.empty() ? rel : base + "/" + rel;
+  }
+};
+
+std::once_flag g_s3_once;
+Status g_s3_status;
+
+Result<Root> OpenRoot(const ParquetSinkOptions& o) {
+  Root root;
+  if (o.root.rfind("s3://", 0) == 0) {
+    std::call_once(g_s3_once, [] {
+      arrow::fs::S3GlobalOptions g;
+      g.log_level = arrow::fs::S3LogLevel::Fatal;
+      g_s3_status = internal::FromArrow(arrow::fs::InitializeS3(g));
+      // Finalized at exit, after every sink is gone.
+      std::atexit([] { (void)arrow::fs::EnsureS3Finalized(); });
+    });
+    KELT_RETURN_NOT_OK(g_s3_status);
+    arrow::fs::S3Options s3 = o.s3_access_key.empty()
+                                  ? arrow::fs::S3Options::Defaults()
+                                  : arrow::fs::S3Options::FromAccessKey(
+                                        o.s3_access_key, o.s3_secret_key);
+    if (!o.s3_region.empty()) s3.region = o.s3_region;
+    if (!o.s3_endpoint.empty()) {
+      std::string ep = o.s3_endpoint;
+      if (ep.rfind("http://", 0) == 0) {
+        s3.scheme = "http";
+        ep = ep.substr(7);
+      } else if (ep.rfind("https://", 0) == 0) {
+        ep = ep.substr(8);
+      }
+      s3.endpoint_override = ep;
+    }
+    auto made = arrow::fs::S3FileSystem::Make(s3);
+    if (!made.ok()) {
+      return Status::IOError("opening object store for '" + o.root +
+                             "': " + made.status().message());
+    }
+    root.fs = *made;
+    root.base = o.root.substr(5);
+    while (!root.base.empty() && root.base.back() == '/') root.base.pop_back();
+    if (root.base.empty()) return Status::Invalid("parquet sink root '" + o.root + "' has no bucket");
+    root.local = false;
+  } else {
+    if (o.root.empty()) return Status::Invalid("parquet sink root must not be empty");
+    std::error_code ec;
+    std::filesystem::create_directories(o.root, ec);
+    if (ec) {
+      return Status::IOError("creating parquet sink root '" + o.root + "': " + ec.message());
+    }
+    root.fs = std::make_shared<arrow::fs::LocalFileSystem>();
+    root.base = std::filesystem::absolute(o.root).lexically_normal().string();
+    while (root.base.size() > 1 && root.base.back() == '/') root.base.pop_back();
+    root.local = true;
+  }
+  root.display = "parquet:" + o.root;
+  return root;
+}
+
+// --- the sink ---------------------------------------------------------------------------
+
+std::string RandomToken() {
+  static std::atomic<uint64_t> counter{0};
+  std::random_device rd;
+  uint64_t v = (static_cast<uint64_t>(rd()) << 32) ^ rd() ^ (counter++ << 17) ^
+               static_cast<uint64_t>(::getpid());
+  char buf[24];
+  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+// One file being written for one rotation (one Hive directory, or dead letters).
+struct OpenFile {
+  std::string rel_dir;  // relative to the root
+  bool dead_letter = false;
+  std::string temp_path;  // local: hidden in-progress path inside fs
+  std::shared_ptr<arrow::io::OutputStream> out;
+  std::shared_ptr<arrow::io::BufferOutputStream> memory;  // object store
+  std::unique_ptr<parquet::arrow::FileWriter> writer;
+  bool touched = false;  // rows written since the last row group was started
+};
+
+// The open rotation of one partition.
+struct Rotation {
+  int64_t first = -1;
+  int64_t last = -1;
+  int64_t records = 0;  // offsets covered (bad records included)
+  int64_t bytes = 0;    // Arrow bytes written
+  Clock::time_point opened;
+  std::map<std::pair<bool, std::string>, OpenFile> files;  // (dead letter?, dir)
+};
+
+class ParquetSink final : public Sink {
+ public:
+  explicit ParquetSink(ParquetSinkOptions options) : o_(std::move(options)) {}
+  ~ParquetSink() override {
+    for (auto& [tp, rot] : rotations_) Abort(rot);
+  }
+
+  std::string name() const override { return "parquet:" + o_.root; }
+
+  Status Open(const std::shared_ptr<arrow::Schema>& landing,
+              const std::shared_ptr<arrow::Schema>& dead_letter) override {
+    KELT_ASSIGN_OR_RAISE(root_, OpenRoot(o_));
+    landing_ = landing;
+    dead_letter_ = dead_letter;
+    topic_col_ = landing->GetFieldIndex("_kafka_topic");
+    partition_col_ = landing->GetFieldIndex("_kafka_partition");
+    offset_col_ = landing->GetFieldIndex("_kafka_offset");
+    if (partition_col_ < 0 || offset_col_ < 0) {
+      return Status::Invalid(
+          "parquet sink needs the _kafka_partition and _kafka_offset columns in the "
+          "landing schema (file names carry the offsets)");
+    }
+    if (!o_.partition_by.empty()) {
+      by_col_ = landing->GetFieldIndex(o_.partition_by);
+      if (by_col_ < 0) {
+        return Status::Invalid("parquet sink partition_by: no landing column named '" +
+                               o_.partition_by + "'");
+      }
+      auto type = landing->field(by_col_)->type()->id();
+      if (!o_.time_layout.empty() && type != arrow::Type::TIMESTAMP &&
+          type != arrow::Type::DATE32) {
+        return Status::Invalid("parquet sink time_layout needs a Timestamp or Date column, '" +
+                               o_.partition_by + "' is " +
+                               landing->field(by_col_)->type()->ToString());
+      }
+      if (!o_.time_layout.empty()) KELT_RETURN_NOT_OK(CheckTimeLayout());
+    } else if (!o_.time_layout.empty()) {
+      return Status::Invalid("parquet sink time_layout needs partition_by");
+    }
+    if (o_.dead_letter_dir.empty()) o_.dead_letter_dir = "_dead_letter";
+    if (o_.dead_letter_dir.find("..") != std::string::npos || o_.dead_letter_dir[0] == '/') {
+      return Status::Invalid("parquet sink dead_letter_dir must stay inside the root");
+    }
+    parquet::WriterProperties::Builder wp;
+    KELT_ASSIGN_OR_RAISE(auto codec, ParseCompression(o_.compression));
+    wp.compression(codec);
+    wp.max_row_group_length(1 << 20);
+    writer_props_ = wp.build();
+    parquet::ArrowWriterProperties::Builder ap;
+    ap.store_schema();
+    ap.coerce_timestamps(arrow::TimeUnit::MICRO);
+    ap.set_use_threads(false);
+    arrow_props_ = ap.build();
+    return Status::OK();
+  }
+
+  Result<OffsetMap> Resume(const std::vector<TopicPartition>& partitions) override {
+    std::set<std::string> topics;
+    for (const auto& tp : partitions) topics.insert(tp.topic);
+    std::set<TopicPartition> wanted(partitions.begin(), partitions.end());
+    OffsetMap out;
+    for (const std::string& topic : topics) {
+      KELT_RETURN_NOT_OK(ScanTopic(topic, wanted, &out));
+    }
+    for (const auto& [tp, next] : out) durable_[tp] = next;
+    for (const auto& tp : partitions) {
+      if (!out.count(tp)) durable_.erase(tp);
+    }
+    return out;
+  }
+
+  Result<OffsetMap> Write(const SinkWindow& w) override {
+    OffsetMap advanced;
+    const arrow::RecordBatch& batch = *w.batch;
+    // Rows in runs of one partition: write each run (minus rows already durable).
+    auto topic_at = [&](int64_t row) -> std::string_view {
+      if (topic_col_ < 0) return w.spans.empty() ? std::string_view() : w.spans[0].tp.topic;
+      auto& a = static_cast<const arrow::StringArray&>(*batch.column(topic_col_));
+      return a.GetView(row);
+    };
+    auto& part = static_cast<const arrow::Int64Array&>(*batch.column(partition_col_));
+    auto& off = static_cast<const arrow::Int64Array&>(*batch.column(offset_col_));
+    if (topic_col_ < 0) {
+      std::set<std::string> topics;
+      for (const auto& s : w.spans) topics.insert(s.tp.topic);
+      if (topics.size() > 1) {
+        return Status::Invalid(
+            "parquet sink: a window of several topics needs the _kafka_topic column");
+      }
+    }
+    // Open rotations for every span first: a span may carry only bad records.
+    for (const PartitionSpan& s : w.spans) {
+      KELT_RETURN_NOT_OK(Extend(s));
+    }
+    int64_t row = 0;
+    const int64_t n = batch.num_rows();
+    while (row < n) {
+      TopicPartition tp{std::string(topic_at(row)), static_cast<int32_t>(part.Value(row))};
+      int64_t end = row + 1;
+      while (end < n && part.Value(end) == tp.partition && topic_at(end) == tp.topic) ++end;
+      int64_t start = row;
+      auto d = durable_.find(tp);
+      if (d != durable_.end()) {
+        while (start < end && off.Value(start) < d->second) ++start;
+      }
+      if (start < end) {
+        KELT_RETURN_NOT_OK(WriteRows(tp, batch.Slice(start, end - start), false));
+      }
+      row = end;
+    }
+    if (w.dead_letters && w.dead_letters->num_rows() > 0) {
+      KELT_RETURN_NOT_OK(WriteDeadLetters(*w.dead_letters));
+    }
+    // Rotate what is big enough.
+    for (auto it = rotations_.begin(); it != rotations_.end();) {
+      Rotation& rot = it->second;
+      if (rot.records >= o_.rotate_records || rot.bytes >= o_.rotate_bytes) {
+        KELT_RETURN_NOT_OK(Finish(it->first, rot, &advanced));
+        it = rotations_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    return advanced;
+  }
+
+  Result<OffsetMap> Flush() override {
+    OffsetMap advanced;
+    for (auto it = rotations_.begin(); it != rotations_.end();) {
+      KELT_RETURN_NOT_OK(Finish(it->first, it->second, &advanced));
+      it = rotations_.erase(it);
+    }
+    return advanced;
+  }
+
+  Result<OffsetMap> Tick(Clock::time_point now) override {
+    OffsetMap advanced;
+    for (auto it = rotations_.begin(); it != rotations_.end();) {
+      if (now - it->second.opened >= o_.rotate_age) {
+        KELT_RETURN_NOT_OK(Finish(it->first, it->second, &advanced));
+        it = rotations_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    return advanced;
+  }
+
+  Status Drop(const std::vector<TopicPartition>& partitions) override {
+    for (const auto& tp : partitions) {
+      auto it = rotations_.find(tp);
+      if (it != rotations_.end()) {
+        Abort(it->second);
+        rotations_.erase(it);
+      }
+      durable_.erase(tp);
+    }
+    return Status::OK();
+  }
+
+  Status Close() override {
+    auto flushed = Flush();
+    return flushed.status();
+  }
+
+ private:
+  static Result<parquet::Compression::type> ParseCompression(const std::string& name) {
+    if (name == "zstd") return parquet::Compression::ZSTD;
+    if (name == "snappy") return parquet::Compression::SNAPPY;
+    if (name == "gzip") return parquet::Compression::GZIP;
+    if (name == "lz4") return parquet::Compression::LZ4;
+    if (name == "none" || name == "uncompressed") return parquet::Compression::UNCOMPRESSED;
+    return Status::Invalid("parquet sink compression '" + name +
+                           "' is not one of zstd, snappy, gzip, lz4, none");
+  }
+
+  Status CheckTimeLayout() const {
+    const std::string& l = o_.time_layout;
+    for (size_t i = 0; i < l.size(); ++i) {
+      if (l[i] == '%') {
+        if (i + 1 >= l.size() || std::string_view("YmdH%").find(l[i + 1]) == std::string_view::npos) {
+          return Status::Invalid("parquet sink time_layout '" + l +
+                                 "': only %Y %m %d %H are supported");
+        }
+        ++i;
+      }
+    }
+    // Every component must be key=value so no directory name can be "." or "..".
+    size_t start = 0;
+    while (start <= l.size()) {
+      size_t slash = l.find('/', start);
+      std::string comp = l.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
+      size_t eq = comp.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == comp.size()) {
+        return Status::Invalid("parquet sink time_layout '" + l +
+                               "': every directory must read key=value");
+      }
+      if (slash == std::string::npos) break;
+      start = slash + 1;
+    }
+    return Status::OK();
+  }
+
+  // Directory (relative to the topic directory) of one row, or "" without partition_by.
+  std::string DirOf(const arrow::RecordBatch& batch, int64_t row) const {
+    if (by_col_ < 0) return "";
+    const arrow::Array& a = *batch.column(by_col_);
+    const std::string key = EscapeHivePathValue(o_.partition_by);
+    if (a.IsNull(row)) {
+      if (o_.time_layout.empty()) return key + "=__HIVE_DEFAULT_PARTITION__";
+      // Every key of the layout gets the default value.
+      std::string out;
+      size_t start = 0;
+      const std::string& l = o_.time_layout;
+      while (start <= l.size()) {
+        size_t slash = l.find('/', start);
+        std::string comp = l.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
+        if (!out.empty()) out += "/";
+        out += EscapeHivePathValue(comp.substr(0, comp.find('='))) + "=__HIVE_DEFAULT_PARTITION__";
+        if (slash == std::string::npos) break;
+        start = slash + 1;
+      }
+      return out;
+    }
+    if (!o_.time_layout.empty()) {
+      int64_t days, hour = 0;
+      if (a.type_id() == arrow::Type::DATE32) {
+        days = static_cast<const arrow::Date32Array&>(a).Value(row);
+      } else {
+        int64_t us = static_cast<const arrow::TimestampArray&>(a).Value(row);
+        int64_t secs = us >= 0 ? us / 1'000'000 : -((-us + 999'999) / 1'000'000);
+        days = secs >= 0 ? secs / 86400 : -((-secs + 86399) / 86400);
+        hour = (secs - days * 86400) / 3600;
+      }
+      std::chrono::year_month_day ymd{std::chrono::sys_days{std::chrono::days{days}}};
+      std::string out;
+      const std::string& l = o_.time_layout;
+      char buf[16];
+      for (size_t i = 0; i < l.size(); ++i) {
+        if (l[i] != '%') {
+          out += l[i];
+          continue;
+        }
+        switch (l[++i]) {
+          case 'Y':
+            std::snprintf(buf, sizeof(buf), "%04d", static_cast<int>(ymd.year()));
+            break;
+          case 'm':
+            std::snprintf(buf, sizeof(buf), "%02u", static_cast<unsigned>(ymd.month()));
+            break;
+          case 'd':
+            std::snprintf(buf, sizeof(buf), "%02u", static_cast<unsigned>(ymd.day()));
+            break;
+          case 'H':
+            std::snprintf(buf, sizeof(buf), "%02d", static_cast<int>(hour));
+            break;
+          default:
+            std::snprintf(buf, sizeof(buf), "%%");
+        }
+        out += EscapeHivePathValue(buf);
+      }
+      return out;
+    }
+    std::string value;
+    switch (a.type_id()) {
+      case arrow::Type::STRING:
+        value = std::string(static_cast<const arrow::StringArray&>(a).GetView(row));
+        break;
+      case arrow::Type::INT64:
+        value = std::to_string(static_cast<const arrow::Int64Array&>(a).Value(row));
+        break;
+      case arrow::Type::BOOL:
+        value = static_cast<const arrow::BooleanArray&>(a).Value(row) ? "true" : "false";
+        break;
+      default: {
+        auto scalar = a.GetScalar(row);
+        value = scalar.ok() ? (*scalar)->ToString() : "";
+      }
+    }
+    return key + "=" + EscapeHivePathValue(value);
+  }
+
+  std::string TopicDir(const std::string& topic, bool dead_letter) const {
+    std::string t = EscapeHivePathValue(topic);
+    if (t == "." || t == "..") t = "%2E" + t.substr(1);
+    return dead_letter ? o_.dead_letter_dir + "/" + t : t;
+  }
+
+  Status Extend(const PartitionSpan& s) {
+    auto [it, fresh] = rotations_.try_emplace(s.tp);
+    Rotation& rot = it->second;
+    if (fresh) {
+      rot.first = s.first_offset;
+      rot.opened = Clock::now();
+      auto d = durable_.find(s.tp);
+      if (d != durable_.end() && rot.first < d->second) rot.first = d->second;
+    }
+    if (s.last_offset > rot.last) {
+      rot.records += s.last_offset - std::max(rot.last + 1, rot.first) + 1;
+      rot.last = s.last_offset;
+    }
+    return Status::OK();
+  }
+
+  Result<OpenFile*> FileFor(const TopicPartition& tp, Rotation& rot, bool dead_letter,
+                            const std::string& dir) {
+    auto key = std::make_pair(dead_letter, dir);
+    auto it = rot.files.find(key);
+    if (it != rot.files.end()) return &it->second;
+    OpenFile f;
+    f.dead_letter = dead_letter;
+    f.rel_dir = TopicDir(tp.topic, dead_letter) + (dir.empty() ? "" : "/" + dir);
+    const auto& schema = dead_letter ? dead_letter_ : landing_;
+    if (root_.local) {
+      KELT_ARROW_RETURN_NOT_OK(root_.fs->CreateDir(root_.Join(f.rel_dir), true));
+      f.temp_path = root_.Join(f.rel_dir) + "/." + tp.topic + "+" +
+                    std::to_string(tp.partition) + "+" + RandomToken() +
+                    std::string(kInProgressSuffix);
+      KELT_ARROW_ASSIGN_OR_RAISE(f.out, root_.fs->OpenOutputStream(f.temp_path));
+    } else {
+      KELT_ARROW_ASSIGN_OR_RAISE(f.memory, arrow::io::BufferOutputStream::Create());
+      f.out = f.memory;
+    }
+    KELT_ARROW_ASSIGN_OR_RAISE(
+        f.writer, parquet::arrow::FileWriter::Open(*schema, arrow::default_memory_pool(),
+                                                   f.out, writer_props_, arrow_props_));
+    auto [ins, ok] = rot.files.emplace(key, std::move(f));
+    return &ins->second;
+  }
+
+  Status WriteRows(const TopicPartition& tp, const std::shared_ptr<arrow::RecordBatch>& rows,
+                   bool dead_letter) {
+    Rotation& rot = rotations_[tp];
+    // Group the rows by directory, keeping runs (rows of one directory stay in order).
+    int64_t start = 0;
+    const int64_t n = rows->num_rows();
+    while (start < n) {
+      std::string dir = dead_letter ? "" : DirOf(*rows, start);
+      int64_t end = start + 1;
+      while (end < n && (dead_letter || DirOf(*rows, end) == dir)) ++end;
+      KELT_ASSIGN_OR_RAISE(OpenFile * f, FileFor(tp, rot, dead_letter, dir));
+      if (!f->touched) {
+        // One row group per window and file: memory stays bounded by the window.
+        KELT_ARROW_RETURN_NOT_OK(f->writer->NewBufferedRowGroup());
+        f->touched = true;
+      }
+      auto slice = rows->Slice(start, end - start);
+      KELT_ARROW_RETURN_NOT_OK(f->writer->WriteRecordBatch(*slice));
+      rot.bytes += static_cast<int64_t>(arrow::util::TotalBufferSize(*slice));
+      start = end;
+    }
+    return Status::OK();
+  }
+
+  Status WriteDeadLetters(const arrow::RecordBatch& dl) {
+    auto& part = static_cast<const arrow::Int64Array&>(*dl.GetColumnByName("_kafka_partition"));
+    auto& topic = static_cast<const arrow::StringArray&>(*dl.GetColumnByName("_kafka_topic"));
+    auto& off = static_cast<const arrow::Int64Array&>(*dl.GetColumnByName("_kafka_offset"));
+    int64_t row = 0;
+    const int64_t n = dl.num_rows();
+    while (row < n) {
+      TopicPartition tp{std::string(topic.GetView(row)), static_cast<int32_t>(part.Value(row))};
+      int64_t end = row + 1;
+      while (end < n && part.Value(end) == tp.partition && topic.GetView(end) == tp.topic) ++end;
+      int64_t start = row;
+      auto d = durable_.find(tp);
+      if (d != durable_.end()) {
+        while (start < end && off.Value(start) < d->second) ++start;
+      }
+      if (start < end) {
+        auto slice = std::shared_ptr<arrow::RecordBatch>(dl.Slice(start, end - start));
+        KELT_RETURN_NOT_OK(WriteRows(tp, slice, true));
+      }
+      row = end;
+    }
+    return Status::OK();
+  }
+
+  // Close every file of the rotation and publish them under their final names.
+  Status Finish(const TopicPartition& tp, Rotation& rot, OffsetMap* advanced) {
+    if (rot.last < rot.first) {  // nothing new (everything was already durable)
+      Abort(rot);
+      return Status::OK();
+    }
+    if (rot.files.empty()) {
+      // Only bad records that were skipped: an empty file still records the progress.
+      KELT_ASSIGN_OR_RAISE(OpenFile * f, FileFor(tp, rot, false, EmptyDir()));
+      (void)f;
+    }
+    const int parts = static_cast<int>(rot.files.size());
+    int i = 0;
+    std::vector<std::string> published_dirs;
+    for (auto& [key, f] : rot.files) {
+      ++i;
+      KELT_ARROW_RETURN_NOT_OK(f.writer->Close());
+      const std::string final_path =
+          root_.Join(f.rel_dir) + "/" + ParquetFileName(tp, rot.first, rot.last, i, parts);
+      if (root_.local) {
+        KELT_ARROW_RETURN_NOT_OK(f.out->Close());
+        KELT_RETURN_NOT_OK(SyncPath(f.temp_path, false));
+        std::error_code ec;
+        std::filesystem::rename(f.temp_path, final_path, ec);
+        if (ec) {
+          return Status::IOError("renaming '" + f.temp_path + "' to '" + final_path +
+                                 "': " + ec.message());
+        }
+        f.temp_path.clear();
+        published_dirs.push_back(root_.Join(f.rel_dir));
+      } else {
+        KELT_ARROW_RETURN_NOT_OK(f.out->Close());
+        KELT_ARROW_ASSIGN_OR_RAISE(auto buffer, f.memory->Finish());
+        // One upload per object: it appears complete or not at all.
+        KELT_ARROW_ASSIGN_OR_RAISE(auto up, root_.fs->OpenOutputStream(final_path));
+        auto st = up->Write(buffer);
+        if (st.ok()) st = up->Close();
+        if (!st.ok()) {
+          return Status::IOError("uploading '" + final_path + "': " + st.message(), true);
+        }
+      }
+    }
+    if (root_.local) {
+      std::sort(published_dirs.begin(), published_dirs.end());
+      published_dirs.erase(std::unique(published_dirs.begin(), published_dirs.end()),
+                           published_dirs.end());
+      for (const auto& d : published_dirs) KELT_RETURN_NOT_OK(SyncPath(d, true));
+    }
+    rot.files.clear();
+    durable_[tp] = rot.last + 1;
+    (*advanced)[tp] = rot.last + 1;
+    return Status::OK();
+  }
+
+  std::string EmptyDir() const {
+    if (by_col_ < 0) return "";
+    return EscapeHivePathValue(o_.partition_by) + "=__HIVE_DEFAULT_PARTITION__";
+  }
+
+  void Abort(Rotation& rot) {
+    for (auto& [key, f] : rot.files) {
+      if (f.writer) (void)f.writer->Close();
+      if (f.out && !f.out->closed()) (void)f.out->Close();
+      if (!f.temp_path.empty()) (void)root_.fs->DeleteFile(f.temp_path);
+    }
+    rot.files.clear();
+  }
+
+  // Find the complete rotations of `topic`'s wanted partitions; delete in-progress
+  // files and stragglers of incomplete rotations of those partitions.
+  Status ScanTopic(const std::string& topic, const std::set<TopicPartition>& wanted,
+                   OffsetMap* out) {
+    struct Group {
+      int parts = 0;
+      std::set<int> seen;
+      std::vector<std::string> paths;
+    };
+    std::map<std::tuple<int32_t, int64_t, int64_t>, Group> groups;
+    std::vector<std::string> leftovers;
+    for (bool dead : {false, true}) {
+      arrow::fs::FileSelector sel;
+      sel.base_dir = root_.Join(TopicDir(topic, dead));
+      sel.recursive = true;
+      sel.allow_not_found = true;
+      auto listed = root_.fs->GetFileInfo(sel);
+      if (!listed.ok()) {
+        return Status::IOError("listing '" + sel.base_dir + "': " + listed.status().message(),
+                               true);
+      }
+      for (const auto& info : *listed) {
+        if (!info.IsFile()) continue;
+        std::string base = info.base_name();
+        if (base.size() > kInProgressSuffix.size() && base[0] == '.' &&
+            base.substr(base.size() - kInProgressSuffix.size()) == kInProgressSuffix) {
+          // ".<topic>+<partition>+<token>.inprogress"
+          std::string_view rest(base);
+          rest.remove_prefix(1);
+          size_t a = rest.rfind('+');
+          size_t b = a == std::string_view::npos ? a : rest.rfind('+', a - 1);
+          int64_t p;
+          if (b != std::string_view::npos && rest.substr(0, b) == topic &&
+              ParseInt(rest.substr(b + 1, a - b - 1), &p) &&
+              wanted.count({topic, static_cast<int32_t>(p)})) {
+            leftovers.push_back(info.path());
+          }
+          continue;
+        }
+        auto parsed = ParseParquetFileName(base);
+        if (!parsed || parsed->tp.topic != topic || !wanted.count(parsed->tp)) continue;
+        Group& g = groups[{parsed->tp.partition, parsed->first, parsed->last}];
+        g.parts = parsed->parts;
+        g.seen.insert(parsed->part);
+        g.paths.push_back(info.path());
+      }
+    }
+    for (auto& [key, g] : groups) {
+      auto [partition, first, last] = key;
+      if (static_cast<int>(g.seen.size()) == g.parts) {
+        TopicPartition tp{topic, partition};
+        auto it = out->find(tp);
+        if (it == out->end() || it->second < last + 1) (*out)[tp] = last + 1;
+      } else {
+        // Interrupted between two renames: re-read it all.
+        for (auto& p : g.paths) leftovers.push_back(p);
+      }
+    }
+    for (const auto& path : leftovers) {
+      Log(LogLevel::kInfo, "parquet", "removing the leftover of an interrupted write: " + path);
+      auto st = root_.fs->DeleteFile(path);
+      if (!st.ok()) {
+        return Status::IOError("removing leftover '" + path + "': " + st.message());
+      }
+    }
+    return Status::OK();
+  }
+
+  ParquetSinkOptions o_;
+  Root root_;
+  std::shared_ptr<arrow::Schema> landing_, dead_letter_;
+  int topic_col_ = -1, partition_col_ = -1, offset_col_ = -1, by_col_ = -1;
+  std::shared_ptr<parquet::WriterProperties> writer_props_;
+  std::shared_ptr<parquet::ArrowWriterProperties> arrow_props_;
+  std::map<TopicPartition, Rotation> rotations_;
+  OffsetMap durable_;  // next offset durable in the sink, per partition
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Sink>> MakeParquetSink(ParquetSinkOptions options) {
+  if (options.rotate_records <= 0 || options.rotate_bytes <= 0) {
+    return Status::Invalid("parquet sink rotation limits must be positive");
+  }
+  return std::unique_ptr<Sink>(new ParquetSink(std::move(options)));
+}
+
+// --- RDP: export_dataset_to_parquet -------------------------------------------------------
+
+Status ExportToParquet(const arrow::RecordBatch& batch, const std::string& path,
+                       const ParquetSinkOptions& storage) {
+  ParquetSinkOptions o = storage;
+  const bool s3 = path.rfind("s3://", 0) == 0;
+  std::string dir, file;
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos) {
+    dir = ".";
+    file = path;
+  } else {
+    dir = path.substr(0, slash);
+    file = path.substr(slash + 1);
+  }
+  if (file.empty()) return Status::Invalid("parquet path '" + path + "' names no file");
+  o.root = dir.empty() ? "/" : dir;
+  KELT_ASSIGN_OR_RAISE(Root root, OpenRoot(o));
+  parquet::WriterProperties::Builder wp;
+  wp.compression(parquet::Compression::ZSTD);
+  parquet::ArrowWriterProperties::Builder ap;
+  ap.store_schema();
+  const std::string final_path = root.Join(file);
+  if (s3) {
+    KELT_ARROW_ASSIGN_OR_RAISE(auto mem, arrow::io::BufferOutputStream::Create());
+    KELT_ARROW_ASSIGN_OR_RAISE(auto w, parquet::arrow::FileWriter::Open(
+                                           *batch.schema(), arrow::default_memory_pool(),
+                                           mem, wp.build(), ap.build()));
+    KELT_ARROW_RETURN_NOT_OK(w->WriteRecordBatch(batch));
+    KELT_ARROW_RETURN_NOT_OK(w->Close());
+    KELT_ARROW_ASSIGN_OR_RAISE(auto buffer, mem->Finish());
+    KELT_ARROW_ASSIGN_OR_RAISE(auto up, root.fs->OpenOutputStream(final_path));
+    KELT_ARROW_RETURN_NOT_OK(up->Write(buffer));
+    KELT_ARROW_RETURN_NOT_OK(up->Close());
+    return Status::OK();
+  }
+  const std::string temp = root.Join("." + file + "." + RandomToken() + ".inprogress");
+  {
+    KELT_ARROW_ASSIGN_OR_RAISE(auto out, root.fs->OpenOutputStream(temp));
+    auto w = parquet::arrow::FileWriter::Open(*batch.schema(), arrow::default_memory_pool(),
+                                              out, wp.build(), ap.build());
+    arrow::Status st = w.ok() ? (*w)->WriteRecordBatch(batch) : w.status();
+    if (st.ok()) st = (*w)->Close();
+    if (st.ok()) st = out->Close();
+    if (!st.ok()) {
+      (void)root.fs->DeleteFile(temp);
+      return Status::IOError("writing parquet '" + path + "': " + st.message());
+    }
+  }
+  KELT_RETURN_NOT_OK(SyncPath(temp, false));
+  std::error_code ec;
+  std::filesystem::rename(temp, final_path, ec);
+  if (ec) {
+    (void)root.fs->DeleteFile(temp);
+    return Status::IOError("renaming to '" + path + "': " + ec.message());
+  }
+  return SyncPath(root.base, true);
+}
+
+}  // namespace kelt
