@@ -1,6 +1,6 @@
 # Locate kelt's third-party libraries and expose them as imported targets:
 #   kelt::arrow, kelt::parquet, kelt::arrow_compute, kelt::arrow_s3  (system Arrow via find_package, else the pyarrow wheel)
-#   simdjson::simdjson, kelt::rdkafka, GTest::gtest_main, benchmark::benchmark
+#   simdjson::simdjson, kelt::rdkafka, kelt::pq (libpq), GTest::gtest_main, benchmark::benchmark
 set(KELT_PYTHON "${CMAKE_SOURCE_DIR}/.venv/bin/python" CACHE FILEPATH
     "Python with pyarrow, used when no system Arrow C++ is installed")
 
@@ -8,6 +8,8 @@ find_package(simdjson CONFIG REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(RDKAFKA REQUIRED IMPORTED_TARGET rdkafka)
 add_library(kelt::rdkafka ALIAS PkgConfig::RDKAFKA)
+pkg_check_modules(PQ REQUIRED IMPORTED_TARGET libpq)
+add_library(kelt::pq ALIAS PkgConfig::PQ)
 
 find_package(Arrow CONFIG QUIET)
 find_package(Parquet CONFIG QUIET)

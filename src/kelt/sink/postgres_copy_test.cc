@@ -1,0 +1,306 @@
+// Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
+#include "kelt/sink/postgres_copy.h"
+
+#include <arrow/api.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace kelt::pg {
+namespace {
+
+// Reads big-endian fields back out of an encoded tuple.
+struct Reader {
+  std::string_view s;
+  size_t at = 0;
+  uint64_t U(int bytes) {
+    uint64_t v = 0;
+    for (int i = 0; i < bytes; ++i) v = (v << 8) | static_cast<unsigned char>(s.at(at++));
+    return v;
+  }
+  int32_t Len() { return static_cast<int32_t>(U(4)); }
+  std::string_view Bytes(size_t n) {
+    auto v = s.substr(at, n);
+    at += n;
+    return v;
+  }
+};
+
+std::shared_ptr<arrow::RecordBatch> OneColumn(std::shared_ptr<arrow::Array> a,
+                                              const std::string& name = "c") {
+  return arrow::RecordBatch::Make(arrow::schema({arrow::field(name, a->type())}),
+                                  a->length(), {a});
+}
+
+template <typename Builder, typename T>
+std::shared_ptr<arrow::Array> Build(Builder b,
+                                    std::initializer_list<std::optional<T>> values) {
+  for (const auto& v : values) {
+    if (v) {
+      EXPECT_TRUE(b.Append(*v).ok());
+    } else {
+      EXPECT_TRUE(b.AppendNull().ok());
+    }
+  }
+  return b.Finish().ValueOrDie();
+}
+
+std::shared_ptr<arrow::Array> Strings(
+    std::initializer_list<std::optional<std::string>> v) {
+  return Build<arrow::StringBuilder, std::string>(arrow::StringBuilder(), v);
+}
+
+BinaryCopyEncoder Encoder(const arrow::RecordBatch& batch,
+                          NulPolicy nul = NulPolicy::kReject) {
+  std::vector<PgType> types;
+  for (const auto& f : batch.schema()->fields())
+    types.push_back(*PgTypeOf(*f->type(), ""));
+  auto e = BinaryCopyEncoder::Make(batch, types, nul);
+  EXPECT_TRUE(e.ok()) << e.status().ToString();
+  return std::move(e).ValueOrDie();
+}
+
+// The single field of tuple `row`; nullopt for NULL.
+std::optional<std::string> Field(const BinaryCopyEncoder& e, int64_t row) {
+  std::string out;
+  Status st = e.AppendRow(row, &out);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  Reader r{out};
+  EXPECT_EQ(r.U(2), 1u);
+  int32_t n = r.Len();
+  if (n < 0) return std::nullopt;
+  std::string v(r.Bytes(static_cast<size_t>(n)));
+  EXPECT_EQ(r.at, out.size());
+  return v;
+}
+
+TEST(PostgresCopyTest, TypeMappingFollowsTheContract) {
+  EXPECT_EQ(*PgTypeOf(*arrow::int64(), "c"), PgType::kBigInt);
+  EXPECT_EQ(*PgTypeOf(*arrow::float64(), "c"), PgType::kDoublePrecision);
+  EXPECT_EQ(*PgTypeOf(*arrow::boolean(), "c"), PgType::kBoolean);
+  EXPECT_EQ(*PgTypeOf(*arrow::utf8(), "c"), PgType::kText);
+  EXPECT_EQ(*PgTypeOf(*arrow::timestamp(arrow::TimeUnit::MICRO, "UTC"), "c"),
+            PgType::kTimestampTz);
+  EXPECT_EQ(*PgTypeOf(*arrow::timestamp(arrow::TimeUnit::MICRO), "c"),
+            PgType::kTimestamp);
+  EXPECT_EQ(*PgTypeOf(*arrow::date32(), "c"), PgType::kDate);
+  EXPECT_EQ(*PgTypeOf(*arrow::binary(), "c"), PgType::kBytea);
+  EXPECT_EQ(PgTypeSql(PgType::kDoublePrecision), "DOUBLE PRECISION");
+  EXPECT_EQ(PgTypeSql(PgType::kTimestampTz), "TIMESTAMPTZ");
+  auto bad = PgTypeOf(*arrow::list(arrow::int64()), "tags");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("'tags'"), std::string::npos);
+}
+
+TEST(PostgresCopyTest, ExistingColumnTypes) {
+  EXPECT_TRUE(PgTypeAccepts(PgType::kBigInt, "bigint"));
+  EXPECT_FALSE(PgTypeAccepts(PgType::kBigInt, "integer"));
+  EXPECT_FALSE(PgTypeAccepts(PgType::kBigInt, "numeric"));  // not int8's binary format
+  EXPECT_TRUE(PgTypeAccepts(PgType::kText, "character varying(10)"));
+  EXPECT_FALSE(PgTypeAccepts(PgType::kText, "jsonb"));
+  EXPECT_TRUE(PgTypeAccepts(PgType::kTimestampTz, "timestamp with time zone"));
+  EXPECT_TRUE(PgTypeAccepts(PgType::kTimestampTz, "timestamp(3) with time zone"));
+  EXPECT_FALSE(PgTypeAccepts(PgType::kTimestampTz, "timestamp without time zone"));
+  EXPECT_TRUE(PgTypeAccepts(PgType::kTimestamp, "timestamp without time zone"));
+  EXPECT_FALSE(PgTypeAccepts(PgType::kTimestamp, "timestamp with time zone"));
+}
+
+TEST(PostgresCopyTest, TableNamesSplitOnTheFirstDot) {
+  EXPECT_EQ(*ParseTableName("landing", "table"), (TableName{"", "landing"}));
+  EXPECT_EQ(*ParseTableName("Raw.Events", "table"), (TableName{"Raw", "Events"}));
+  EXPECT_EQ(*ParseTableName("a.b.c", "table"), (TableName{"a", "b.c"}));
+  EXPECT_EQ(*ParseTableName("we\"ird.t\"x", "table"), (TableName{"we\"ird", "t\"x"}));
+  EXPECT_FALSE(ParseTableName("", "table").ok());
+  EXPECT_FALSE(ParseTableName(".t", "table").ok());
+  EXPECT_FALSE(ParseTableName("s.", "table").ok());
+  EXPECT_FALSE(ParseTableName(std::string("a\0b", 3), "table").ok());
+  EXPECT_FALSE(ParseTableName("\xff", "table").ok());
+}
+
+TEST(PostgresCopyTest, IdentifiersOver63BytesAreRejected) {
+  std::string name63(63, 'x');
+  EXPECT_TRUE(CheckIdentifier(name63, "table").ok());
+  Status st = CheckIdentifier(name63 + "y", "table");
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.code(), StatusCode::kInvalid);
+  EXPECT_NE(st.message().find("64 bytes"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("63"), std::string::npos);
+  // Bytes, not characters: 32 two-byte characters are 64 bytes.
+  std::string wide;
+  for (int i = 0; i < 32; ++i) wide += "\xC3\xA9";
+  EXPECT_FALSE(CheckIdentifier(wide, "column").ok());
+  EXPECT_FALSE(ParseTableName(name63 + "y.t", "table").ok());
+}
+
+TEST(PostgresCopyTest, DerivedNamesStayWithin63Bytes) {
+  EXPECT_EQ(DerivedName("landing", "_key"), "landing_key");
+  std::string long_name(60, 'a');
+  std::string a = DerivedName(long_name, "_kafka_offset_key");
+  std::string b = DerivedName(long_name + "b", "_kafka_offset_key");
+  EXPECT_LE(a.size(), 63u);
+  EXPECT_TRUE(a.ends_with("_kafka_offset_key"));
+  EXPECT_NE(a, b);  // the hash keeps long names apart
+  std::string wide;
+  for (int i = 0; i < 31; ++i) wide += "\xC3\xA9";
+  EXPECT_TRUE(CheckIdentifier(DerivedName(wide, "_kafka_offset_key"), "index").ok());
+}
+
+TEST(PostgresCopyTest, ConnInfoKeepsWhereAndDropsNothingSecretIntoErrors) {
+  auto info =
+      ParseConnInfo("host=db.example port=6543 dbname=lake user=u password=s3cr3t");
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  EXPECT_EQ(info->host, "db.example");
+  EXPECT_EQ(info->port, "6543");
+  EXPECT_EQ(info->dbname, "lake");
+  EXPECT_EQ(info->password, "s3cr3t");
+  auto uri = ParseConnInfo("postgresql://u:pw%21@h:1234/d");
+  ASSERT_TRUE(uri.ok());
+  EXPECT_EQ(uri->host, "h");
+  EXPECT_EQ(uri->password, "pw!");
+
+  for (std::string bad :
+       {"password=hunter2 bogus", "password=hunter2 nokey=1",
+        "postgresql://u:hunter2@h:5432/d?zzz=1", "postgresql://u:hunter2@[::1/d",
+        "postgresql://u:hun%zzter2@h/d", "password='hunter2 x' x"}) {
+    auto r = ParseConnInfo(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalid);
+    EXPECT_EQ(r.status().message().find("hunter2"), std::string::npos)
+        << r.status().message();
+    EXPECT_EQ(r.status().message().find("hun%zzter2"), std::string::npos);
+    EXPECT_NE(r.status().message().find("invalid PostgreSQL connection string"),
+              std::string::npos);
+  }
+}
+
+TEST(PostgresCopyTest, Redact) {
+  EXPECT_EQ(Redact("a pw b pw", "pw"), "a *** b ***");
+  EXPECT_EQ(Redact("nothing", ""), "nothing");
+}
+
+TEST(PostgresCopyTest, HeaderAndTrailer) {
+  std::string out;
+  BinaryCopyEncoder::AppendHeader(&out);
+  ASSERT_EQ(out.size(), 19u);
+  EXPECT_EQ(out.substr(0, 11), std::string("PGCOPY\n\xff\r\n\0", 11));
+  EXPECT_EQ(out.substr(11), std::string(8, '\0'));
+  out.clear();
+  BinaryCopyEncoder::AppendTrailer(&out);
+  EXPECT_EQ(out, "\xff\xff");
+}
+
+TEST(PostgresCopyTest, TextNeedsNoEscapingInBinaryCopy) {
+  std::string tricky =
+      "tab\there\nnew \\ back \"q\" 'a' \x01\x1f \xE2\x82\xAC \xF0\x9F\x98\x80";
+  auto batch = OneColumn(Strings({tricky, std::nullopt, std::string()}));
+  auto e = Encoder(*batch);
+  EXPECT_EQ(Field(e, 0), tricky);
+  EXPECT_EQ(Field(e, 1), std::nullopt);
+  EXPECT_EQ(Field(e, 2), std::string());  // empty is not NULL
+}
+
+TEST(PostgresCopyTest, NulBytesAreRejectedOrReplaced) {
+  auto batch = OneColumn(Strings({std::string("a\0b", 3)}), "note");
+  std::string out = "keep";
+  Status st = Encoder(*batch).AppendRow(0, &out);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.code(), StatusCode::kTypeError);
+  EXPECT_NE(st.message().find("'note'"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("NUL"), std::string::npos);
+  EXPECT_EQ(out, "keep");  // nothing half-written
+  EXPECT_EQ(Field(Encoder(*batch, NulPolicy::kReplace), 0),
+            "a\xEF\xBF\xBD"
+            "b");
+  // Binary keeps NUL bytes: BYTEA can.
+  auto bytes = Build<arrow::BinaryBuilder, std::string>(arrow::BinaryBuilder(),
+                                                        {std::string("\0\xff", 2)});
+  EXPECT_EQ(Field(Encoder(*OneColumn(bytes)), 0), std::string("\0\xff", 2));
+}
+
+TEST(PostgresCopyTest, InvalidUtf8IsATypeError) {
+  arrow::StringBuilder b;
+  ASSERT_TRUE(b.Append("\xC3\x28").ok());
+  auto batch = OneColumn(b.Finish().ValueOrDie(), "s");
+  std::string out;
+  Status st = Encoder(*batch).AppendRow(0, &out);
+  EXPECT_EQ(st.code(), StatusCode::kTypeError);
+  EXPECT_NE(st.message().find("UTF-8"), std::string::npos);
+}
+
+TEST(PostgresCopyTest, NumbersAreBigEndianAndBitExact) {
+  auto ints = Build<arrow::Int64Builder, int64_t>(
+      arrow::Int64Builder(), {int64_t{-2}, std::numeric_limits<int64_t>::max()});
+  auto e = Encoder(*OneColumn(ints));
+  EXPECT_EQ(Field(e, 0), std::string("\xff\xff\xff\xff\xff\xff\xff\xfe", 8));
+  EXPECT_EQ(Field(e, 1), std::string("\x7f\xff\xff\xff\xff\xff\xff\xff", 8));
+
+  double nan = std::numeric_limits<double>::quiet_NaN();
+  auto doubles = Build<arrow::DoubleBuilder, double>(
+      arrow::DoubleBuilder(), {1.5, -0.0, nan, std::numeric_limits<double>::infinity()});
+  auto d = Encoder(*OneColumn(doubles));
+  EXPECT_EQ(Field(d, 0), std::string("\x3f\xf8\0\0\0\0\0\0", 8));
+  EXPECT_EQ(Field(d, 1), std::string("\x80\0\0\0\0\0\0\0", 8));
+  EXPECT_EQ(Field(d, 3), std::string("\x7f\xf0\0\0\0\0\0\0", 8));
+  std::string n = *Field(d, 2);
+  uint64_t bits = 0;
+  for (char c : n) bits = (bits << 8) | static_cast<unsigned char>(c);
+  double back;
+  std::memcpy(&back, &bits, 8);
+  EXPECT_TRUE(std::isnan(back));
+
+  auto bools = Build<arrow::BooleanBuilder, bool>(arrow::BooleanBuilder(), {true, false});
+  auto b = Encoder(*OneColumn(bools));
+  EXPECT_EQ(Field(b, 0), std::string("\x01", 1));
+  EXPECT_EQ(Field(b, 1), std::string("\0", 1));
+}
+
+TEST(PostgresCopyTest, TimesCountFrom2000) {
+  auto ts_type = arrow::timestamp(arrow::TimeUnit::MICRO, "UTC");
+  arrow::TimestampBuilder tb(ts_type, arrow::default_memory_pool());
+  ASSERT_TRUE(tb.Append(946'684'800'000'001).ok());  // 2000-01-01T00:00:00.000001Z
+  ASSERT_TRUE(tb.Append(0).ok());                    // 1970-01-01
+  auto batch = OneColumn(tb.Finish().ValueOrDie());  // outlives the encoder
+  auto e = Encoder(*batch);
+  EXPECT_EQ(Field(e, 0), std::string("\0\0\0\0\0\0\0\x01", 8));
+  // -946684800000000 = 0xFFFC_A2FE_C4C8_2000 (two's complement)
+  EXPECT_EQ(Field(e, 1), std::string("\xff\xfc\xa2\xfe\xc4\xc8\x20\x00", 8));
+
+  // Nanoseconds floor to µs; seconds scale up.
+  arrow::TimestampBuilder nb(arrow::timestamp(arrow::TimeUnit::NANO, "UTC"),
+                             arrow::default_memory_pool());
+  ASSERT_TRUE(nb.Append(946'684'800'000'001'999).ok());
+  EXPECT_EQ(Field(Encoder(*OneColumn(nb.Finish().ValueOrDie())), 0),
+            std::string("\0\0\0\0\0\0\0\x01", 8));
+
+  arrow::Date32Builder db;
+  ASSERT_TRUE(db.Append(10'958).ok());  // 2000-01-02
+  EXPECT_EQ(Field(Encoder(*OneColumn(db.Finish().ValueOrDie())), 0),
+            std::string("\0\0\0\x01", 4));
+}
+
+TEST(PostgresCopyTest, TimestampsOutsidePostgresRangeAreTypeErrors) {
+  arrow::TimestampBuilder tb(arrow::timestamp(arrow::TimeUnit::SECOND, "UTC"),
+                             arrow::default_memory_pool());
+  ASSERT_TRUE(tb.Append(std::numeric_limits<int64_t>::max() / 10).ok());  // overflows µs
+  ASSERT_TRUE(tb.Append(-300'000'000'000).ok());  // year -7537: before 4713 BC
+  auto batch = OneColumn(tb.Finish().ValueOrDie(), "at");
+  auto e = Encoder(*batch);
+  for (int64_t row : {0, 1}) {
+    std::string out;
+    Status st = e.AppendRow(row, &out);
+    EXPECT_EQ(st.code(), StatusCode::kTypeError) << row;
+    EXPECT_NE(st.message().find("'at'"), std::string::npos);
+  }
+}
+
+TEST(PostgresCopyTest, MakeChecksTheTypes) {
+  auto batch = OneColumn(Strings({"x"}));
+  EXPECT_FALSE(
+      BinaryCopyEncoder::Make(*batch, {PgType::kBigInt}, NulPolicy::kReject).ok());
+  EXPECT_FALSE(BinaryCopyEncoder::Make(*batch, {}, NulPolicy::kReject).ok());
+}
+
+}  // namespace
+}  // namespace kelt::pg

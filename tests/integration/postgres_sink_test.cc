@@ -1,0 +1,613 @@
+// Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
+//
+// The PostgreSQL sink against a real server (the `postgres` ctest fixture runs
+// scripts/postgres.sh). Every assertion reads the database back with libpq.
+#include <arrow/api.h>
+#include <gtest/gtest.h>
+#include <libpq-fe.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "broker_env.h"
+#include "kelt/load.h"
+#include "kelt/schema.h"
+#include "kelt/sink.h"
+
+namespace kelt {
+namespace {
+
+using Row = std::vector<std::optional<std::string>>;
+
+const std::map<std::string, std::string>& Env() {
+  static const auto env = testing::ReadBrokerEnv("KELT_PG_ENV");
+  return env;
+}
+
+std::string EnvValue(const std::string& key) {
+  auto it = Env().find(key);
+  return it == Env().end() ? std::string() : it->second;
+}
+
+// A table name unique to this run (lower case: tests also use it unquoted).
+std::string Unique(const std::string& base) {
+  static int counter = 0;
+  auto now = std::chrono::system_clock::now().time_since_epoch().count();
+  return base + "_" + std::to_string(now % 1'000'000'000'000) + "_" +
+         std::to_string(++counter);
+}
+
+// A plain libpq connection for checking what the sink stored.
+class Db {
+ public:
+  Db() : conn_(PQconnectdb(EnvValue("KELT_PG_CONNINFO").c_str())) {
+    if (ok()) Exec("SET TimeZone = 'UTC'");
+  }
+  ~Db() { PQfinish(conn_); }
+  bool ok() const { return PQstatus(conn_) == CONNECTION_OK; }
+
+  std::vector<Row> Query(const std::string& sql) {
+    PGresult* r = PQexec(conn_, sql.c_str());
+    std::vector<Row> rows;
+    EXPECT_TRUE(PQresultStatus(r) == PGRES_TUPLES_OK ||
+                PQresultStatus(r) == PGRES_COMMAND_OK)
+        << sql << ": " << PQresultErrorMessage(r);
+    for (int i = 0; i < PQntuples(r); ++i) {
+      Row row;
+      for (int j = 0; j < PQnfields(r); ++j) {
+        if (PQgetisnull(r, i, j)) {
+          row.push_back(std::nullopt);
+        } else {
+          row.emplace_back(std::string(PQgetvalue(r, i, j),
+                                       static_cast<size_t>(PQgetlength(r, i, j))));
+        }
+      }
+      rows.push_back(std::move(row));
+    }
+    PQclear(r);
+    return rows;
+  }
+  std::string One(const std::string& sql) {
+    auto rows = Query(sql);
+    if (rows.size() != 1 || rows[0].size() != 1 || !rows[0][0]) return "<none>";
+    return *rows[0][0];
+  }
+  void Exec(const std::string& sql) { Query(sql); }
+
+ private:
+  PGconn* conn_;
+};
+
+class PostgresSinkTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (EnvValue("KELT_PG_CONNINFO").empty()) {
+      GTEST_SKIP()
+          << "no PostgreSQL (run through ctest: the postgres fixture starts one)";
+    }
+    ASSERT_TRUE(db_.ok());
+  }
+
+  PostgresSinkOptions Options(const std::string& table, const std::string& group = "g") {
+    PostgresSinkOptions o;
+    o.conninfo = EnvValue("KELT_PG_CONNINFO");
+    o.table = table;
+    o.group_id = group;
+    o.offsets_table = offsets_table_;
+    return o;
+  }
+
+  std::unique_ptr<Sink> OpenSink(const PostgresSinkOptions& options,
+                                 const Schema& landing) {
+    auto sink = MakePostgresSink(options);
+    EXPECT_TRUE(sink.ok()) << sink.status().ToString();
+    if (!sink.ok()) return nullptr;
+    Status st = (*sink)->Open(ToArrowSchema(landing), DeadLetterSchema());
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    return std::move(*sink);
+  }
+
+  // A loaded window of `records` with spans covering them, per partition.
+  static SinkWindow Window(const std::vector<StreamRecord>& records,
+                           const Schema& landing, LoadOptions options = {}) {
+    auto loaded = LoadRecords(records, landing, options);
+    EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
+    SinkWindow w;
+    w.batch = loaded->batch;
+    w.dead_letters = loaded->dead_letters;
+    std::map<TopicPartition, PartitionSpan> spans;
+    for (const StreamRecord& r : records) {
+      TopicPartition tp{r.topic, r.partition};
+      auto [it, fresh] = spans.try_emplace(tp, PartitionSpan{tp, r.offset, r.offset, 0});
+      it->second.first_offset = std::min(it->second.first_offset, r.offset);
+      it->second.last_offset = std::max(it->second.last_offset, r.offset);
+      ++it->second.count;
+    }
+    for (auto& [tp, s] : spans) w.spans.push_back(s);
+    return w;
+  }
+
+  static std::vector<StreamRecord> Records(const std::string& topic, int32_t partition,
+                                           int64_t first, int64_t last) {
+    std::vector<StreamRecord> out;
+    for (int64_t o = first; o <= last; ++o) {
+      StreamRecord r;
+      r.topic = topic;
+      r.partition = partition;
+      r.offset = o;
+      r.value =
+          R"({"id":)" + std::to_string(o) + R"(,"name":"n)" + std::to_string(o) + "\"}";
+      out.push_back(std::move(r));
+    }
+    return out;
+  }
+
+  static Schema SimpleSchema() {
+    return *ParseSchemaJson(R"({"fields":[{"name":"id","data_type":"Int64"},
+      {"name":"name","data_type":"Utf8"},{"name":"_kafka_topic","data_type":"Utf8"},
+      {"name":"_kafka_partition","data_type":"Int64"},
+      {"name":"_kafka_offset","data_type":"Int64"}]})");
+  }
+
+  std::string OffsetOf(const std::string& group, const std::string& topic,
+                       int partition) {
+    return db_.One("SELECT next_offset FROM " + offsets_table_ + " WHERE group_id = '" +
+                   group + "' AND topic = '" + topic +
+                   "' AND partition = " + std::to_string(partition));
+  }
+
+  Db db_;
+  std::string offsets_table_ = Unique("offs");
+};
+
+TEST_F(PostgresSinkTest, LoadedValuesRoundTripExactly) {
+  const std::string table = Unique("rt");
+  Schema landing = *ParseSchemaJson(R"({"fields":[
+    {"name":"i","data_type":"Int64"},{"name":"f","data_type":"Float64"},
+    {"name":"b","data_type":"Bool"},{"name":"s","data_type":"Utf8"},
+    {"name":"ts","data_type":"Timestamp"},{"name":"d","data_type":"Date"},
+    {"name":"raw","data_type":"Binary"},
+    {"name":"_kafka_topic","data_type":"Utf8"},{"name":"_kafka_partition","data_type":"Int64"},
+    {"name":"_kafka_offset","data_type":"Int64"}]})");
+  const std::string big(3 << 20, 'x');  // crosses the COPY chunk size
+  struct Case {
+    std::string json;
+    std::optional<std::string> s;
+  };
+  std::vector<Case> cases = {
+      {R"({"i":-9223372036854775808,"f":0.1,"b":true,"s":"tab\there\nline \\ back \"q\" 'a'",)"
+       R"("ts":"2024-02-29T23:59:59.123456Z","d":"2024-02-29","raw":"AAH/"})",
+       "tab\there\nline \\ back \"q\" 'a'"},
+      {R"({"i":9223372036854775807,"f":-1.5e300,"b":false,"s":"\u0001\u001f\r\\N \u00e9 \u20ac \ud83d\ude00",)"
+       R"("ts":0,"d":"1970-01-01","raw":""})",
+       "\x01\x1f\r\\N \xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80"},
+      {R"({"i":null,"f":null,"b":null,"s":null,"ts":null,"d":null,"raw":null})",
+       std::nullopt},
+      {R"({"s":"","f":5e-324,"ts":"1900-01-01T00:00:00Z","d":"0001-01-01"})", ""},
+      {R"({"s":")" + big + R"("})", big},
+      {R"({"s":"\\.","i":0})", "\\."},  // text COPY's end marker is just data here
+  };
+  std::vector<StreamRecord> records;
+  for (size_t k = 0; k < cases.size(); ++k) {
+    StreamRecord r;
+    r.topic = "t";
+    r.offset = static_cast<int64_t>(k);
+    r.value = cases[k].json;
+    records.push_back(r);
+  }
+  auto sink = OpenSink(Options(table), landing);
+  ASSERT_NE(sink, nullptr);
+  SinkWindow w = Window(records, landing);
+  auto written = sink->Write(w);
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  EXPECT_EQ(written->at(TopicPartition{"t", 0}), 6);
+
+  auto rows = db_.Query(
+      "SELECT i::text, f::text, b::text, s, "
+      "(extract(epoch FROM ts) * 1000000)::bigint::text, (d - date '1970-01-01')::text, "
+      "encode(raw, 'hex') FROM " +
+      table + " ORDER BY _kafka_offset");
+  ASSERT_EQ(rows.size(), cases.size());
+  auto i64 = std::static_pointer_cast<arrow::Int64Array>(w.batch->column(0));
+  auto f64 = std::static_pointer_cast<arrow::DoubleArray>(w.batch->column(1));
+  auto ts = std::static_pointer_cast<arrow::TimestampArray>(w.batch->column(4));
+  auto d = std::static_pointer_cast<arrow::Date32Array>(w.batch->column(5));
+  for (size_t k = 0; k < cases.size(); ++k) {
+    SCOPED_TRACE("case " + std::to_string(k));
+    const Row& row = rows[k];
+    EXPECT_EQ(row[3], cases[k].s);
+    auto r = static_cast<int64_t>(k);
+    EXPECT_EQ(row[0], i64->IsNull(r) ? std::nullopt
+                                     : std::optional(std::to_string(i64->Value(r))));
+    if (f64->IsNull(r)) {
+      EXPECT_EQ(row[1], std::nullopt);
+    } else {
+      ASSERT_TRUE(row[1]);
+      EXPECT_EQ(std::strtod(row[1]->c_str(), nullptr), f64->Value(r)) << *row[1];
+    }
+    EXPECT_EQ(row[4],
+              ts->IsNull(r) ? std::nullopt : std::optional(std::to_string(ts->Value(r))));
+    EXPECT_EQ(row[5],
+              d->IsNull(r) ? std::nullopt : std::optional(std::to_string(d->Value(r))));
+  }
+  EXPECT_EQ(rows[0][2], "true");
+  EXPECT_EQ(rows[1][2], "false");
+  EXPECT_EQ(rows[2][2], std::nullopt);
+  auto raw = std::static_pointer_cast<arrow::BinaryArray>(w.batch->column(6));
+  for (int64_t k = 0; k < raw->length(); ++k) {
+    std::optional<std::string> hex;
+    if (raw->IsValid(k)) {
+      hex.emplace();
+      for (unsigned char c : raw->GetView(k)) {
+        static const char kHex[] = "0123456789abcdef";
+        *hex += kHex[c >> 4];
+        *hex += kHex[c & 15];
+      }
+    }
+    EXPECT_EQ(rows[static_cast<size_t>(k)][6], hex) << k;
+  }
+  EXPECT_EQ(rows[1][6], "");  // empty bytes, not NULL
+  EXPECT_EQ(rows[0][4], "1709251199123456");
+  EXPECT_EQ(db_.One("SELECT ts::text FROM " + table + " WHERE _kafka_offset = 0"),
+            "2024-02-29 23:59:59.123456+00");  // the cluster runs in UTC
+  // The §6 mapping, as the server sees the created table.
+  auto types = db_.Query(
+      "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid "
+      "= '" +
+      table + "'::regclass AND attnum > 0 ORDER BY attnum");
+  std::vector<std::string> got;
+  for (const Row& r : types) got.push_back(*r[0] + " " + *r[1]);
+  EXPECT_EQ(
+      got, (std::vector<std::string>{"i bigint", "f double precision", "b boolean",
+                                     "s text", "ts timestamp with time zone", "d date",
+                                     "raw bytea", "_kafka_topic text",
+                                     "_kafka_partition bigint", "_kafka_offset bigint"}));
+}
+
+TEST_F(PostgresSinkTest, SpecialDoublesAndEdgeTimesFromArrowBuilders) {
+  const std::string table = Unique("dbl");
+  const double kNan = std::numeric_limits<double>::quiet_NaN();
+  const double kInf = std::numeric_limits<double>::infinity();
+  std::vector<double> values = {
+      kNan, kInf, -kInf, -0.0, 5e-324, 1.7976931348623157e308, 0.1 + 0.2};
+  arrow::DoubleBuilder db;
+  arrow::TimestampBuilder tb(arrow::timestamp(arrow::TimeUnit::MICRO, "UTC"),
+                             arrow::default_memory_pool());
+  arrow::StringBuilder sb;
+  for (size_t k = 0; k < values.size(); ++k) {
+    ASSERT_TRUE(db.Append(values[k]).ok());
+    ASSERT_TRUE(
+        tb.Append(-62135596800000000 + static_cast<int64_t>(k)).ok());  // 0001-01-01
+    ASSERT_TRUE(sb.Append("v" + std::to_string(k)).ok());
+  }
+  auto schema =
+      arrow::schema({arrow::field("x", arrow::float64()),
+                     arrow::field("at", arrow::timestamp(arrow::TimeUnit::MICRO, "UTC")),
+                     arrow::field("s", arrow::utf8())});
+  auto batch = arrow::RecordBatch::Make(
+      schema, static_cast<int64_t>(values.size()),
+      {db.Finish().ValueOrDie(), tb.Finish().ValueOrDie(), sb.Finish().ValueOrDie()});
+  auto sink = MakePostgresSink(Options(table));
+  ASSERT_TRUE(sink.ok());
+  ASSERT_TRUE((*sink)->Open(schema, nullptr).ok());
+  SinkWindow w;
+  w.batch = batch;  // no spans: rows without offsets bookkeeping
+  auto written = (*sink)->Write(w);
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  EXPECT_TRUE(written->empty());
+  // float8send gives the stored bits exactly.
+  auto rows = db_.Query("SELECT encode(float8send(x), 'hex'), x::text, at::text FROM " +
+                        table + " ORDER BY s");
+  ASSERT_EQ(rows.size(), values.size());
+  EXPECT_EQ(rows[0][1], "NaN");
+  EXPECT_EQ(rows[1][1], "Infinity");
+  EXPECT_EQ(rows[2][1], "-Infinity");
+  EXPECT_EQ(rows[3][1], "-0");
+  for (size_t k = 1; k < values.size(); ++k) {
+    uint64_t bits;
+    std::memcpy(&bits, &values[k], 8);
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(bits));
+    EXPECT_EQ(rows[k][0], std::string(hex)) << k;
+  }
+  EXPECT_EQ(rows[0][2], "0001-01-01 00:00:00+00");
+  EXPECT_EQ(rows[6][2], "0001-01-01 00:00:00.000006+00");
+}
+
+TEST_F(PostgresSinkTest, QuotedIdentifiersAndNameWithoutPassword) {
+  const std::string schema_name = "Raw \"Zone\"";
+  const std::string table_name = Unique("Ev\"ents.X");
+  Schema landing = *ParseSchemaJson(R"({"fields":[{"name":"User ID","data_type":"Int64"},
+    {"name":"sel\"ect","data_type":"Utf8"},{"name":"_kafka_offset","data_type":"Int64"}]})");
+  PostgresSinkOptions o = Options(schema_name + "." + table_name);
+  o.conninfo += "?password=notused";  // trust ignores it; name() must not show it
+  auto sink = OpenSink(o, landing);
+  ASSERT_NE(sink, nullptr);
+  EXPECT_EQ(sink->name().find("notused"), std::string::npos);
+  EXPECT_EQ(sink->name(), "postgresql:127.0.0.1:" + EnvValue("KELT_PG_PORT") + "/kelt#" +
+                              schema_name + "." + table_name);
+  StreamRecord r;
+  r.topic = "t";
+  r.offset = 7;
+  r.value = R"({"User ID":42,"sel\"ect":"drop table x; --"})";
+  ASSERT_TRUE(sink->Write(Window({r}, landing)).ok());
+  auto quote = [](const std::string& s) {
+    std::string q = "\"";
+    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+  };
+  auto rows = db_.Query("SELECT \"User ID\", \"sel\"\"ect\" FROM " + quote(schema_name) +
+                        "." + quote(table_name));
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0][0], "42");
+  EXPECT_EQ(rows[0][1], "drop table x; --");
+  // The dead-letter table is "<table>_dead_letter" in the same schema.
+  EXPECT_EQ(db_.One("SELECT count(*) FROM " + quote(schema_name) + "." +
+                    quote(table_name + "_dead_letter")),
+            "0");
+}
+
+TEST_F(PostgresSinkTest, NamesOver63BytesAreRejected) {
+  auto sink = MakePostgresSink(Options(std::string(64, 't')));
+  ASSERT_FALSE(sink.ok());
+  EXPECT_NE(sink.status().message().find("63 bytes"), std::string::npos);
+  // A column name too long for PostgreSQL fails Open, naming it.
+  Schema landing;
+  landing.fields.emplace_back(std::string(70, 'c'), TypeId::kInt64);
+  auto ok = MakePostgresSink(Options(Unique("longcol")));
+  ASSERT_TRUE(ok.ok());
+  Status st = (*ok)->Open(ToArrowSchema(landing), DeadLetterSchema());
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find(std::string(70, 'c')), std::string::npos) << st.message();
+}
+
+TEST_F(PostgresSinkTest, OffsetsRowsAndResumeAfterReconnect) {
+  const std::string table = Unique("res");
+  Schema landing = SimpleSchema();
+  {
+    auto sink = OpenSink(Options(table, "g1"), landing);
+    ASSERT_NE(sink, nullptr);
+    auto records = Records("orders", 0, 0, 4);
+    auto more = Records("orders", 3, 100, 101);
+    records.insert(records.end(), more.begin(), more.end());
+    auto w = sink->Write(Window(records, landing));
+    ASSERT_TRUE(w.ok()) << w.status().ToString();
+    EXPECT_EQ(*w, (OffsetMap{{{"orders", 0}, 5}, {{"orders", 3}, 102}}));
+    ASSERT_TRUE(sink->Write(Window(Records("orders", 0, 5, 9), landing)).ok());
+    ASSERT_TRUE(sink->Flush().ok());
+    ASSERT_TRUE(sink->Close().ok());
+  }
+  EXPECT_EQ(OffsetOf("g1", "orders", 0), "10");
+  EXPECT_EQ(OffsetOf("g1", "orders", 3), "102");
+  EXPECT_EQ(db_.One("SELECT count(*) FROM " + table), "12");
+
+  auto again = OpenSink(Options(table, "g1"), landing);
+  ASSERT_NE(again, nullptr);
+  auto resume = again->Resume({{"orders", 0}, {"orders", 1}, {"orders", 3}});
+  ASSERT_TRUE(resume.ok()) << resume.status().ToString();
+  EXPECT_EQ(*resume, (OffsetMap{{{"orders", 0}, 10}, {{"orders", 3}, 102}}));
+  // Offsets belong to the group.
+  auto other = OpenSink(Options(table, "g2"), landing);
+  ASSERT_NE(other, nullptr);
+  EXPECT_TRUE(other->Resume({{"orders", 0}})->empty());
+}
+
+TEST_F(PostgresSinkTest, GuardSkipsRecordsAnotherWriterStored) {
+  const std::string table = Unique("guard");
+  Schema landing = SimpleSchema();
+  auto a = OpenSink(Options(table), landing);
+  auto b = OpenSink(Options(table), landing);  // a consumer that lost the partition
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  ASSERT_TRUE(a->Write(Window(Records("t", 0, 0, 9), landing)).ok());
+
+  // The same range again adds nothing and leaves the offsets where they were.
+  auto replay = b->Write(Window(Records("t", 0, 0, 9), landing));
+  ASSERT_TRUE(replay.ok()) << replay.status().ToString();
+  EXPECT_EQ(replay->at({"t", 0}), 10);
+  EXPECT_EQ(db_.One("SELECT count(*) FROM " + table), "10");
+  EXPECT_EQ(OffsetOf("g", "t", 0), "10");
+
+  // An overlapping window lands only its new records.
+  auto overlap = b->Write(Window(Records("t", 0, 5, 14), landing));
+  ASSERT_TRUE(overlap.ok()) << overlap.status().ToString();
+  EXPECT_EQ(overlap->at({"t", 0}), 15);
+  EXPECT_EQ(db_.One("SELECT count(*) FROM " + table), "15");
+  EXPECT_EQ(db_.One("SELECT count(DISTINCT _kafka_offset) FROM " + table), "15");
+  EXPECT_EQ(db_.One("SELECT string_agg(name, ',' ORDER BY _kafka_offset) FROM " + table +
+                    " WHERE _kafka_offset BETWEEN 8 AND 11"),
+            "n8,n9,n10,n11");
+  EXPECT_EQ(OffsetOf("g", "t", 0), "15");
+  // Another group's offsets do not guard this one: its rows hit the unique index instead.
+  auto c = OpenSink(Options(table, "other-group"), landing);
+  ASSERT_NE(c, nullptr);
+  auto dup = c->Write(Window(Records("t", 0, 0, 0), landing));
+  ASSERT_FALSE(dup.ok());
+  EXPECT_NE(dup.status().message().find("23505"), std::string::npos)
+      << dup.status().message();
+  EXPECT_EQ(db_.One("SELECT count(*) FROM " + table), "15");
+}
+
+TEST_F(PostgresSinkTest, FailingCopyRollsBackRowsAndOffsets) {
+  const std::string table = Unique("rb");
+  Schema landing = SimpleSchema();
+  auto sink = OpenSink(Options(table), landing);
+  ASSERT_NE(sink, nullptr);
+  ASSERT_TRUE(sink->Write(Window(Records("t", 0, 0, 1), landing)).ok());
+  // A row the offsets do not know about (written behind the sink's back): the COPY of
+  // a window holding offset 5 violates the unique (topic, partition, offset) index.
+  db_.Exec("INSERT INTO " + table + " VALUES (0, 'intruder', 't', 0, 5)");
+  auto records = Records("t", 0, 2, 6);
+  auto more = Records("t", 1, 0, 3);
+  records.insert(records.end(), more.begin(), more.end());
+  auto r = sink->Write(Window(records, landing));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kIOError);
+  EXPECT_NE(r.status().message().find("\"" + table + "\""), std::string::npos)
+      << r.status().message();
+  EXPECT_NE(r.status().message().find("COPY"), std::string::npos);
+  EXPECT_EQ(db_.One("SELECT count(*) FROM " + table), "3");  // 2 + the intruder
+  EXPECT_EQ(OffsetOf("g", "t", 0), "2");
+  EXPECT_EQ(OffsetOf("g", "t", 1), "<none>");  // the inserted offsets row went too
+  // The sink is usable after the failure.
+  db_.Exec("DELETE FROM " + table + " WHERE name = 'intruder'");
+  auto retry = sink->Write(Window(records, landing));
+  ASSERT_TRUE(retry.ok()) << retry.status().ToString();
+  EXPECT_EQ(db_.One("SELECT count(*) FROM " + table), "11");
+  EXPECT_EQ(OffsetOf("g", "t", 1), "4");
+}
+
+TEST_F(PostgresSinkTest, NulInTextFailsTheWindowUnlessReplaced) {
+  Schema landing = SimpleSchema();
+  std::vector<StreamRecord> records = Records("t", 0, 0, 2);
+  records[1].value = R"({"id":1,"name":"a\u0000b"})";
+  {
+    const std::string table = Unique("nul");
+    auto sink = OpenSink(Options(table), landing);
+    ASSERT_NE(sink, nullptr);
+    auto r = sink->Write(Window(records, landing));
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), StatusCode::kTypeError);
+    const std::string& m = r.status().message();
+    EXPECT_NE(m.find("'name'"), std::string::npos) << m;
+    EXPECT_NE(m.find("t[0] offset 1"), std::string::npos) << m;
+    EXPECT_NE(m.find(table), std::string::npos) << m;
+    EXPECT_EQ(db_.One("SELECT count(*) FROM " + table), "0");  // record 0 rolled back
+    EXPECT_EQ(OffsetOf("g", "t", 0), "<none>");
+  }
+  {
+    const std::string table = Unique("nulr");
+    PostgresSinkOptions o = Options(table);
+    o.replace_nul_in_text = true;
+    auto sink = OpenSink(o, landing);
+    ASSERT_NE(sink, nullptr);
+    ASSERT_TRUE(sink->Write(Window(records, landing)).ok());
+    EXPECT_EQ(db_.One("SELECT name FROM " + table + " WHERE _kafka_offset = 1"),
+              "a\xEF\xBF\xBD"
+              "b");
+  }
+}
+
+TEST_F(PostgresSinkTest, DeadLettersLandInTheSameTransaction) {
+  const std::string table = Unique("dl");
+  Schema landing = SimpleSchema();
+  auto sink = OpenSink(Options(table), landing);
+  ASSERT_NE(sink, nullptr);
+  auto records = Records("t", 0, 0, 3);
+  records[2].value = R"({"id":"not a number"})";
+  records[2].key = std::string("k\0ey", 4);
+  LoadOptions lo;
+  lo.on_bad_record = BadRecordPolicy::kDeadLetter;
+  SinkWindow w = Window(records, landing, lo);
+  ASSERT_EQ(w.dead_letters->num_rows(), 1);
+  ASSERT_TRUE(sink->Write(w).ok());
+  EXPECT_EQ(db_.One("SELECT count(*) FROM " + table), "3");
+  auto rows = db_.Query(
+      "SELECT _kafka_topic, _kafka_offset, encode(_kafka_key, 'hex'), "
+      "convert_from(_kafka_value, 'UTF8'), _error_code FROM " +
+      table + "_dead_letter");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0][0], "t");
+  EXPECT_EQ(rows[0][1], "2");
+  EXPECT_EQ(rows[0][2], "6b006579");
+  EXPECT_EQ(rows[0][3], records[2].value);
+  EXPECT_EQ(rows[0][4], "TYPE_MISMATCH");
+  EXPECT_EQ(OffsetOf("g", "t", 0), "4");
+  // Replayed, the dead letter is skipped like the rows.
+  ASSERT_TRUE(sink->Write(w).ok());
+  EXPECT_EQ(db_.One("SELECT count(*) FROM " + table + "_dead_letter"), "1");
+}
+
+TEST_F(PostgresSinkTest, IncompatibleOrMissingTablesAreClearErrors) {
+  Schema landing = SimpleSchema();
+  const std::string wrong_type = Unique("wt");
+  db_.Exec("CREATE TABLE " + wrong_type +
+           " (id TEXT, name TEXT, _kafka_topic TEXT, _kafka_partition BIGINT, "
+           "_kafka_offset BIGINT)");
+  auto s1 = MakePostgresSink(Options(wrong_type));
+  ASSERT_TRUE(s1.ok());
+  Status st = (*s1)->Open(ToArrowSchema(landing), DeadLetterSchema());
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find(wrong_type), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("'id' is text"), std::string::npos) << st.message();
+
+  const std::string missing_col = Unique("mc");
+  db_.Exec("CREATE TABLE " + missing_col + " (id BIGINT, extra TEXT DEFAULT 'x')");
+  auto s2 = MakePostgresSink(Options(missing_col));
+  st = (*s2)->Open(ToArrowSchema(landing), DeadLetterSchema());
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("no column 'name'"), std::string::npos) << st.message();
+
+  // A compatible existing table with an extra defaulted column is fine.
+  const std::string compatible = Unique("ok");
+  db_.Exec("CREATE TABLE " + compatible +
+           " (extra TEXT DEFAULT 'd', _kafka_offset BIGINT, _kafka_partition BIGINT, "
+           "_kafka_topic VARCHAR(100), name TEXT, id BIGINT)");
+  auto s3 = OpenSink(Options(compatible), landing);
+  ASSERT_NE(s3, nullptr);
+  ASSERT_TRUE(s3->Write(Window(Records("t", 0, 0, 0), landing)).ok());
+  EXPECT_EQ(db_.One("SELECT extra || name FROM " + compatible), "dn0");
+
+  PostgresSinkOptions o = Options(Unique("absent"));
+  o.create_table_if_missing = false;
+  auto s4 = MakePostgresSink(o);
+  st = (*s4)->Open(ToArrowSchema(landing), DeadLetterSchema());
+  EXPECT_EQ(st.code(), StatusCode::kNotFound) << st.ToString();
+  EXPECT_NE(st.message().find("does not exist"), std::string::npos);
+
+  // Writing a batch of another schema is refused before anything is stored.
+  auto s5 = OpenSink(Options(Unique("sch")), landing);
+  ASSERT_NE(s5, nullptr);
+  Schema other = *ParseSchemaJson(R"({"fields":[{"name":"id","data_type":"Utf8"},
+      {"name":"_kafka_offset","data_type":"Int64"}]})");
+  auto r = s5->Write(Window(Records("t", 0, 0, 0), other));
+  EXPECT_FALSE(r.ok());
+}
+
+TEST_F(PostgresSinkTest, PasswordNeverAppearsInErrors) {
+  const std::string user = EnvValue("KELT_PG_PASSWORD_USER");
+  const std::string password = EnvValue("KELT_PG_PASSWORD");
+  ASSERT_FALSE(password.empty());
+  const std::string port = EnvValue("KELT_PG_PORT");
+  Schema landing = SimpleSchema();
+  auto open_error = [&](const std::string& conninfo) {
+    PostgresSinkOptions o = Options(Unique("pw"));
+    o.conninfo = conninfo;
+    auto sink = MakePostgresSink(o);
+    if (!sink.ok()) return sink.status();
+    EXPECT_EQ((*sink)->name().find(password), std::string::npos);
+    return (*sink)->Open(ToArrowSchema(landing), DeadLetterSchema());
+  };
+  // The right password works (SCRAM), so the wrong ones below fail on it alone.
+  EXPECT_TRUE(
+      open_error("postgresql://" + user + ":" + password + "@127.0.0.1:" + port + "/kelt")
+          .ok());
+  const std::string wrong = password + "Wrong";
+  for (const std::string& conninfo :
+       {"postgresql://" + user + ":" + wrong + "@127.0.0.1:" + port + "/kelt",
+        "host=127.0.0.1 port=" + port + " dbname=kelt user=" + user +
+            " password=" + wrong,
+        "host=127.0.0.1 port=1 dbname=kelt user=" + user + " password=" + wrong,
+        "host=127.0.0.1 password=" + wrong + " bogus",
+        "postgresql://" + user + ":" + wrong + "@127.0.0.1:" + port + "/kelt?nosuch=1"}) {
+    Status st = open_error(conninfo);
+    ASSERT_FALSE(st.ok()) << conninfo;
+    EXPECT_EQ(st.ToString().find(wrong), std::string::npos) << st.ToString();
+    EXPECT_EQ(st.ToString().find(password), std::string::npos) << st.ToString();
+  }
+  Status auth =
+      open_error("postgresql://" + user + ":" + wrong + "@127.0.0.1:" + port + "/kelt");
+  EXPECT_NE(auth.message().find("password authentication failed"), std::string::npos)
+      << auth.message();
+}
+
+}  // namespace
+}  // namespace kelt
