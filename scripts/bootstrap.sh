@@ -26,6 +26,7 @@ PY_PINS=(
   "scikit-build-core==1.1.2"
   "pytest==9.2.0"
   "numpy==2.4.6"
+  "moto[server]==5.2.5"
 )
 APT_PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config git curl ca-certificates

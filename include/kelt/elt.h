@@ -34,7 +34,8 @@ struct EltOptions {
   /// added when missing: they are each row's identity, which exactly-once needs.
   Schema landing;
   /// Bad records go to the sinks' dead-letter destinations by default.
-  LoadOptions load = {.on_bad_record = BadRecordPolicy::kDeadLetter, .strict_payload = false};
+  LoadOptions load = {.on_bad_record = BadRecordPolicy::kDeadLetter,
+                      .strict_payload = false};
   /// Stop once every partition assigned reached the high watermark it had when the run
   /// started (or when it was assigned): the bounded backfill.
   bool until_caught_up = false;
@@ -48,10 +49,10 @@ struct EltOptions {
 /// Counters of a run so far.
 struct EltStats {
   int64_t windows = 0;
-  int64_t records = 0;        ///< records extracted
-  int64_t bytes = 0;          ///< payload + key bytes extracted
-  int64_t rows = 0;           ///< rows landed (each sink got these)
-  int64_t bad_records = 0;    ///< dead-lettered or skipped
+  int64_t records = 0;      ///< records extracted
+  int64_t bytes = 0;        ///< payload + key bytes extracted
+  int64_t rows = 0;         ///< rows landed (each sink got these)
+  int64_t bad_records = 0;  ///< dead-lettered or skipped
   int64_t dead_lettered = 0;
   int64_t sink_errors = 0;
   /// Next offset committed to Kafka per partition (durable in every sink).
@@ -62,7 +63,8 @@ struct EltStats {
 };
 
 /// Called after each window is written (on the loop's thread).
-using EltWindowCallback = std::function<void(const EltStats& stats, const Window& window)>;
+using EltWindowCallback =
+    std::function<void(const EltStats& stats, const Window& window)>;
 
 class EltLoop {
  public:

@@ -86,7 +86,8 @@ class Sink {
 
 struct ParquetSinkOptions {
   /// A local directory or an object-store URI (`s3://bucket/prefix`). Files land as
-  /// `<root>/<topic>/[<hive dirs>/]<topic>+<partition>+<first>+<last>[+<k>of<n>].parquet`.
+  /// `<root>/<topic>/[<hive
+  /// dirs>/]<topic>+<partition>+<first>+<last>[+<k>of<n>].parquet`.
   std::string root;
   /// For `s3://`: endpoint override (`http://127.0.0.1:9000`), region, credentials
   /// (never logged), path-style addressing. Empty: the AWS defaults and environment.

@@ -29,9 +29,9 @@ inline Status FromArrow(const arrow::Status& st) {
 
 #define KELT_ARROW_CONCAT_INNER(a, b) a##b
 #define KELT_ARROW_CONCAT(a, b) KELT_ARROW_CONCAT_INNER(a, b)
-#define KELT_ARROW_ASSIGN_OR_RAISE_IMPL(tmp, lhs, expr)                 \
-  auto tmp = (expr);                                                    \
-  if (!tmp.ok()) return ::kelt::internal::FromArrow(tmp.status());      \
+#define KELT_ARROW_ASSIGN_OR_RAISE_IMPL(tmp, lhs, expr)            \
+  auto tmp = (expr);                                               \
+  if (!tmp.ok()) return ::kelt::internal::FromArrow(tmp.status()); \
   lhs = std::move(tmp).ValueUnsafe();
 
 /// `lhs = value of expr` for an arrow::Result, or return its error as a kelt Status.

@@ -229,8 +229,8 @@ struct PartitionState {
   bool at_end() const {
     return eof_offset >= 0 && (next_offset < 0 || next_offset == eof_offset);
   }
-  int64_t start = -1;  // where reading started when the resume hook chose it
-  int64_t mark = -1;   // catch-up: stop before this offset (-1: not yet known)
+  int64_t start = -1;         // where reading started when the resume hook chose it
+  int64_t mark = -1;          // catch-up: stop before this offset (-1: not yet known)
   bool mark_reached = false;  // catch-up: nothing left below the mark
 };
 
@@ -622,7 +622,8 @@ class Consumer::Impl {
           starts = std::move(*resumed);
         } else if (fatal_.ok()) {
           // Reading from the committed offset instead could land rows twice: stop.
-          fatal_ = resumed.status().WithPrefix("reading the resume point of assigned partitions: ");
+          fatal_ = resumed.status().WithPrefix(
+              "reading the resume point of assigned partitions: ");
         }
         for (int i = 0; i < parts->cnt; ++i) {
           auto it = starts.find({parts->elems[i].topic, parts->elems[i].partition});

@@ -129,8 +129,8 @@ class EltLoop::Impl {
       if (!st.ok()) {
         // kFail: the window is abandoned; nothing of it was written or committed.
         return st.WithPrefix("record " + std::string(r.topic) + "[" +
-                             std::to_string(r.partition) + "]@" + std::to_string(r.offset) +
-                             ": ");
+                             std::to_string(r.partition) + "]@" +
+                             std::to_string(r.offset) + ": ");
       }
     }
     KELT_ASSIGN_OR_RAISE(LoadedWindow landed, loader_->Finish());

@@ -36,10 +36,10 @@
 #include <algorithm>
 #include <atomic>
 #include <charconv>
-#include <climits>
-#include <cstring>
 #include <chrono>
+#include <climits>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <mutex>
 #include <random>
@@ -81,7 +81,8 @@ std::string EscapeHivePathValue(std::string_view value) {
   std::string out;
   out.reserve(value.size());
   for (unsigned char c : value) {
-    if (c < 0x20 || c == 0x7f || kSpecial.find(static_cast<char>(c)) != std::string_view::npos) {
+    if (c < 0x20 || c == 0x7f ||
+        kSpecial.find(static_cast<char>(c)) != std::string_view::npos) {
       char buf[4];
       std::snprintf(buf, sizeof(buf), "%%%02X", c);
       out += buf;
@@ -133,17 +134,21 @@ std::optional<ParquetFileInfo> ParseParquetFileName(std::string_view name) {
     info.part = static_cast<int>(part);
     info.parts = static_cast<int>(parts);
   }
-  if (info.first > info.last || info.part < 1 || info.part > info.parts) return std::nullopt;
+  if (info.first > info.last || info.part < 1 || info.part > info.parts)
+    return std::nullopt;
   return info;
 }
 
 namespace {
 
-// --- file systems -----------------------------------------------------------------------
+// --- file systems
+// -----------------------------------------------------------------------
 
 Status SyncPath(const std::string& path, bool directory) {
-  int fd = ::open(path.c_str(), (directory ? O_RDONLY | O_DIRECTORY : O_RDONLY) | O_CLOEXEC);
-  if (fd < 0) return Status::IOError("opening '" + path + "' to sync it: " + std::strerror(errno));
+  int fd =
+      ::open(path.c_str(), (directory ? O_RDONLY | O_DIRECTORY : O_RDONLY) | O_CLOEXEC);
+  if (fd < 0)
+    return Status::IOError("opening '" + path + "' to sync it: " + std::strerror(errno));
   int rc = ::fsync(fd);
   int err = errno;
   ::close(fd);
@@ -177,10 +182,10 @@ Result<Root> OpenRoot(const ParquetSinkOptions& o) {
       std::atexit([] { (void)arrow::fs::EnsureS3Finalized(); });
     });
     KELT_RETURN_NOT_OK(g_s3_status);
-    arrow::fs::S3Options s3 = o.s3_access_key.empty()
-                                  ? arrow::fs::S3Options::Defaults()
-                                  : arrow::fs::S3Options::FromAccessKey(
-                                        o.s3_access_key, o.s3_secret_key);
+    arrow::fs::S3Options s3 =
+        o.s3_access_key.empty()
+            ? arrow::fs::S3Options::Defaults()
+            : arrow::fs::S3Options::FromAccessKey(o.s3_access_key, o.s3_secret_key);
     if (!o.s3_region.empty()) s3.region = o.s3_region;
     if (!o.s3_endpoint.empty()) {
       std::string ep = o.s3_endpoint;
@@ -200,14 +205,16 @@ Result<Root> OpenRoot(const ParquetSinkOptions& o) {
     root.fs = *made;
     root.base = o.root.substr(5);
     while (!root.base.empty() && root.base.back() == '/') root.base.pop_back();
-    if (root.base.empty()) return Status::Invalid("parquet sink root '" + o.root + "' has no bucket");
+    if (root.base.empty())
+      return Status::Invalid("parquet sink root '" + o.root + "' has no bucket");
     root.local = false;
   } else {
     if (o.root.empty()) return Status::Invalid("parquet sink root must not be empty");
     std::error_code ec;
     std::filesystem::create_directories(o.root, ec);
     if (ec) {
-      return Status::IOError("creating parquet sink root '" + o.root + "': " + ec.message());
+      return Status::IOError("creating parquet sink root '" + o.root +
+                             "': " + ec.message());
     }
     root.fs = std::make_shared<arrow::fs::LocalFileSystem>();
     root.base = std::filesystem::absolute(o.root).lexically_normal().string();
@@ -218,7 +225,8 @@ Result<Root> OpenRoot(const ParquetSinkOptions& o) {
   return root;
 }
 
-// --- the sink ---------------------------------------------------------------------------
+// --- the sink
+// ---------------------------------------------------------------------------
 
 std::string RandomToken() {
   static std::atomic<uint64_t> counter{0};
@@ -282,16 +290,17 @@ class ParquetSink final : public Sink {
       auto type = landing->field(by_col_)->type()->id();
       if (!o_.time_layout.empty() && type != arrow::Type::TIMESTAMP &&
           type != arrow::Type::DATE32) {
-        return Status::Invalid("parquet sink time_layout needs a Timestamp or Date column, '" +
-                               o_.partition_by + "' is " +
-                               landing->field(by_col_)->type()->ToString());
+        return Status::Invalid(
+            "parquet sink time_layout needs a Timestamp or Date column, '" +
+            o_.partition_by + "' is " + landing->field(by_col_)->type()->ToString());
       }
       if (!o_.time_layout.empty()) KELT_RETURN_NOT_OK(CheckTimeLayout());
     } else if (!o_.time_layout.empty()) {
       return Status::Invalid("parquet sink time_layout needs partition_by");
     }
     if (o_.dead_letter_dir.empty()) o_.dead_letter_dir = "_dead_letter";
-    if (o_.dead_letter_dir.find("..") != std::string::npos || o_.dead_letter_dir[0] == '/') {
+    if (o_.dead_letter_dir.find("..") != std::string::npos ||
+        o_.dead_letter_dir[0] == '/') {
       return Status::Invalid("parquet sink dead_letter_dir must stay inside the root");
     }
     parquet::WriterProperties::Builder wp;
@@ -327,7 +336,8 @@ class ParquetSink final : public Sink {
     const arrow::RecordBatch& batch = *w.batch;
     // Rows in runs of one partition: write each run (minus rows already durable).
     auto topic_at = [&](int64_t row) -> std::string_view {
-      if (topic_col_ < 0) return w.spans.empty() ? std::string_view() : w.spans[0].tp.topic;
+      if (topic_col_ < 0)
+        return w.spans.empty() ? std::string_view() : w.spans[0].tp.topic;
       auto& a = static_cast<const arrow::StringArray&>(*batch.column(topic_col_));
       return a.GetView(row);
     };
@@ -348,9 +358,11 @@ class ParquetSink final : public Sink {
     int64_t row = 0;
     const int64_t n = batch.num_rows();
     while (row < n) {
-      TopicPartition tp{std::string(topic_at(row)), static_cast<int32_t>(part.Value(row))};
+      TopicPartition tp{std::string(topic_at(row)),
+                        static_cast<int32_t>(part.Value(row))};
       int64_t end = row + 1;
-      while (end < n && part.Value(end) == tp.partition && topic_at(end) == tp.topic) ++end;
+      while (end < n && part.Value(end) == tp.partition && topic_at(end) == tp.topic)
+        ++end;
       int64_t start = row;
       auto d = durable_.find(tp);
       if (d != durable_.end()) {
@@ -422,7 +434,8 @@ class ParquetSink final : public Sink {
     if (name == "snappy") return parquet::Compression::SNAPPY;
     if (name == "gzip") return parquet::Compression::GZIP;
     if (name == "lz4") return parquet::Compression::LZ4;
-    if (name == "none" || name == "uncompressed") return parquet::Compression::UNCOMPRESSED;
+    if (name == "none" || name == "uncompressed")
+      return parquet::Compression::UNCOMPRESSED;
     return Status::Invalid("parquet sink compression '" + name +
                            "' is not one of zstd, snappy, gzip, lz4, none");
   }
@@ -431,7 +444,8 @@ class ParquetSink final : public Sink {
     const std::string& l = o_.time_layout;
     for (size_t i = 0; i < l.size(); ++i) {
       if (l[i] == '%') {
-        if (i + 1 >= l.size() || std::string_view("YmdH%").find(l[i + 1]) == std::string_view::npos) {
+        if (i + 1 >= l.size() ||
+            std::string_view("YmdH%").find(l[i + 1]) == std::string_view::npos) {
           return Status::Invalid("parquet sink time_layout '" + l +
                                  "': only %Y %m %d %H are supported");
         }
@@ -442,7 +456,8 @@ class ParquetSink final : public Sink {
     size_t start = 0;
     while (start <= l.size()) {
       size_t slash = l.find('/', start);
-      std::string comp = l.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
+      std::string comp =
+          l.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
       size_t eq = comp.find('=');
       if (eq == std::string::npos || eq == 0 || eq + 1 == comp.size()) {
         return Status::Invalid("parquet sink time_layout '" + l +
@@ -467,9 +482,11 @@ class ParquetSink final : public Sink {
       const std::string& l = o_.time_layout;
       while (start <= l.size()) {
         size_t slash = l.find('/', start);
-        std::string comp = l.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
+        std::string comp = l.substr(
+            start, slash == std::string::npos ? std::string::npos : slash - start);
         if (!out.empty()) out += "/";
-        out += EscapeHivePathValue(comp.substr(0, comp.find('='))) + "=__HIVE_DEFAULT_PARTITION__";
+        out += EscapeHivePathValue(comp.substr(0, comp.find('='))) +
+               "=__HIVE_DEFAULT_PARTITION__";
         if (slash == std::string::npos) break;
         start = slash + 1;
       }
@@ -581,8 +598,8 @@ class ParquetSink final : public Sink {
     return &ins->second;
   }
 
-  Status WriteRows(const TopicPartition& tp, const std::shared_ptr<arrow::RecordBatch>& rows,
-                   bool dead_letter) {
+  Status WriteRows(const TopicPartition& tp,
+                   const std::shared_ptr<arrow::RecordBatch>& rows, bool dead_letter) {
     Rotation& rot = rotations_[tp];
     // Group the rows by directory, keeping runs (rows of one directory stay in order).
     int64_t start = 0;
@@ -606,15 +623,20 @@ class ParquetSink final : public Sink {
   }
 
   Status WriteDeadLetters(const arrow::RecordBatch& dl) {
-    auto& part = static_cast<const arrow::Int64Array&>(*dl.GetColumnByName("_kafka_partition"));
-    auto& topic = static_cast<const arrow::StringArray&>(*dl.GetColumnByName("_kafka_topic"));
-    auto& off = static_cast<const arrow::Int64Array&>(*dl.GetColumnByName("_kafka_offset"));
+    auto& part =
+        static_cast<const arrow::Int64Array&>(*dl.GetColumnByName("_kafka_partition"));
+    auto& topic =
+        static_cast<const arrow::StringArray&>(*dl.GetColumnByName("_kafka_topic"));
+    auto& off =
+        static_cast<const arrow::Int64Array&>(*dl.GetColumnByName("_kafka_offset"));
     int64_t row = 0;
     const int64_t n = dl.num_rows();
     while (row < n) {
-      TopicPartition tp{std::string(topic.GetView(row)), static_cast<int32_t>(part.Value(row))};
+      TopicPartition tp{std::string(topic.GetView(row)),
+                        static_cast<int32_t>(part.Value(row))};
       int64_t end = row + 1;
-      while (end < n && part.Value(end) == tp.partition && topic.GetView(end) == tp.topic) ++end;
+      while (end < n && part.Value(end) == tp.partition && topic.GetView(end) == tp.topic)
+        ++end;
       int64_t start = row;
       auto d = durable_.find(tp);
       if (d != durable_.end()) {
@@ -646,8 +668,8 @@ class ParquetSink final : public Sink {
     for (auto& [key, f] : rot.files) {
       ++i;
       KELT_ARROW_RETURN_NOT_OK(f.writer->Close());
-      const std::string final_path =
-          root_.Join(f.rel_dir) + "/" + ParquetFileName(tp, rot.first, rot.last, i, parts);
+      const std::string final_path = root_.Join(f.rel_dir) + "/" +
+                                     ParquetFileName(tp, rot.first, rot.last, i, parts);
       if (root_.local) {
         KELT_ARROW_RETURN_NOT_OK(f.out->Close());
         KELT_RETURN_NOT_OK(SyncPath(f.temp_path, false));
@@ -715,8 +737,8 @@ class ParquetSink final : public Sink {
       sel.allow_not_found = true;
       auto listed = root_.fs->GetFileInfo(sel);
       if (!listed.ok()) {
-        return Status::IOError("listing '" + sel.base_dir + "': " + listed.status().message(),
-                               true);
+        return Status::IOError(
+            "listing '" + sel.base_dir + "': " + listed.status().message(), true);
       }
       for (const auto& info : *listed) {
         if (!info.IsFile()) continue;
@@ -756,7 +778,8 @@ class ParquetSink final : public Sink {
       }
     }
     for (const auto& path : leftovers) {
-      Log(LogLevel::kInfo, "parquet", "removing the leftover of an interrupted write: " + path);
+      Log(LogLevel::kInfo, "parquet",
+          "removing the leftover of an interrupted write: " + path);
       auto st = root_.fs->DeleteFile(path);
       if (!st.ok()) {
         return Status::IOError("removing leftover '" + path + "': " + st.message());
@@ -784,7 +807,8 @@ Result<std::unique_ptr<Sink>> MakeParquetSink(ParquetSinkOptions options) {
   return std::unique_ptr<Sink>(new ParquetSink(std::move(options)));
 }
 
-// --- RDP: export_dataset_to_parquet -------------------------------------------------------
+// --- RDP: export_dataset_to_parquet
+// -------------------------------------------------------
 
 Status ExportToParquet(const arrow::RecordBatch& batch, const std::string& path,
                        const ParquetSinkOptions& storage) {
@@ -823,8 +847,8 @@ Status ExportToParquet(const arrow::RecordBatch& batch, const std::string& path,
   const std::string temp = root.Join("." + file + "." + RandomToken() + ".inprogress");
   {
     KELT_ARROW_ASSIGN_OR_RAISE(auto out, root.fs->OpenOutputStream(temp));
-    auto w = parquet::arrow::FileWriter::Open(*batch.schema(), arrow::default_memory_pool(),
-                                              out, wp.build(), ap.build());
+    auto w = parquet::arrow::FileWriter::Open(
+        *batch.schema(), arrow::default_memory_pool(), out, wp.build(), ap.build());
     arrow::Status st = w.ok() ? (*w)->WriteRecordBatch(batch) : w.status();
     if (st.ok()) st = (*w)->Close();
     if (st.ok()) st = out->Close();

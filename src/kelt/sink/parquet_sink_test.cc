@@ -135,9 +135,9 @@ TEST(ParquetNames, RoundTripAndRejectStrangers) {
   EXPECT_EQ(two->part, 2);
   EXPECT_EQ(two->parts, 3);
   EXPECT_EQ(two->first, 100);
-  for (const char* bad : {"x.parquet", "t+1+2.parquet", "t+a+0+1.parquet", "t+1+5+4.parquet",
-                          "t+1+0+1+4of3.parquet", "t+1+0+1.csv", "+1+0+1.parquet",
-                          "t+1+-1+1.parquet"}) {
+  for (const char* bad :
+       {"x.parquet", "t+1+2.parquet", "t+a+0+1.parquet", "t+1+5+4.parquet",
+        "t+1+0+1+4of3.parquet", "t+1+0+1.csv", "+1+0+1.parquet", "t+1+-1+1.parquet"}) {
     EXPECT_FALSE(ParseParquetFileName(bad)) << bad;
   }
 }
@@ -187,9 +187,11 @@ TEST(ParquetSink, RotatesByRecordsAndResumesFromFileNames) {
   ASSERT_TRUE((*sink)->Close().ok());
   EXPECT_EQ(Files(dir.path(), true).size(), 2u);  // nothing hidden left behind
 
-  auto table = ReadParquet(dir.path() + "/t/t+0+00000000000000000030+00000000000000000039.parquet");
+  auto table = ReadParquet(dir.path() +
+                           "/t/t+0+00000000000000000030+00000000000000000039.parquet");
   ASSERT_EQ(table->num_rows(), 10);
-  auto names = std::static_pointer_cast<arrow::StringArray>(table->GetColumnByName("name")->chunk(0));
+  auto names = std::static_pointer_cast<arrow::StringArray>(
+      table->GetColumnByName("name")->chunk(0));
   EXPECT_EQ(names->GetString(0), "n30");
 
   // A new sink over the same root resumes after the last file.
@@ -253,23 +255,33 @@ TEST(ParquetSink, CleansLeftoversOfAnInterruptedRotation) {
   // Three files of rotation 0..9: two days and the dead letter of offset 7.
   auto files = Files(dir.path());
   ASSERT_EQ(files.size(), 3u) << ::testing::PrintToString(files);
-  EXPECT_EQ(files[0], "_dead_letter/t/t+0+00000000000000000000+00000000000000000009+3of3.parquet");
-  EXPECT_EQ(files[1], "t/day=2026-12-01/t+0+00000000000000000000+00000000000000000009+1of3.parquet");
-  EXPECT_EQ(files[2], "t/day=2026-12-02/t+0+00000000000000000000+00000000000000000009+2of3.parquet");
+  EXPECT_EQ(files[0],
+            "_dead_letter/t/t+0+00000000000000000000+00000000000000000009+3of3.parquet");
+  EXPECT_EQ(
+      files[1],
+      "t/day=2026-12-01/t+0+00000000000000000000+00000000000000000009+1of3.parquet");
+  EXPECT_EQ(
+      files[2],
+      "t/day=2026-12-02/t+0+00000000000000000000+00000000000000000009+2of3.parquet");
   // Interrupted between renames of a later rotation: one of its two files exists, plus
   // an in-progress file.
-  fs::copy_file(dir.path() + "/" + files[1],
-                dir.path() + "/t/day=2026-12-01/t+0+00000000000000000010+00000000000000000019+1of2.parquet");
+  fs::copy_file(
+      dir.path() + "/" + files[1],
+      dir.path() +
+          "/t/day=2026-12-01/t+0+00000000000000000010+00000000000000000019+1of2.parquet");
   { std::ofstream(dir.path() + "/t/day=2026-12-01/.t+0+abc.inprogress") << "x"; }
   auto sink = MakeParquetSink(o);
   ASSERT_TRUE((*sink)->Open((*loader)->arrow_schema(), DeadLetterSchema()).ok());
   auto resumed = (*sink)->Resume({{"t", 0}});
   ASSERT_TRUE(resumed.ok());
   EXPECT_EQ((*resumed)[(TopicPartition{"t", 0})], 10);  // the incomplete one is ignored…
-  EXPECT_EQ(Files(dir.path(), true).size(), 3u);       // …and removed, with the hidden one
+  EXPECT_EQ(Files(dir.path(), true).size(), 3u);  // …and removed, with the hidden one
   auto dl = ReadParquet(dir.path() + "/" + files[0]);
   ASSERT_EQ(dl->num_rows(), 1);
-  EXPECT_EQ(std::static_pointer_cast<arrow::Int64Array>(dl->GetColumnByName("_kafka_offset")->chunk(0))->Value(0), 7);
+  EXPECT_EQ(std::static_pointer_cast<arrow::Int64Array>(
+                dl->GetColumnByName("_kafka_offset")->chunk(0))
+                ->Value(0),
+            7);
 }
 
 TEST(ParquetSink, TimeLayoutAndValidation) {
@@ -298,7 +310,8 @@ TEST(ParquetSink, TimeLayoutAndValidation) {
   ASSERT_TRUE((*sink)->Close().ok());
   auto files = Files(dir.path());
   ASSERT_EQ(files.size(), 2u);
-  EXPECT_EQ(files[0].substr(0, files[0].rfind('/')), "t/year=2026/month=12/day=02/hour=23");
+  EXPECT_EQ(files[0].substr(0, files[0].rfind('/')),
+            "t/year=2026/month=12/day=02/hour=23");
   EXPECT_EQ(files[1].substr(0, files[1].rfind('/')),
             "t/year=__HIVE_DEFAULT_PARTITION__/month=__HIVE_DEFAULT_PARTITION__/"
             "day=__HIVE_DEFAULT_PARTITION__/hour=__HIVE_DEFAULT_PARTITION__");
@@ -307,7 +320,8 @@ TEST(ParquetSink, TimeLayoutAndValidation) {
     ParquetSinkOptions bad = o;
     bad.time_layout = layout;
     auto s = MakeParquetSink(bad);
-    EXPECT_FALSE((*s)->Open((*loader)->arrow_schema(), DeadLetterSchema()).ok()) << layout;
+    EXPECT_FALSE((*s)->Open((*loader)->arrow_schema(), DeadLetterSchema()).ok())
+        << layout;
   }
   ParquetSinkOptions no_col = o;
   no_col.partition_by = "nope";

@@ -1,0 +1,235 @@
+// Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
+//
+// Exactly-once under kill -9: produce N records (some malformed) to several partitions
+// of the real broker, run the ELT loop (elt_child) and SIGKILL it at random moments many
+// times, restart it each time, let the last run finish, then check that the sink holds
+// every offset exactly once — landed rows and dead letters together — and no temporary
+// file. N and the number of kills come from KELT_CRASH_N / KELT_CRASH_KILLS (small by
+// default; scripts/crash_test.sh runs the long version).
+#include <arrow/api.h>
+#include <arrow/io/file.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <parquet/arrow/reader.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "broker_env.h"
+#include "kelt/kafka.h"
+
+extern char** environ;
+
+namespace kelt {
+namespace {
+
+namespace fs = std::filesystem;
+using Offsets = std::multiset<std::pair<int64_t, int64_t>>;  // (partition, offset)
+
+std::string Bootstrap() {
+  return testing::ReadBrokerEnv("KELT_KAFKA_ENV")["KELT_KAFKA_BOOTSTRAP"];
+}
+
+int EnvInt(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v ? std::atoi(v) : fallback;
+}
+
+void CreateTopic(const std::string& name, int partitions) {
+  std::string cmd =
+      std::string("bash ") + KELT_SOURCE_DIR + "/scripts/kafka.sh create-topic " + name +
+      " " + std::to_string(partitions) + " --dir " + KELT_KAFKA_DIR + " >/dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+}
+
+// Produce n records; every 97th payload is not valid for the schema (dead letter).
+void Produce(const std::string& topic, int n, std::set<int>* bad_ids) {
+  ProducerOptions po;
+  po.brokers = Bootstrap();
+  po.topic = topic;
+  auto producer = Producer::Make(po);
+  ASSERT_TRUE(producer.ok()) << producer.status().ToString();
+  std::vector<std::pair<std::optional<std::string>, std::string>> msgs;
+  for (int i = 0; i < n; ++i) {
+    if (i % 97 == 13) {
+      bad_ids->insert(i);
+      msgs.emplace_back("k" + std::to_string(i),
+                        R"({"id":"not a number )" + std::to_string(i) + R"("})");
+    } else {
+      msgs.emplace_back("k" + std::to_string(i), R"({"id":)" + std::to_string(i) +
+                                                     R"(,"name":"row )" +
+                                                     std::to_string(i) + R"("})");
+    }
+  }
+  auto sent = (*producer)->SendRaw(msgs);
+  ASSERT_TRUE(sent.ok()) << sent.status().ToString();
+  ASSERT_EQ(*sent, n);
+}
+
+pid_t Spawn(const std::vector<std::string>& args) {
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  EXPECT_EQ(rc, 0);
+  return pid;
+}
+
+// Kill the loop `kills` times at random moments, then let a last run finish.
+// `progress()` measures what the sink holds; kills must land at several progress points.
+void RunWithKills(const std::vector<std::string>& args, int kills, std::mt19937* rng,
+                  const std::function<int64_t()>& progress) {
+  std::uniform_int_distribution<int> delay_ms(50, 800);
+  int killed_while_running = 0;
+  std::set<int64_t> progress_at_kills;
+  std::uniform_int_distribution<int> extra_ms(0, 400);
+  std::uniform_int_distribution<int> coin(0, 3);
+  for (int k = 0; k < kills; ++k) {
+    const int64_t before = progress();
+    pid_t pid = Spawn(args);
+    int status = 0;
+    if (coin(*rng) == 0) {
+      // Anywhere, the start-up and group join included.
+      std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms(*rng)));
+    } else {
+      // Soon after the sink made progress: in the middle of the next rotation.
+      auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (progress() == before && std::chrono::steady_clock::now() < deadline &&
+             waitpid(pid, &status, WNOHANG) == 0) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(extra_ms(*rng)));
+    }
+    if (waitpid(pid, &status, WNOHANG) == 0) {
+      ::kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      ++killed_while_running;
+      progress_at_kills.insert(progress());
+      std::fprintf(stderr, "kill %d at progress %lld (before %lld)\n", k,
+                   static_cast<long long>(progress()), static_cast<long long>(before));
+    } else {
+      ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+          << "the loop failed on its own (status " << status << ")";
+    }
+  }
+  pid_t pid = Spawn(args);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "final run, status " << status;
+  EXPECT_GT(killed_while_running, 0) << "no kill landed while the loop was running";
+  if (kills >= 4) {
+    EXPECT_GE(progress_at_kills.size(), 2u)
+        << "every kill found the sink at the same point: the test did not interrupt work";
+  }
+}
+
+std::shared_ptr<arrow::Table> ReadParquet(const std::string& path) {
+  auto in = arrow::io::ReadableFile::Open(path);
+  EXPECT_TRUE(in.ok()) << path;
+  auto reader = parquet::arrow::OpenFile(*in, arrow::default_memory_pool());
+  EXPECT_TRUE(reader.ok()) << reader.status().ToString();
+  std::shared_ptr<arrow::Table> table;
+  EXPECT_TRUE((*reader)->ReadTable(&table).ok());
+  return table;
+}
+
+void AddOffsets(const arrow::Table& t, Offsets* out, std::set<int64_t>* ids) {
+  auto parts = t.GetColumnByName("_kafka_partition");
+  auto offs = t.GetColumnByName("_kafka_offset");
+  auto id_col = t.GetColumnByName("id");
+  for (int c = 0; c < offs->num_chunks(); ++c) {
+    auto p = std::static_pointer_cast<arrow::Int64Array>(parts->chunk(c));
+    auto o = std::static_pointer_cast<arrow::Int64Array>(offs->chunk(c));
+    for (int64_t i = 0; i < o->length(); ++i) {
+      out->insert({p->Value(i), o->Value(i)});
+      if (ids && id_col) {
+        ids->insert(
+            std::static_pointer_cast<arrow::Int64Array>(id_col->chunk(c))->Value(i));
+      }
+    }
+  }
+}
+
+class EltCrashTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (Bootstrap().empty()) GTEST_FAIL() << "KELT_KAFKA_ENV names no broker env file";
+    n_ = EnvInt("KELT_CRASH_N", 5000);
+    kills_ = EnvInt("KELT_CRASH_KILLS", 6);
+    topic_ = testing::UniqueTopic("crash");
+    CreateTopic(topic_, 3);
+    Produce(topic_, n_, &bad_ids_);
+    char tmpl[] = "/tmp/kelt-crash-XXXXXX";
+    dir_ = ::mkdtemp(tmpl);
+  }
+  void TearDown() override {
+    if (!HasFailure()) fs::remove_all(dir_);
+  }
+
+  int n_ = 0, kills_ = 0;
+  std::string topic_, dir_;
+  std::set<int> bad_ids_;
+  std::mt19937 rng_{std::random_device{}()};
+};
+
+TEST_F(EltCrashTest, ParquetHoldsEveryOffsetExactlyOnceAfterKills) {
+  const std::string root = dir_ + "/landing";
+  auto files = [&]() -> int64_t {
+    int64_t n = 0;
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(root, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      if (it->is_regular_file() && it->path().filename().string()[0] != '.') ++n;
+    }
+    return n;
+  };
+  RunWithKills(
+      {KELT_ELT_CHILD, Bootstrap(), topic_, topic_ + "-g", "parquet", root, "10"}, kills_,
+      &rng_, files);
+  Offsets landed, dead;
+  std::set<int64_t> ids;
+  int hidden = 0;
+  for (const auto& e : fs::recursive_directory_iterator(root)) {
+    if (!e.is_regular_file()) continue;
+    std::string name = e.path().filename().string();
+    if (name[0] == '.') {
+      ++hidden;
+      continue;
+    }
+    bool is_dead = fs::relative(e.path(), root).string().rfind("_dead_letter", 0) == 0;
+    AddOffsets(*ReadParquet(e.path().string()), is_dead ? &dead : &landed,
+               is_dead ? nullptr : &ids);
+  }
+  EXPECT_EQ(hidden, 0) << "temporary files left behind";
+  EXPECT_EQ(landed.size() + dead.size(), static_cast<size_t>(n_));
+  EXPECT_EQ(dead.size(), bad_ids_.size());
+  Offsets all = landed;
+  all.insert(dead.begin(), dead.end());
+  std::set<std::pair<int64_t, int64_t>> unique(all.begin(), all.end());
+  EXPECT_EQ(unique.size(), all.size()) << "duplicates";
+  EXPECT_EQ(ids.size(), static_cast<size_t>(n_) - bad_ids_.size());
+  // Offsets per partition are 0..count-1 without a hole.
+  std::map<int64_t, int64_t> per_partition;
+  for (auto [p, o] : unique) per_partition[p] = std::max(per_partition[p], o + 1);
+  int64_t total = 0;
+  for (auto [p, count] : per_partition) total += count;
+  EXPECT_EQ(total, n_);
+}
+
+}  // namespace
+}  // namespace kelt
