@@ -7,6 +7,7 @@
 // file. N and the number of kills come from KELT_CRASH_N / KELT_CRASH_KILLS (small by
 // default; scripts/crash_test.sh runs the long version).
 #include <arrow/api.h>
+#include <arrow/filesystem/s3fs.h>
 #include <arrow/io/file.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -138,14 +139,19 @@ void RunWithKills(const std::vector<std::string>& args, int kills, std::mt19937*
   }
 }
 
-std::shared_ptr<arrow::Table> ReadParquet(const std::string& path) {
-  auto in = arrow::io::ReadableFile::Open(path);
-  EXPECT_TRUE(in.ok()) << path;
-  auto reader = parquet::arrow::OpenFile(*in, arrow::default_memory_pool());
+std::shared_ptr<arrow::Table> ReadParquet(
+    std::shared_ptr<arrow::io::RandomAccessFile> in) {
+  auto reader = parquet::arrow::OpenFile(in, arrow::default_memory_pool());
   EXPECT_TRUE(reader.ok()) << reader.status().ToString();
   std::shared_ptr<arrow::Table> table;
   EXPECT_TRUE((*reader)->ReadTable(&table).ok());
   return table;
+}
+
+std::shared_ptr<arrow::Table> ReadParquet(const std::string& path) {
+  auto in = arrow::io::ReadableFile::Open(path);
+  EXPECT_TRUE(in.ok()) << path;
+  return ReadParquet(*in);
 }
 
 void AddOffsets(const arrow::Table& t, Offsets* out, std::set<int64_t>* ids) {
@@ -229,6 +235,55 @@ TEST_F(EltCrashTest, ParquetHoldsEveryOffsetExactlyOnceAfterKills) {
   int64_t total = 0;
   for (auto [p, count] : per_partition) total += count;
   EXPECT_EQ(total, n_);
+}
+
+TEST_F(EltCrashTest, ParquetOnS3HoldsEveryOffsetExactlyOnceAfterKills) {
+  auto s3env = testing::ReadBrokerEnv("KELT_S3_ENV");
+  ASSERT_FALSE(s3env["KELT_S3_ENDPOINT"].empty()) << "KELT_S3_ENV names no S3 env file";
+  ::setenv("KELT_S3_ENDPOINT", s3env["KELT_S3_ENDPOINT"].c_str(), 1);
+  const std::string prefix = s3env["KELT_S3_BUCKET"] + "/" + topic_;
+  ASSERT_TRUE(arrow::fs::EnsureS3Initialized().ok());
+  auto options = arrow::fs::S3Options::FromAccessKey("testing", "testing");
+  options.region = "us-east-1";
+  options.scheme = "http";
+  options.endpoint_override = s3env["KELT_S3_ENDPOINT"].substr(7);
+  auto s3 = arrow::fs::S3FileSystem::Make(options);
+  ASSERT_TRUE(s3.ok()) << s3.status().ToString();
+  auto list = [&]() {
+    arrow::fs::FileSelector sel;
+    sel.base_dir = prefix;
+    sel.recursive = true;
+    sel.allow_not_found = true;
+    auto infos = (*s3)->GetFileInfo(sel);
+    std::vector<arrow::fs::FileInfo> files;
+    if (infos.ok()) {
+      for (auto& i : *infos) {
+        if (i.IsFile()) files.push_back(i);
+      }
+    }
+    return files;
+  };
+  RunWithKills({KELT_ELT_CHILD, Bootstrap(), topic_, topic_ + "-g", "parquet",
+                "s3://" + prefix, "10"},
+               kills_, &rng_, [&] { return static_cast<int64_t>(list().size()); });
+  Offsets landed, dead;
+  std::set<int64_t> ids;
+  for (const auto& f : list()) {
+    ASSERT_EQ(f.base_name().find(".inprogress"), std::string::npos) << f.path();
+    auto in = (*s3)->OpenInputFile(f.path());
+    ASSERT_TRUE(in.ok()) << in.status().ToString();
+    bool is_dead = f.path().find("/_dead_letter/") != std::string::npos;
+    AddOffsets(*ReadParquet(*in), is_dead ? &dead : &landed, is_dead ? nullptr : &ids);
+  }
+  EXPECT_EQ(landed.size() + dead.size(), static_cast<size_t>(n_));
+  EXPECT_EQ(dead.size(), bad_ids_.size());
+  Offsets all = landed;
+  all.insert(dead.begin(), dead.end());
+  std::set<std::pair<int64_t, int64_t>> unique(all.begin(), all.end());
+  EXPECT_EQ(unique.size(), all.size()) << "duplicates";
+  EXPECT_EQ(ids.size(), static_cast<size_t>(n_) - bad_ids_.size());
+  s3->reset();
+  (void)arrow::fs::EnsureS3Finalized();
 }
 
 }  // namespace

@@ -178,8 +178,6 @@ Result<Root> OpenRoot(const ParquetSinkOptions& o) {
       arrow::fs::S3GlobalOptions g;
       g.log_level = arrow::fs::S3LogLevel::Fatal;
       g_s3_status = internal::FromArrow(arrow::fs::InitializeS3(g));
-      // Finalized at exit, after every sink is gone.
-      std::atexit([] { (void)arrow::fs::EnsureS3Finalized(); });
     });
     KELT_RETURN_NOT_OK(g_s3_status);
     arrow::fs::S3Options s3 =
@@ -202,6 +200,12 @@ Result<Root> OpenRoot(const ParquetSinkOptions& o) {
       return Status::IOError("opening object store for '" + o.root +
                              "': " + made.status().message());
     }
+    // Finalize the AWS SDK at exit, as Arrow requires. Registered after the first client
+    // exists: Arrow's own function-local statics made while building it must outlive
+    // the handler (exit handlers run in reverse order of registration).
+    static std::once_flag exit_once;
+    std::call_once(exit_once,
+                   [] { std::atexit([] { (void)arrow::fs::EnsureS3Finalized(); }); });
     root.fs = *made;
     root.base = o.root.substr(5);
     while (!root.base.empty() && root.base.back() == '/') root.base.pop_back();
