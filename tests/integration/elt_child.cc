@@ -2,7 +2,7 @@
 //
 // A minimal ELT service for the crash tests: runs the loop until caught up, from
 // arguments, so the test can kill it with SIGKILL at any moment and start it again.
-//   elt_child <bootstrap> <topic> <group> <sink> <target> [max_records]
+//   elt_child <bootstrap> <topic> <group> <sink> <target> [max_records [table]]
 // <sink> is parquet (target: directory or s3://…), duckdb (target: file) or postgres
 // (target: conninfo). Exit 0 once caught up; 1 with the error on stderr otherwise.
 #include <cstdio>
@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
   o.landing = *landing;
   std::vector<std::unique_ptr<Sink>> sinks;
   std::string kind = argv[4], target = argv[5];
+  std::string table = argc > 7 ? argv[7] : "events";
   Result<std::unique_ptr<Sink>> sink = Status::Invalid("unknown sink kind " + kind);
   if (kind == "parquet") {
     ParquetSinkOptions p;
@@ -53,13 +54,13 @@ int main(int argc, char** argv) {
   } else if (kind == "duckdb") {
     DuckDbSinkOptions d;
     d.path = target;
-    d.table = "events";
+    d.table = table;
     d.group_id = argv[3];
     sink = MakeDuckDbSink(d);
   } else if (kind == "postgres") {
     PostgresSinkOptions pg;
     pg.conninfo = target;
-    pg.table = "events";
+    pg.table = table;
     pg.group_id = argv[3];
     sink = MakePostgresSink(pg);
   }

@@ -11,6 +11,7 @@
 #include <arrow/io/file.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <libpq-fe.h>
 #include <parquet/arrow/reader.h>
 #include <signal.h>
 #include <spawn.h>
@@ -284,6 +285,56 @@ TEST_F(EltCrashTest, ParquetOnS3HoldsEveryOffsetExactlyOnceAfterKills) {
   EXPECT_EQ(ids.size(), static_cast<size_t>(n_) - bad_ids_.size());
   s3->reset();
   (void)arrow::fs::EnsureS3Finalized();
+}
+
+// Every (partition, offset) in a PostgreSQL table, from a query returning two columns.
+Offsets QueryOffsets(PGconn* conn, const std::string& sql) {
+  Offsets out;
+  PGresult* r = PQexec(conn, sql.c_str());
+  EXPECT_EQ(PQresultStatus(r), PGRES_TUPLES_OK) << PQerrorMessage(conn) << sql;
+  for (int i = 0; i < PQntuples(r); ++i) {
+    out.insert({std::atoll(PQgetvalue(r, i, 0)), std::atoll(PQgetvalue(r, i, 1))});
+  }
+  PQclear(r);
+  return out;
+}
+
+TEST_F(EltCrashTest, PostgresHoldsEveryOffsetExactlyOnceAfterKills) {
+  auto pgenv = testing::ReadBrokerEnv("KELT_PG_ENV");
+  const std::string conninfo = pgenv["KELT_PG_CONNINFO"];
+  ASSERT_FALSE(conninfo.empty()) << "KELT_PG_ENV names no PostgreSQL env file";
+  PGconn* conn = PQconnectdb(conninfo.c_str());
+  ASSERT_EQ(PQstatus(conn), CONNECTION_OK) << PQerrorMessage(conn);
+  const std::string table = "crash_" + std::to_string(std::random_device{}());
+  auto rows = [&]() -> int64_t {
+    PGresult* r = PQexec(conn, ("SELECT count(*) FROM \"" + table + "\"").c_str());
+    int64_t n =
+        PQresultStatus(r) == PGRES_TUPLES_OK ? std::atoll(PQgetvalue(r, 0, 0)) : 0;
+    PQclear(r);
+    return n;
+  };
+  RunWithKills({KELT_ELT_CHILD, Bootstrap(), topic_, topic_ + "-g", "postgres", conninfo,
+                "10", table},
+               kills_, &rng_, rows);
+  Offsets landed =
+      QueryOffsets(conn, "SELECT _kafka_partition, _kafka_offset FROM \"" + table + "\"");
+  Offsets dead = QueryOffsets(
+      conn, "SELECT _kafka_partition, _kafka_offset FROM \"" + table + "_dead_letter\"");
+  EXPECT_EQ(landed.size() + dead.size(), static_cast<size_t>(n_));
+  EXPECT_EQ(dead.size(), bad_ids_.size());
+  Offsets all = landed;
+  all.insert(dead.begin(), dead.end());
+  std::set<std::pair<int64_t, int64_t>> unique(all.begin(), all.end());
+  EXPECT_EQ(unique.size(), all.size()) << "duplicates";
+  // The offsets table agrees with the rows: next offset = rows + dead letters.
+  Offsets next = QueryOffsets(conn,
+                              "SELECT partition, next_offset FROM kelt_offsets "
+                              "WHERE group_id = '" +
+                                  topic_ + "-g'");
+  int64_t total = 0;
+  for (auto [p, n] : next) total += n;
+  EXPECT_EQ(total, n_);
+  PQfinish(conn);
 }
 
 }  // namespace
