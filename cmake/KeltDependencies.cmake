@@ -67,3 +67,39 @@ endif()
 if(KELT_BUILD_BENCH)
   find_package(benchmark REQUIRED)
 endif()
+
+# kelt::duckdb: DuckDB's C API as static archives, provisioned by scripts/bootstrap.sh
+# (step "duckdb") into $KELT_DUCKDB_ROOT (scripts/lib/paths.sh). The archives refer to
+# each other in both directions, so they link as one --start-group/--end-group.
+if(DEFINED ENV{KELT_DUCKDB_ROOT})
+  set(_kelt_duckdb_default "$ENV{KELT_DUCKDB_ROOT}")
+elseif(DEFINED ENV{KELT_CACHE})
+  set(_kelt_duckdb_default "$ENV{KELT_CACHE}/duckdb/1.5.6")
+else()
+  set(_kelt_duckdb_default "$ENV{HOME}/.cache/kelt/duckdb/1.5.6")
+endif()
+set(KELT_DUCKDB_ROOT "${_kelt_duckdb_default}" CACHE PATH
+    "DuckDB C API (include/duckdb.h, lib/*.a) from scripts/bootstrap.sh")
+# Link order of the Go module's prebuilt.go (the same list as scripts/bootstrap.sh).
+set(_kelt_duckdb_libs
+  duckdb_static duckdb_generated_extension_loader autocomplete_extension
+  core_functions_extension icu_extension json_extension parquet_extension tpcds_extension
+  tpch_extension duckdb_fastpforlib duckdb_fmt duckdb_fsst duckdb_hyperloglog
+  duckdb_mbedtls duckdb_miniz duckdb_pg_query duckdb_re2 duckdb_skiplistlib
+  duckdb_utf8proc duckdb_yyjson duckdb_zstd)
+set(_kelt_duckdb_archives)
+foreach(_lib ${_kelt_duckdb_libs})
+  set(_archive "${KELT_DUCKDB_ROOT}/lib/lib${_lib}.a")
+  if(NOT EXISTS "${_archive}")
+    message(FATAL_ERROR "kelt: no ${_archive}; run scripts/bootstrap.sh (step duckdb)")
+  endif()
+  list(APPEND _kelt_duckdb_archives "${_archive}")
+endforeach()
+find_package(Threads REQUIRED)
+add_library(kelt::duckdb INTERFACE IMPORTED GLOBAL)
+set_target_properties(kelt::duckdb PROPERTIES
+  INTERFACE_INCLUDE_DIRECTORIES "${KELT_DUCKDB_ROOT}/include"
+  INTERFACE_COMPILE_DEFINITIONS DUCKDB_STATIC_BUILD
+  INTERFACE_LINK_LIBRARIES
+    "-Wl,--start-group;${_kelt_duckdb_archives};-Wl,--end-group;Threads::Threads;${CMAKE_DL_LIBS};m")
+message(STATUS "kelt: DuckDB C API from ${KELT_DUCKDB_ROOT}")

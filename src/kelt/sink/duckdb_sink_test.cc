@@ -1,0 +1,557 @@
+// Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
+//
+// The DuckDB sink, checked by reading the database file back with SQL.
+#define DUCKDB_API_NO_DEPRECATED
+#include <arrow/api.h>
+#include <duckdb.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kelt/load.h"
+#include "kelt/schema.h"
+#include "kelt/sink.h"
+
+namespace kelt {
+namespace {
+
+namespace fs = std::filesystem;
+
+using Row = std::vector<std::optional<std::string>>;
+
+/// Runs SQL against a database file the sink has closed. Every selected column must be
+/// VARCHAR (cast in the query), so rows compare as text.
+class Db {
+ public:
+  explicit Db(const std::string& path) {
+    EXPECT_EQ(duckdb_open(path.c_str(), &db_), DuckDBSuccess) << path;
+    EXPECT_EQ(duckdb_connect(db_, &con_), DuckDBSuccess);
+  }
+  ~Db() {
+    duckdb_disconnect(&con_);
+    duckdb_close(&db_);
+  }
+
+  std::vector<Row> Query(const std::string& sql) {
+    duckdb_result result;
+    std::vector<Row> rows;
+    if (duckdb_query(con_, sql.c_str(), &result) != DuckDBSuccess) {
+      ADD_FAILURE() << sql << ": " << duckdb_result_error(&result);
+      duckdb_destroy_result(&result);
+      return rows;
+    }
+    idx_t columns = duckdb_column_count(&result);
+    for (idx_t c = 0; c < columns; ++c) {
+      EXPECT_EQ(duckdb_column_type(&result, c), DUCKDB_TYPE_VARCHAR)
+          << sql << ": column " << c << " is not VARCHAR";
+    }
+    while (duckdb_data_chunk chunk = duckdb_fetch_chunk(result)) {
+      idx_t n = duckdb_data_chunk_get_size(chunk);
+      for (idx_t r = 0; r < n; ++r) {
+        Row row;
+        for (idx_t c = 0; c < columns; ++c) {
+          duckdb_vector v = duckdb_data_chunk_get_vector(chunk, c);
+          uint64_t* validity = duckdb_vector_get_validity(v);
+          if (validity && !duckdb_validity_row_is_valid(validity, r)) {
+            row.emplace_back(std::nullopt);
+            continue;
+          }
+          auto* s = static_cast<duckdb_string_t*>(duckdb_vector_get_data(v));
+          row.emplace_back(
+              std::string(duckdb_string_t_data(&s[r]), duckdb_string_t_length(s[r])));
+        }
+        rows.push_back(std::move(row));
+      }
+      duckdb_destroy_data_chunk(&chunk);
+    }
+    duckdb_destroy_result(&result);
+    return rows;
+  }
+
+  /// The single value of a one-row, one-column query.
+  std::string Scalar(const std::string& sql) {
+    auto rows = Query(sql);
+    if (rows.size() != 1 || rows[0].size() != 1 || !rows[0][0]) {
+      ADD_FAILURE() << sql << ": not one non-null value";
+      return "";
+    }
+    return *rows[0][0];
+  }
+
+  bool Exec(const std::string& sql) {
+    duckdb_result result;
+    bool ok = duckdb_query(con_, sql.c_str(), &result) == DuckDBSuccess;
+    if (!ok) ADD_FAILURE() << sql << ": " << duckdb_result_error(&result);
+    duckdb_destroy_result(&result);
+    return ok;
+  }
+
+ private:
+  duckdb_database db_ = nullptr;
+  duckdb_connection con_ = nullptr;
+};
+
+constexpr const char* kLandingJson = R"({"fields":[
+  {"name":"id","data_type":"Int64"},
+  {"name":"price","data_type":"Float64"},
+  {"name":"ok","data_type":"Bool"},
+  {"name":"name","data_type":"Utf8"},
+  {"name":"at","data_type":"Timestamp"},
+  {"name":"day","data_type":"Date"},
+  {"name":"blob","data_type":"Binary"},
+  {"name":"_kafka_topic","data_type":"Utf8"},
+  {"name":"_kafka_partition","data_type":"Int64"},
+  {"name":"_kafka_offset","data_type":"Int64"}]})";
+
+Schema MustParse(const char* json) {
+  auto schema = ParseSchemaJson(json);
+  EXPECT_TRUE(schema.ok()) << schema.status().ToString();
+  return schema.ok() ? *schema : Schema{};
+}
+
+StreamRecord Rec(int64_t offset, std::string value, int32_t partition = 0,
+                 std::string topic = "events") {
+  StreamRecord r;
+  r.topic = std::move(topic);
+  r.partition = partition;
+  r.offset = offset;
+  r.value = std::move(value);
+  return r;
+}
+
+/// Records with a simple payload {"id": offset} for `offsets` of one partition.
+std::vector<StreamRecord> Range(int64_t first, int64_t last, int32_t partition = 0) {
+  std::vector<StreamRecord> out;
+  for (int64_t o = first; o <= last; ++o) {
+    out.push_back(Rec(o, R"({"id":)" + std::to_string(o) + "}", partition));
+  }
+  return out;
+}
+
+/// Load `records` and describe them as a window (one span per partition).
+SinkWindow MakeWindow(const std::vector<StreamRecord>& records, const Schema& landing) {
+  LoadOptions options;
+  options.on_bad_record = BadRecordPolicy::kDeadLetter;
+  auto loaded = LoadRecords(records, landing, options);
+  EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
+  SinkWindow window;
+  if (!loaded.ok()) return window;
+  window.batch = loaded->batch;
+  window.dead_letters = loaded->dead_letters;
+  std::map<TopicPartition, PartitionSpan> spans;
+  for (const auto& r : records) {
+    TopicPartition tp{r.topic, r.partition};
+    auto [it, inserted] = spans.emplace(tp, PartitionSpan{tp, r.offset, r.offset, 0});
+    it->second.first_offset = std::min(it->second.first_offset, r.offset);
+    it->second.last_offset = std::max(it->second.last_offset, r.offset);
+    ++it->second.count;
+  }
+  for (auto& [tp, span] : spans) window.spans.push_back(span);
+  return window;
+}
+
+class DuckDbSinkTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (fs::temp_directory_path() / "kelt-duckdb-XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    path_ = (fs::path(dir_) / "land.duckdb").string();
+    landing_ = MustParse(kLandingJson);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  DuckDbSinkOptions Options(std::string group = "g1") {
+    DuckDbSinkOptions o;
+    o.path = path_;
+    o.group_id = std::move(group);
+    return o;
+  }
+
+  std::unique_ptr<Sink> OpenSink(DuckDbSinkOptions options, const Schema& landing) {
+    auto sink = MakeDuckDbSink(std::move(options));
+    EXPECT_TRUE(sink.ok()) << sink.status().ToString();
+    if (!sink.ok()) return nullptr;
+    Status st = (*sink)->Open(ToArrowSchema(landing), DeadLetterSchema());
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    return std::move(*sink);
+  }
+  std::unique_ptr<Sink> OpenSink() { return OpenSink(Options(), landing_); }
+
+  std::string dir_;
+  std::string path_;
+  Schema landing_;
+};
+
+TEST_F(DuckDbSinkTest, WritesValuesNullsUnicodeAndOffsets) {
+  auto sink = OpenSink();
+  ASSERT_TRUE(sink);
+  EXPECT_EQ(sink->name(), "duckdb:" + path_ + "#landing");
+  std::vector<StreamRecord> records = {
+      Rec(10, R"({"id":1,"price":2.5,"ok":true,"name":"grüße 😀","at":1700000000123,)"
+              R"("day":"2024-02-29","blob":"AAEC/w=="})"),
+      Rec(11, R"({"id":null,"name":"a\u0000b"})"),
+      Rec(12, R"({"id":-9223372036854775808,"ok":false,"name":"it's \"q\""})"),
+      Rec(40, R"({"id":7})", 3, "other")};
+  SinkWindow window = MakeWindow(records, landing_);
+  // The bytes the loader put in the Binary column, as DuckDB's hex() prints them.
+  auto blob =
+      std::static_pointer_cast<arrow::BinaryArray>(window.batch->GetColumnByName("blob"));
+  std::string blob_hex;
+  for (unsigned char c : blob->GetView(0)) {
+    blob_hex += "0123456789ABCDEF"[c >> 4];
+    blob_hex += "0123456789ABCDEF"[c & 15];
+  }
+  ASSERT_FALSE(blob_hex.empty());
+  auto written = sink->Write(window);
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  EXPECT_EQ(*written, (OffsetMap{{{"events", 0}, 13}, {{"other", 3}, 41}}));
+  ASSERT_TRUE(sink->Close().ok());
+
+  Db db(path_);
+  auto rows = db.Query(
+      "SELECT id::VARCHAR, price::VARCHAR, ok::VARCHAR, name, epoch_us(\"at\")::VARCHAR, "
+      "day::VARCHAR, hex(blob), _kafka_topic, _kafka_partition::VARCHAR, "
+      "_kafka_offset::VARCHAR FROM landing ORDER BY _kafka_offset");
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[0], (Row{"1", "2.5", "true", "grüße 😀", "1700000000123000", "2024-02-29",
+                          blob_hex, "events", "0", "10"}));
+  EXPECT_EQ(rows[1],
+            (Row{std::nullopt, std::nullopt, std::nullopt, std::string("a\0b", 3),
+                 std::nullopt, std::nullopt, std::nullopt, "events", "0", "11"}));
+  EXPECT_EQ(rows[2][0], "-9223372036854775808");
+  EXPECT_EQ(rows[2][3], "it's \"q\"");
+  EXPECT_EQ(rows[3][7], "other");
+  EXPECT_EQ(db.Scalar("SELECT octet_length(encode(name))::VARCHAR FROM landing WHERE "
+                      "_kafka_offset = 11"),
+            "3");
+  // The declared column types (the documented mapping).
+  EXPECT_EQ(db.Scalar("SELECT string_agg(data_type, ',' ORDER BY column_index) FROM "
+                      "duckdb_columns() WHERE table_name = 'landing'"),
+            "BIGINT,DOUBLE,BOOLEAN,VARCHAR,TIMESTAMP WITH TIME ZONE,DATE,BLOB,VARCHAR,"
+            "BIGINT,BIGINT");
+  EXPECT_EQ(db.Query("SELECT group_id, topic, partition::VARCHAR, next_offset::VARCHAR "
+                     "FROM _kelt_offsets ORDER BY topic"),
+            (std::vector<Row>{{"g1", "events", "0", "13"}, {"g1", "other", "3", "41"}}));
+  EXPECT_EQ(db.Scalar("SELECT count(*)::VARCHAR FROM landing_dead_letter"), "0");
+}
+
+TEST_F(DuckDbSinkTest, QuotesEveryIdentifier) {
+  Schema landing = MustParse(R"({"fields":[{"name":"col \"q\"","data_type":"Utf8"},
+      {"name":"_kafka_offset","data_type":"Int64"},
+      {"name":"_kafka_partition","data_type":"Int64"},
+      {"name":"_kafka_topic","data_type":"Utf8"}]})");
+  DuckDbSinkOptions options = Options();
+  options.table = R"(sch"ema.we"ird)";
+  options.offsets_table = R"(off"sets)";
+  auto sink = OpenSink(options, landing);
+  ASSERT_TRUE(sink);
+  EXPECT_EQ(sink->name(), "duckdb:" + path_ + R"(#sch"ema.we"ird)");
+  auto written = sink->Write(MakeWindow({Rec(0, R"({"col \"q\"":"v"})")}, landing));
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  ASSERT_TRUE(sink->Close().ok());
+
+  Db db(path_);
+  EXPECT_EQ(db.Query(R"(SELECT "col ""q""" FROM "sch""ema"."we""ird")"),
+            (std::vector<Row>{{"v"}}));
+  EXPECT_EQ(
+      db.Scalar(R"(SELECT count(*)::VARCHAR FROM "sch""ema"."we""ird_dead_letter")"),
+      "0");
+  EXPECT_EQ(db.Scalar(R"(SELECT next_offset::VARCHAR FROM main."off""sets")"), "1");
+}
+
+TEST_F(DuckDbSinkTest, ResumesFromTheFileAfterReopen) {
+  {
+    auto sink = OpenSink();
+    ASSERT_TRUE(sink);
+    ASSERT_TRUE(sink->Write(MakeWindow(Range(0, 4), landing_)).ok());
+    ASSERT_TRUE(sink->Write(MakeWindow(Range(5, 9), landing_)).ok());
+    ASSERT_TRUE(sink->Write(MakeWindow(Range(100, 101, 1), landing_)).ok());
+    ASSERT_TRUE(sink->Close().ok());
+  }
+  auto sink = OpenSink();
+  ASSERT_TRUE(sink);
+  auto resumed = sink->Resume({{"events", 0}, {"events", 1}, {"events", 2}});
+  ASSERT_TRUE(resumed.ok()) << resumed.status().ToString();
+  EXPECT_EQ(*resumed, (OffsetMap{{{"events", 0}, 10}, {{"events", 1}, 102}}));
+  ASSERT_TRUE(sink->Close().ok());
+
+  // Offsets belong to a group: another group has none.
+  auto other = OpenSink(Options("g2"), landing_);
+  ASSERT_TRUE(other);
+  auto none = other->Resume({{"events", 0}});
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+}
+
+TEST_F(DuckDbSinkTest, GuardSkipsRowsAlreadyStored) {
+  auto sink = OpenSink();
+  ASSERT_TRUE(sink);
+  ASSERT_TRUE(sink->Write(MakeWindow(Range(0, 4), landing_)).ok());
+  // A replay that overlaps the stored range: only offsets 5..7 are new.
+  auto overlap = sink->Write(MakeWindow(Range(3, 7), landing_));
+  ASSERT_TRUE(overlap.ok()) << overlap.status().ToString();
+  EXPECT_EQ(*overlap, (OffsetMap{{{"events", 0}, 8}}));
+  // A replay entirely below the stored offset adds nothing and moves nothing back.
+  auto old = sink->Write(MakeWindow(Range(0, 2), landing_));
+  ASSERT_TRUE(old.ok()) << old.status().ToString();
+  EXPECT_EQ(*old, (OffsetMap{{{"events", 0}, 8}}));
+  ASSERT_TRUE(sink->Close().ok());
+
+  Db db(path_);
+  EXPECT_EQ(db.Query("SELECT count(*)::VARCHAR, count(DISTINCT _kafka_offset)::VARCHAR, "
+                     "sum(id)::VARCHAR FROM landing"),
+            (std::vector<Row>{{"8", "8", "28"}}));
+  EXPECT_EQ(db.Scalar("SELECT next_offset::VARCHAR FROM _kelt_offsets"), "8");
+}
+
+TEST_F(DuckDbSinkTest, GuardFiltersLargeInterleavedBatchesAcrossChunks) {
+  auto sink = OpenSink();
+  ASSERT_TRUE(sink);
+  ASSERT_TRUE(sink->Write(MakeWindow(Range(0, 1233), landing_)).ok());
+  ASSERT_TRUE(sink->Write(MakeWindow(Range(0, 99, 1), landing_)).ok());
+  // 5000 records of partition 0 and 1 interleaved; both partitions overlap the store.
+  std::vector<StreamRecord> records;
+  for (int64_t o = 0; o < 5000; ++o) {
+    records.push_back(Rec(o, R"({"id":)" + std::to_string(o) + "}", 0));
+    records.push_back(Rec(o, R"({"id":)" + std::to_string(o) + "}", 1));
+  }
+  auto written = sink->Write(MakeWindow(records, landing_));
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  EXPECT_EQ(*written, (OffsetMap{{{"events", 0}, 5000}, {{"events", 1}, 5000}}));
+  ASSERT_TRUE(sink->Close().ok());
+
+  Db db(path_);
+  EXPECT_EQ(db.Query("SELECT _kafka_partition::VARCHAR, count(*)::VARCHAR, "
+                     "count(DISTINCT _kafka_offset)::VARCHAR, sum(id)::VARCHAR, "
+                     "min(_kafka_offset)::VARCHAR, max(_kafka_offset)::VARCHAR "
+                     "FROM landing GROUP BY 1 ORDER BY 1"),
+            (std::vector<Row>{{"0", "5000", "5000", "12497500", "0", "4999"},
+                              {"1", "5000", "5000", "12497500", "0", "4999"}}));
+  // Both partitions' rows are updated by one statement.
+  EXPECT_EQ(db.Query("SELECT partition::VARCHAR, next_offset::VARCHAR FROM "
+                     "_kelt_offsets ORDER BY partition"),
+            (std::vector<Row>{{"0", "5000"}, {"1", "5000"}}));
+  // Every row's payload matches its offset, so no slice was misaligned.
+  EXPECT_EQ(db.Scalar("SELECT count(*)::VARCHAR FROM landing WHERE id <> _kafka_offset"),
+            "0");
+}
+
+TEST_F(DuckDbSinkTest, GuardRejectsAnOverlapItCannotFilter) {
+  Schema landing = MustParse(R"({"fields":[{"name":"id","data_type":"Int64"}]})");
+  auto sink = OpenSink(Options(), landing);
+  ASSERT_TRUE(sink);
+  ASSERT_TRUE(sink->Write(MakeWindow(Range(0, 4), landing)).ok());
+  auto overlap = sink->Write(MakeWindow(Range(3, 7), landing));
+  ASSERT_FALSE(overlap.ok());
+  EXPECT_EQ(overlap.status().code(), StatusCode::kInvalid);
+  EXPECT_NE(overlap.status().message().find("table landing"), std::string::npos)
+      << overlap.status().ToString();
+  EXPECT_NE(overlap.status().message().find("already stored"), std::string::npos);
+  // A replay of a range that is entirely stored is recognised without the columns.
+  auto replay = sink->Write(MakeWindow(Range(1, 3), landing));
+  ASSERT_TRUE(replay.ok()) << replay.status().ToString();
+  EXPECT_EQ(*replay, (OffsetMap{{{"events", 0}, 5}}));
+  ASSERT_TRUE(sink->Close().ok());
+
+  Db db(path_);
+  EXPECT_EQ(db.Scalar("SELECT count(*)::VARCHAR FROM landing"), "5");
+  EXPECT_EQ(db.Scalar("SELECT next_offset::VARCHAR FROM _kelt_offsets"), "5");
+}
+
+TEST_F(DuckDbSinkTest, DeadLettersLandInTheirTableInTheSameTransaction) {
+  auto sink = OpenSink();
+  ASSERT_TRUE(sink);
+  auto window = MakeWindow({Rec(0, R"({"id":1})"), Rec(1, R"({"id":"x"})")}, landing_);
+  ASSERT_EQ(window.dead_letters->num_rows(), 1);
+  auto written = sink->Write(window);
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  EXPECT_EQ(*written, (OffsetMap{{{"events", 0}, 2}}));
+  ASSERT_TRUE(sink->Close().ok());
+
+  Db db(path_);
+  EXPECT_EQ(db.Query("SELECT _kafka_topic, _kafka_offset::VARCHAR, "
+                     "decode(_kafka_value), _error_code, _error_field "
+                     "FROM landing_dead_letter"),
+            (std::vector<Row>{{"events", "1", R"({"id":"x"})", "TYPE_MISMATCH", "id"}}));
+  EXPECT_EQ(db.Scalar("SELECT count(*)::VARCHAR FROM landing"), "1");
+}
+
+TEST_F(DuckDbSinkTest, UniqueIndexStopsASecondGroupFromDuplicatingRows) {
+  auto sink = OpenSink();
+  ASSERT_TRUE(sink);
+  ASSERT_TRUE(sink->Write(MakeWindow(Range(0, 4), landing_)).ok());
+  ASSERT_TRUE(sink->Close().ok());
+  // Group g2 has no offsets row, so the guard lets the rows through; the index does not.
+  auto other = OpenSink(Options("g2"), landing_);
+  ASSERT_TRUE(other);
+  auto dup = other->Write(MakeWindow(Range(4, 6), landing_));
+  ASSERT_FALSE(dup.ok());
+  EXPECT_NE(dup.status().message().find("table landing"), std::string::npos)
+      << dup.status().ToString();
+  EXPECT_NE(dup.status().message().find("onstraint"), std::string::npos)
+      << dup.status().ToString();
+  ASSERT_TRUE(other->Close().ok());
+
+  Db db(path_);
+  EXPECT_EQ(db.Scalar("SELECT count(*)::VARCHAR FROM landing"), "5");
+  EXPECT_EQ(db.Scalar("SELECT count(*)::VARCHAR FROM _kelt_offsets WHERE group_id='g2'"),
+            "0");
+  EXPECT_EQ(db.Scalar("SELECT count(*)::VARCHAR FROM duckdb_indexes() WHERE "
+                      "table_name = 'landing' AND is_unique"),
+            "1");
+}
+
+TEST_F(DuckDbSinkTest, UniqueIndexIsOptional) {
+  DuckDbSinkOptions options = Options();
+  options.unique_offsets_index = false;
+  auto sink = OpenSink(options, landing_);
+  ASSERT_TRUE(sink);
+  ASSERT_TRUE(sink->Close().ok());
+  Db db(path_);
+  EXPECT_EQ(db.Scalar("SELECT count(*)::VARCHAR FROM duckdb_indexes() WHERE "
+                      "table_name IN ('landing', 'landing_dead_letter')"),
+            "0");
+}
+
+TEST_F(DuckDbSinkTest, FailedWriteRollsEverythingBack) {
+  auto sink = OpenSink();
+  ASSERT_TRUE(sink);
+  ASSERT_TRUE(sink->Write(MakeWindow(Range(0, 1), landing_)).ok());
+  // The landed rows append fine, then the dead letters fail (wrong schema): the landed
+  // rows and the offsets must not survive.
+  SinkWindow window = MakeWindow(Range(2, 5), landing_);
+  arrow::Int64Builder builder;
+  ASSERT_TRUE(builder.Append(1).ok());
+  window.dead_letters =
+      arrow::RecordBatch::Make(arrow::schema({arrow::field("wrong", arrow::int64())}), 1,
+                               {builder.Finish().ValueOrDie()});
+  auto failed = sink->Write(window);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.status().message().find("table landing_dead_letter"),
+            std::string::npos)
+      << failed.status().ToString();
+  // The sink stays usable: the same offsets can be written again.
+  auto retried = sink->Write(MakeWindow(Range(2, 3), landing_));
+  ASSERT_TRUE(retried.ok()) << retried.status().ToString();
+  ASSERT_TRUE(sink->Close().ok());
+
+  Db db(path_);
+  EXPECT_EQ(db.Scalar("SELECT string_agg(_kafka_offset::VARCHAR, ',' ORDER BY "
+                      "_kafka_offset) FROM landing"),
+            "0,1,2,3");
+  EXPECT_EQ(db.Scalar("SELECT next_offset::VARCHAR FROM _kelt_offsets"), "4");
+}
+
+TEST_F(DuckDbSinkTest, CommittedWindowSurvivesKill9) {
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // No gtest assertions here: report through the exit status, die by SIGKILL.
+    auto sink = MakeDuckDbSink(Options());
+    if (!sink.ok() || !(*sink)->Open(ToArrowSchema(landing_), DeadLetterSchema()).ok()) {
+      _exit(2);
+    }
+    if (!(*sink)->Write(MakeWindow(Range(0, 99), landing_)).ok()) _exit(3);
+    if (!(*sink)->Write(MakeWindow(Range(100, 149), landing_)).ok()) _exit(4);
+    kill(getpid(), SIGKILL);  // no Close, no checkpoint, no destructors
+    _exit(5);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "child exited with " << WEXITSTATUS(status);
+  ASSERT_EQ(WTERMSIG(status), SIGKILL);
+
+  auto sink = OpenSink();
+  ASSERT_TRUE(sink);
+  auto resumed = sink->Resume({{"events", 0}});
+  ASSERT_TRUE(resumed.ok()) << resumed.status().ToString();
+  EXPECT_EQ(*resumed, (OffsetMap{{{"events", 0}, 150}}));
+  ASSERT_TRUE(sink->Close().ok());
+  Db db(path_);
+  EXPECT_EQ(db.Query("SELECT count(*)::VARCHAR, sum(id)::VARCHAR FROM landing"),
+            (std::vector<Row>{{"150", "11175"}}));
+}
+
+TEST_F(DuckDbSinkTest, IncompatibleExistingTableNamesTableAndColumn) {
+  {
+    Db db(path_);
+    ASSERT_TRUE(db.Exec("CREATE TABLE landing (id VARCHAR, price DOUBLE)"));
+  }
+  auto sink = MakeDuckDbSink(Options());
+  ASSERT_TRUE(sink.ok());
+  Status st = (*sink)->Open(ToArrowSchema(landing_), DeadLetterSchema());
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("table landing column id is VARCHAR"), std::string::npos)
+      << st.ToString();
+
+  {
+    Db db(path_);
+    ASSERT_TRUE(db.Exec("DROP TABLE landing"));
+    ASSERT_TRUE(db.Exec("CREATE TABLE landing (id BIGINT)"));
+  }
+  auto again = MakeDuckDbSink(Options());
+  ASSERT_TRUE(again.ok());
+  st = (*again)->Open(ToArrowSchema(landing_), DeadLetterSchema());
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("table landing exists without column price"),
+            std::string::npos)
+      << st.ToString();
+}
+
+TEST_F(DuckDbSinkTest, ExistingTableWithOtherColumnOrderAndExtraColumnsIsUsed) {
+  {
+    Db db(path_);
+    ASSERT_TRUE(
+        db.Exec("CREATE TABLE landing (_kafka_offset BIGINT, note VARCHAR DEFAULT 'n', "
+                "blob BLOB, day DATE, \"at\" TIMESTAMPTZ, name VARCHAR, ok BOOLEAN, "
+                "price DOUBLE, "
+                "id BIGINT, _kafka_partition BIGINT, _kafka_topic VARCHAR)"));
+  }
+  auto sink = OpenSink();
+  ASSERT_TRUE(sink);
+  ASSERT_TRUE(sink->Write(MakeWindow({Rec(5, R"({"id":3,"name":"x"})")}, landing_)).ok());
+  ASSERT_TRUE(sink->Close().ok());
+  Db db(path_);
+  EXPECT_EQ(
+      db.Query("SELECT _kafka_offset::VARCHAR, note, id::VARCHAR, name FROM landing"),
+      (std::vector<Row>{{"5", "n", "3", "x"}}));
+}
+
+TEST_F(DuckDbSinkTest, LifecycleAndOptions) {
+  EXPECT_FALSE(MakeDuckDbSink(DuckDbSinkOptions{}).ok());
+  DuckDbSinkOptions no_group;
+  no_group.path = path_;
+  EXPECT_EQ(MakeDuckDbSink(no_group).status().code(), StatusCode::kInvalid);
+  DuckDbSinkOptions bad_name = Options();
+  bad_name.table = "schema.";
+  EXPECT_EQ(MakeDuckDbSink(bad_name).status().code(), StatusCode::kInvalid);
+
+  auto made = MakeDuckDbSink(Options());
+  ASSERT_TRUE(made.ok());
+  auto& sink = *made;
+  EXPECT_FALSE(sink->Write(MakeWindow(Range(0, 0), landing_)).ok());  // not open
+  ASSERT_TRUE(sink->Open(ToArrowSchema(landing_), DeadLetterSchema()).ok());
+  EXPECT_FALSE(sink->Open(ToArrowSchema(landing_), DeadLetterSchema()).ok());
+  ASSERT_TRUE(sink->Write(MakeWindow(Range(0, 2), landing_)).ok());
+  auto flushed = sink->Flush();
+  ASSERT_TRUE(flushed.ok());
+  EXPECT_TRUE(flushed->empty());
+  EXPECT_TRUE(sink->Drop({{"events", 0}}).ok());
+  // Drop forgets nothing that was committed.
+  auto resumed = sink->Resume({{"events", 0}});
+  ASSERT_TRUE(resumed.ok());
+  EXPECT_EQ(*resumed, (OffsetMap{{{"events", 0}, 3}}));
+  ASSERT_TRUE(sink->Close().ok());
+  EXPECT_FALSE(sink->Resume({{"events", 0}}).ok());  // closed
+}
+
+}  // namespace
+}  // namespace kelt
