@@ -9,6 +9,7 @@
 #include <arrow/api.h>
 #include <arrow/filesystem/s3fs.h>
 #include <arrow/io/file.h>
+#include <duckdb.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <libpq-fe.h>
@@ -335,6 +336,66 @@ TEST_F(EltCrashTest, PostgresHoldsEveryOffsetExactlyOnceAfterKills) {
   for (auto [p, n] : next) total += n;
   EXPECT_EQ(total, n_);
   PQfinish(conn);
+}
+
+// Every (partition, offset) of a DuckDB table (query returns two BIGINT columns).
+Offsets DuckDbOffsets(duckdb_connection con, const std::string& sql) {
+  Offsets out;
+  duckdb_result r;
+  if (duckdb_query(con, sql.c_str(), &r) != DuckDBSuccess) {
+    ADD_FAILURE() << sql << ": " << duckdb_result_error(&r);
+    duckdb_destroy_result(&r);
+    return out;
+  }
+  while (duckdb_data_chunk chunk = duckdb_fetch_chunk(r)) {
+    auto* p = static_cast<int64_t*>(
+        duckdb_vector_get_data(duckdb_data_chunk_get_vector(chunk, 0)));
+    auto* o = static_cast<int64_t*>(
+        duckdb_vector_get_data(duckdb_data_chunk_get_vector(chunk, 1)));
+    for (idx_t i = 0; i < duckdb_data_chunk_get_size(chunk); ++i)
+      out.insert({p[i], o[i]});
+    duckdb_destroy_data_chunk(&chunk);
+  }
+  duckdb_destroy_result(&r);
+  return out;
+}
+
+TEST_F(EltCrashTest, DuckDbHoldsEveryOffsetExactlyOnceAfterKills) {
+  const std::string path = dir_ + "/landing.duckdb";
+  // The writer holds the file lock: measure progress by the bytes of file and log.
+  auto bytes = [&]() -> int64_t {
+    std::error_code ec;
+    int64_t n = 0;
+    for (const std::string& f : {path, path + ".wal"}) {
+      auto size = fs::file_size(f, ec);
+      if (!ec) n += static_cast<int64_t>(size);
+    }
+    return n;
+  };
+  RunWithKills({KELT_ELT_CHILD, Bootstrap(), topic_, topic_ + "-g", "duckdb", path, "10"},
+               kills_, &rng_, bytes);
+  duckdb_database db = nullptr;
+  duckdb_connection con = nullptr;
+  ASSERT_EQ(duckdb_open(path.c_str(), &db), DuckDBSuccess);
+  ASSERT_EQ(duckdb_connect(db, &con), DuckDBSuccess);
+  Offsets landed =
+      DuckDbOffsets(con, "SELECT _kafka_partition, _kafka_offset FROM events");
+  Offsets dead = DuckDbOffsets(
+      con, "SELECT _kafka_partition, _kafka_offset FROM events_dead_letter");
+  Offsets next = DuckDbOffsets(
+      con, "SELECT partition::BIGINT, next_offset FROM _kelt_offsets WHERE group_id = '" +
+               topic_ + "-g'");
+  duckdb_disconnect(&con);
+  duckdb_close(&db);
+  EXPECT_EQ(landed.size() + dead.size(), static_cast<size_t>(n_));
+  EXPECT_EQ(dead.size(), bad_ids_.size());
+  Offsets all = landed;
+  all.insert(dead.begin(), dead.end());
+  std::set<std::pair<int64_t, int64_t>> unique(all.begin(), all.end());
+  EXPECT_EQ(unique.size(), all.size()) << "duplicates";
+  int64_t total = 0;
+  for (auto [p, n] : next) total += n;
+  EXPECT_EQ(total, n_);
 }
 
 }  // namespace

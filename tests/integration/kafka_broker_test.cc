@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -199,6 +200,37 @@ TEST_F(KafkaBrokerTest, ExtractLoadExampleLandsEveryRecord) {
   while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) out.append(buf, n);
   ASSERT_EQ(pclose(pipe), 0) << out;
   EXPECT_NE(out.find("landed 2500 rows"), std::string::npos) << out;
+}
+
+TEST_F(KafkaBrokerTest, EltParquetExampleLandsOnceAndResumesFromTheFiles) {
+  const std::string topic = Topic("e2e-elt-parquet");
+  CreateTopic(topic, 2);
+  ASSERT_EQ(Produce(topic, 0, 1200), 1200);
+  char tmpl[] = "/tmp/kelt-elt-example-XXXXXX";
+  const std::string dir = ::mkdtemp(tmpl);
+  auto run = [&](const std::string& group) {
+    std::string cmd = std::string(KELT_EXAMPLE_ELT_PARQUET) + " " + Bootstrap() + " " +
+                      topic + " " + group + " " + dir + "/landing 2>&1";
+    FILE* pipe = popen(cmd.c_str(), "r");
+    EXPECT_NE(pipe, nullptr);
+    std::string out;
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) out.append(buf, n);
+    EXPECT_EQ(pclose(pipe), 0) << out;
+    return out;
+  };
+  std::string first = run("g-elt-example");
+  EXPECT_NE(first.find("landed 1200 rows from 1200 records"), std::string::npos) << first;
+  // A new group: the files, not the group offsets, say where to resume.
+  std::string second = run("g-elt-example-2");
+  EXPECT_NE(second.find("landed 0 rows from 0 records"), std::string::npos) << second;
+  int files = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir + "/landing")) {
+    if (e.is_regular_file()) ++files;
+  }
+  EXPECT_EQ(files, 2);  // one rotation per partition
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
