@@ -13,9 +13,12 @@
 namespace kelt::testing {
 
 /// Read the broker env file named by the environment variable `var` (empty if unset).
-inline std::map<std::string, std::string> ReadBrokerEnv(const char* var) {
+/// Without the variable, read `fallback` when given.
+inline std::map<std::string, std::string> ReadBrokerEnv(const char* var,
+                                                        const char* fallback = nullptr) {
   std::map<std::string, std::string> env;
   const char* path = std::getenv(var);
+  if (path == nullptr) path = fallback;
   if (path == nullptr) return env;
   std::ifstream in(path);
   std::string line;

@@ -39,7 +39,8 @@ namespace fs = std::filesystem;
 using Offsets = std::multiset<std::pair<int64_t, int64_t>>;  // (partition, offset)
 
 std::string Bootstrap() {
-  return testing::ReadBrokerEnv("KELT_KAFKA_ENV")["KELT_KAFKA_BOOTSTRAP"];
+  return testing::ReadBrokerEnv("KELT_KAFKA_ENV",
+                                KELT_KAFKA_ENV_FILE)["KELT_KAFKA_BOOTSTRAP"];
 }
 
 int EnvInt(const char* name, int fallback) {
@@ -240,7 +241,7 @@ TEST_F(EltCrashTest, ParquetHoldsEveryOffsetExactlyOnceAfterKills) {
 }
 
 TEST_F(EltCrashTest, ParquetOnS3HoldsEveryOffsetExactlyOnceAfterKills) {
-  auto s3env = testing::ReadBrokerEnv("KELT_S3_ENV");
+  auto s3env = testing::ReadBrokerEnv("KELT_S3_ENV", KELT_S3_ENV_FILE);
   ASSERT_FALSE(s3env["KELT_S3_ENDPOINT"].empty()) << "KELT_S3_ENV names no S3 env file";
   ::setenv("KELT_S3_ENDPOINT", s3env["KELT_S3_ENDPOINT"].c_str(), 1);
   const std::string prefix = s3env["KELT_S3_BUCKET"] + "/" + topic_;
@@ -301,7 +302,7 @@ Offsets QueryOffsets(PGconn* conn, const std::string& sql) {
 }
 
 TEST_F(EltCrashTest, PostgresHoldsEveryOffsetExactlyOnceAfterKills) {
-  auto pgenv = testing::ReadBrokerEnv("KELT_PG_ENV");
+  auto pgenv = testing::ReadBrokerEnv("KELT_PG_ENV", KELT_PG_ENV_FILE);
   const std::string conninfo = pgenv["KELT_PG_CONNINFO"];
   ASSERT_FALSE(conninfo.empty()) << "KELT_PG_ENV names no PostgreSQL env file";
   PGconn* conn = PQconnectdb(conninfo.c_str());
