@@ -812,6 +812,13 @@ class Loader::Impl {
         if (col.type == TypeId::kUtf8 || col.type == TypeId::kBinary) {
           return WriteBytes(c, s);
         }
+        // WriteText's first timestamp rule, without its dispatch.
+        if (col.type == TypeId::kTimestamp) {
+          if (auto us = text::ParseTimestampMicros(s)) {
+            w.AppendInt64(*us);
+            return true;
+          }
+        }
         BadRecord ignored;
         return WriteText(s, c, &ignored);
       }
