@@ -71,36 +71,34 @@ class ColumnWriter {
     return Status::OK();
   }
 
-  void AppendInt64(int64_t v) {  // Int64, Timestamp
+  [[gnu::always_inline]] void AppendInt64(int64_t v) {  // Int64, Timestamp
     MarkValid();
     std::memcpy(values_.mutable_data() + length_ * 8, &v, 8);
     ++length_;
   }
-  void AppendDouble(double v) {
+  [[gnu::always_inline]] void AppendDouble(double v) {
     MarkValid();
     std::memcpy(values_.mutable_data() + length_ * 8, &v, 8);
     ++length_;
   }
-  void AppendDate(int32_t v) {
+  [[gnu::always_inline]] void AppendDate(int32_t v) {
     MarkValid();
     std::memcpy(values_.mutable_data() + length_ * 4, &v, 4);
     ++length_;
   }
-  void AppendBool(bool v) {
+  [[gnu::always_inline]] void AppendBool(bool v) {
     MarkValid();
     arrow::bit_util::SetBitTo(values_.mutable_data(), length_, v);
     ++length_;
   }
   /// Utf8/Binary. Fails when the column would pass Arrow's 2 GiB offset limit.
-  Status AppendBytes(std::string_view v) {
+  [[gnu::always_inline]] Status AppendBytes(std::string_view v) {
     const auto n = static_cast<int64_t>(v.size());
-    if (data_.length() + n > std::numeric_limits<int32_t>::max()) {
-      return Status::Invalid(
-          "more than 2 GiB of text in one landing column of one window");
-    }
-    if (data_.capacity() - data_.length() < n) {
-      auto st = data_.Reserve(std::max(n, data_.length()));
-      if (!st.ok()) return Status::IOError("out of memory growing a landing column");
+    // The reserved room bounds the data below the limit in the common case, so one
+    // comparison decides; growing and the limit are checked out of line.
+    if (data_.capacity() - data_.length() < n ||
+        data_.capacity() > std::numeric_limits<int32_t>::max()) [[unlikely]] {
+      KELT_RETURN_NOT_OK(GrowData(n));
     }
     CopySmall(data_.mutable_data() + data_.length(), v.data(), v.size());
     data_.UnsafeAdvance(n);
@@ -139,7 +137,10 @@ class ColumnWriter {
       }
       offsets_.UnsafeAdvance((length_ + 1) * 4 - offsets_.length());
       st &= offsets_.Finish(&offsets, false);
-      st &= data_.Finish(&data, false);
+      // Shrink the string data to its length: Finish() zero-fills the unused room, and
+      // Reserve() sized it from an estimate that is often several times too large;
+      // filling it would touch every page of it. Shrinking costs at most one copy.
+      st &= data_.Finish(&data, true);
     } else {
       int64_t bytes = type_ == TypeId::kBool ? arrow::bit_util::BytesForBits(length_)
                                              : length_ * ValueWidth();
@@ -161,8 +162,14 @@ class ColumnWriter {
  private:
   // memcpy for the short strings landing columns mostly hold, without a libc call;
   // overlapping word copies never read or write outside [src, src+n) / [dst, dst+n).
-  static void CopySmall(uint8_t* dst, const char* src, size_t n) {
-    if (n >= 8 && n <= 16) {
+  [[gnu::always_inline]] static void CopySmall(uint8_t* dst, const char* src, size_t n) {
+    if (n > 16 && n <= 32) {
+      uint64_t a[2], b[2];
+      std::memcpy(a, src, 16);
+      std::memcpy(b, src + n - 16, 16);
+      std::memcpy(dst, a, 16);
+      std::memcpy(dst + n - 16, b, 16);
+    } else if (n >= 8 && n <= 16) {
       uint64_t a, b;
       std::memcpy(&a, src, 8);
       std::memcpy(&b, src + n - 8, 8);
@@ -179,6 +186,19 @@ class ColumnWriter {
     } else {
       std::memcpy(dst, src, n);
     }
+  }
+
+  // Make room for `n` more bytes of string data, within Arrow's 2 GiB offset limit.
+  [[gnu::noinline]] Status GrowData(int64_t n) {
+    if (data_.length() + n > std::numeric_limits<int32_t>::max()) {
+      return Status::Invalid(
+          "more than 2 GiB of text in one landing column of one window");
+    }
+    if (data_.capacity() - data_.length() < n) {
+      auto st = data_.Reserve(std::max(n, data_.length()));
+      if (!st.ok()) return Status::IOError("out of memory growing a landing column");
+    }
+    return Status::OK();
   }
 
   bool IsBinary() const { return type_ == TypeId::kUtf8 || type_ == TypeId::kBinary; }

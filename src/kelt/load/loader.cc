@@ -215,8 +215,7 @@ struct PathNode {
   // Return the child named `key` (or nullptr), the key being at position `pos` of its
   // object. Producers write keys in the same order record after record, so the node
   // remembers which key it saw at each position and confirms it with one comparison.
-  PathNode* Find(std::string_view key, size_t pos) {
-    constexpr size_t kMaxPredicted = 64;
+  [[gnu::always_inline]] PathNode* Find(std::string_view key, size_t pos) {
     if (pos < order.size()) {
       const Prediction& pr = order[pos];
       if (pr.key.size() == key.size() &&
@@ -224,21 +223,53 @@ struct PathNode {
         return pr.node;
       }
     }
+    return FindAndPredict(key, pos);
+  }
+
+  // Find() for a key still in its JSON text: `raw` points just past the key's opening
+  // quote and `end` at the end of the document. Returns true with *child set when the
+  // key is the one predicted at `pos`. A predicted key without '"' or '\\' matches
+  // exactly when the raw bytes equal it and a quote follows: no byte before that quote
+  // can be an escape, so that quote closes the key. This spares unescaping every key.
+  [[gnu::always_inline]] bool FindPredictedRaw(const char* raw, const char* end,
+                                               size_t pos, PathNode** child) const {
+    if (pos >= order.size()) return false;
+    const Prediction& pr = order[pos];
+    const size_t n = pr.key.size();
+    if (!pr.plain || static_cast<size_t>(end - raw) <= n || raw[n] != '"' ||
+        !ShortEquals(pr.key.data(), raw, n)) {
+      return false;
+    }
+    *child = pr.node;
+    return true;
+  }
+
+  // Look `key` up and remember it as the prediction for position `pos`.
+  [[gnu::noinline]] PathNode* FindAndPredict(std::string_view key, size_t pos) {
+    constexpr size_t kMaxPredicted = 64;
     int found = FindIndex(key);
+    PathNode* child =
+        found < 0 ? nullptr : children[static_cast<size_t>(found)].second.get();
     if (pos < kMaxPredicted) {
       if (pos >= order.size()) order.resize(pos + 1);
-      order[pos].node =
-          found < 0 ? nullptr : children[static_cast<size_t>(found)].second.get();
-      order[pos].key.assign(key);
+      Prediction& pr = order[pos];
+      pr.node = child;
+      pr.key.assign(key);
+      pr.plain = key.find_first_of("\"\\") == std::string_view::npos;
     }
-    return found < 0 ? nullptr : children[static_cast<size_t>(found)].second.get();
+    return child;
   }
 
   struct Prediction {
     PathNode* node = nullptr;  // the child, or nullptr for a key the schema does not use
     std::string key;
+    bool plain = false;  // key has no '"' or '\\', so its JSON text is the key itself
   };
   std::vector<Prediction> order;
+
+  // The On-Demand path's target when payload_slots has one slot: its landing column.
+  int column = -1;
+  int slot = -1;
 };
 
 // A bad record's description.
@@ -392,6 +423,7 @@ class Loader::Impl {
     }
     root_.Seal();
     ondemand_ok_ = OnDemandCompatible(root_);
+    if (ondemand_ok_) AssignColumns(root_);
     slots_.resize(payload_columns_.size());
     slot_set_.resize(payload_columns_.size());
     written_.resize(payload_columns_.size());
@@ -550,15 +582,31 @@ class Loader::Impl {
   // repeated key rewinds its column and writes again). Returns false on any failure;
   // the caller then redoes the record on the slow path to report it exactly.
   bool WriteObjectFast(const RecordView& r) {
-    BadRecord ignored;
-    for (int c : metadata_columns_) {
-      if (!WriteMetadata(r, static_cast<size_t>(c), &ignored)) return false;
-    }
+    if (!WriteMetadataColumns(r)) return false;
     ++generation_;
     if (!WalkWrite(root_, doc_.get_object().value_unsafe())) return false;
     for (size_t p = 0; p < payload_columns_.size(); ++p) {
       if (written_[p] != generation_ &&
           !WriteNull(static_cast<size_t>(payload_columns_[p]))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // The metadata columns of a record on a fast path (any failure sends the record to
+  // the slow path). Partition and offset into Int64 columns, what nearly every landing
+  // schema has, skip WriteMetadata's general dispatch.
+  bool WriteMetadataColumns(const RecordView& r) {
+    BadRecord ignored;
+    for (int ci : metadata_columns_) {
+      const auto c = static_cast<size_t>(ci);
+      const Column& col = columns_[c];
+      if (col.type == TypeId::kInt64 && col.source == ColumnSource::kPartition) {
+        writers_[c].AppendInt64(r.partition);
+      } else if (col.type == TypeId::kInt64 && col.source == ColumnSource::kOffset) {
+        writers_[c].AppendInt64(r.offset);
+      } else if (!WriteMetadata(r, c, &ignored)) {
         return false;
       }
     }
@@ -607,6 +655,16 @@ class Loader::Impl {
     return true;
   }
 
+  void AssignColumns(PathNode& node) {
+    for (auto& [name, child] : node.children) {
+      if (!child->payload_slots.empty()) {
+        child->slot = child->payload_slots.front();
+        child->column = payload_columns_[static_cast<size_t>(child->slot)];
+      }
+      AssignColumns(*child);
+    }
+  }
+
   bool WriteObjectOnDemand(const RecordView& r, std::string_view payload) {
     const char* input = payload.data();
     if (!PaddingReadable(payload)) {
@@ -622,16 +680,15 @@ class Loader::Impl {
     }
     simdjson::ondemand::object obj;
     if (doc.get_object().get(obj) != simdjson::SUCCESS) return false;
-    BadRecord ignored;
-    for (int c : metadata_columns_) {
-      if (!WriteMetadata(r, static_cast<size_t>(c), &ignored)) return false;
-    }
+    if (!WriteMetadataColumns(r)) return false;
     ++generation_;
-    if (!WalkOnDemand(root_, obj)) return false;
+    written_count_ = 0;
+    if (!WalkOnDemand(root_, obj, input + payload.size())) return false;
     // The document must end with the object: trailing content goes to the DOM path,
     // which rejects it. (simdjson 3.0 has no document::at_end().)
     const char* rest = nullptr;
     if (doc.current_location().get(rest) != simdjson::OUT_OF_BOUNDS) return false;
+    if (written_count_ == payload_columns_.size()) return true;
     for (size_t p = 0; p < payload_columns_.size(); ++p) {
       if (written_[p] != generation_ &&
           !WriteNull(static_cast<size_t>(payload_columns_[p]))) {
@@ -641,26 +698,34 @@ class Loader::Impl {
     return true;
   }
 
-  bool WalkOnDemand(PathNode& node, simdjson::ondemand::object obj) {
+  // `end` is the end of the document (keys are matched in the input text).
+  bool WalkOnDemand(PathNode& node, simdjson::ondemand::object obj, const char* end) {
     size_t pos = 0;
     for (auto field_result : obj) {
       simdjson::ondemand::field field;
       if (std::move(field_result).get(field) != simdjson::SUCCESS) return false;
-      std::string_view key;
-      if (field.unescaped_key().get(key) != simdjson::SUCCESS) return false;
-      PathNode* child = node.Find(key, pos++);
-      simdjson::ondemand::value value = field.value();
+      PathNode* child;
+      if (!node.FindPredictedRaw(field.key().raw(), end, pos, &child)) {
+        std::string_view key;
+        if (field.unescaped_key().get(key) != simdjson::SUCCESS) return false;
+        child = node.FindAndPredict(key, pos);
+      }
+      ++pos;
+      simdjson::ondemand::value& value = field.value();
       if (child == nullptr) {
         if (!SkipValue(value)) return false;
         continue;
       }
-      if (!child->payload_slots.empty()) {
-        const auto slot = static_cast<size_t>(child->payload_slots.front());
-        const auto c = static_cast<size_t>(payload_columns_[slot]);
-        if (written_[slot] == generation_)
+      if (child->column >= 0) {
+        const auto slot = static_cast<size_t>(child->slot);
+        const auto c = static_cast<size_t>(child->column);
+        if (written_[slot] == generation_) {
           writers_[c].Rewind(stats_.rows);  // last one wins
+        } else {
+          written_[slot] = generation_;
+          ++written_count_;
+        }
         if (!WriteOnDemandValue(value, c)) return false;
-        written_[slot] = generation_;
         continue;
       }
       simdjson::ondemand::json_type type;
@@ -668,7 +733,7 @@ class Loader::Impl {
       if (type == simdjson::ondemand::json_type::object) {
         simdjson::ondemand::object inner;
         if (value.get_object().get(inner) != simdjson::SUCCESS) return false;
-        if (!WalkOnDemand(*child, inner)) return false;
+        if (!WalkOnDemand(*child, inner, end)) return false;
       } else if (!SkipValue(value)) {
         return false;
       }
@@ -744,6 +809,16 @@ class Loader::Impl {
       case json_type::string: {
         std::string_view s;
         if (value.get_string().get(s) != simdjson::SUCCESS) return false;
+        if (col.type == TypeId::kUtf8 || col.type == TypeId::kBinary) {
+          return WriteBytes(c, s);
+        }
+        // WriteText's first timestamp rule, without its dispatch.
+        if (col.type == TypeId::kTimestamp) {
+          if (auto us = text::ParseTimestampMicros(s)) {
+            w.AppendInt64(*us);
+            return true;
+          }
+        }
         BadRecord ignored;
         return WriteText(s, c, &ignored);
       }
@@ -756,15 +831,13 @@ class Loader::Impl {
         return true;
       }
       case json_type::number: {
-        number_type nt;
-        if (value.get_number_type().get(nt) != simdjson::SUCCESS) return false;
+        // get_int64() succeeds exactly for the numbers the DOM parser stores as INT64
+        // (at most 19 digits, no fraction or exponent, in range), so integer columns
+        // need no get_number_type() scan first.
         switch (col.type) {
           case TypeId::kInt64: {
             int64_t v;
-            if (nt != number_type::signed_integer ||
-                value.get_int64().get(v) != simdjson::SUCCESS) {
-              return false;
-            }
+            if (value.get_int64().get(v) != simdjson::SUCCESS) return false;
             w.AppendInt64(v);
             return true;
           }
@@ -775,6 +848,8 @@ class Loader::Impl {
             return true;
           }
           case TypeId::kTimestamp: {
+            number_type nt;
+            if (value.get_number_type().get(nt) != simdjson::SUCCESS) return false;
             int64_t us = 0;
             if (nt == number_type::signed_integer) {
               int64_t v;
@@ -794,8 +869,7 @@ class Loader::Impl {
           }
           case TypeId::kDate: {
             int64_t v;
-            if (nt != number_type::signed_integer ||
-                value.get_int64().get(v) != simdjson::SUCCESS ||
+            if (value.get_int64().get(v) != simdjson::SUCCESS ||
                 v < std::numeric_limits<int32_t>::min() ||
                 v > std::numeric_limits<int32_t>::max()) {
               return false;
@@ -916,14 +990,18 @@ class Loader::Impl {
 
   bool WriteNull(size_t c) { return Check(writers_[c].AppendNull(), c); }
 
-  bool WriteBytes(size_t c, std::string_view v) {
+  [[gnu::always_inline]] bool WriteBytes(size_t c, std::string_view v) {
     return Check(writers_[c].AppendBytes(v), c);
   }
 
   // A write that failed for lack of memory or room is not a bad record: it ends the
   // window with an error (fatal_), whatever the policy.
-  bool Check(const Status& st, size_t c) {
-    if (st.ok()) return true;
+  [[gnu::always_inline]] bool Check(const Status& st, size_t c) {
+    if (st.ok()) [[likely]]
+      return true;
+    return SetFatal(st, c);
+  }
+  [[gnu::noinline]] bool SetFatal(const Status& st, size_t c) {
     fatal_ = st.WithPrefix("column '" + columns_[c].name + "': ");
     return false;
   }
@@ -1272,6 +1350,7 @@ class Loader::Impl {
   std::vector<uint8_t> slot_set_;
   std::vector<uint64_t> written_;     // generation_ when a payload slot was written
   uint64_t generation_ = 0;           // one per record on the fast path
+  size_t written_count_ = 0;          // payload slots written this record (On-Demand)
   std::vector<std::string> scratch_;  // per-column text being converted
 
   std::vector<load::ColumnWriter> writers_;  // one per landing column

@@ -745,5 +745,59 @@ TEST(LoaderTest, FastPathAndDomPathAgree) {
   }
 }
 
+// The On-Demand path matches keys in the input text against the keys it saw at the
+// same position in earlier records; one window exercises hits and every kind of miss.
+TEST(LoaderTest, KeysMatchedInTheInputTextAgreeWithDom) {
+  Schema s;
+  s.fields = {
+      Field("id", TypeId::kInt64),       Field("a_key_longer_than_16", TypeId::kUtf8),
+      Field("q\"uo\\te", TypeId::kUtf8), Field("k9_abcdef", TypeId::kInt64),
+      Field("s\\", TypeId::kInt64),      Field("_kafka_partition", TypeId::kInt64)};
+  s.fields.emplace_back("inner", TypeId::kUtf8);
+  s.fields.back().source = {"o", "in"};
+  const std::string full =
+      R"({"id":1,"a_key_longer_than_16":"a","q\"uo\\te":"b","k9_abcdef":2,"o":{"in":"c"}})";
+  const std::vector<std::string> payloads = {
+      full,
+      full,
+      R"({"\u0069d":3,"a_key_longer_than_16":"d"})",  // escaped key at a predicted
+                                                      // position
+      R"({"idx":4})",                                 // the predicted key is a prefix
+      R"({"i":6})",                                   // a shorter key
+      R"({"id\u0000":7})",                            // the key plus an escaped byte
+      R"({"a_key_longer_than_16":"e","id":9})",       // another order
+      R"({"a_key_longer_than_17":"f","id":10})",
+      R"({"q\"uo\\te":"g","q\u0022uo\\te":"h"})",  // the same key written two ways
+      R"({"o":{"in":"i","in2":"j"},"o":{"inn":1}})",
+      R"({"s\\":1})",
+      R"({"s\"":2})",  // `s\` then a quote that belongs to the key
+      full,
+      R"({"id":11,"a_key_longer_than_16":"k","q\"uo\\te":"l","k9_abcdef")",  // truncated
+      R"({"id")",
+      full,
+  };
+  for (BadRecordPolicy policy : {BadRecordPolicy::kSkip, BadRecordPolicy::kDeadLetter}) {
+    LoadOptions o;
+    o.on_bad_record = policy;
+    auto fast = Loader::Make(s, o);
+    auto dom = Loader::Make(s, o);
+    ASSERT_TRUE(fast.ok() && dom.ok());
+    LoaderTesting::ForceDomPath(dom->get(), true);
+    for (size_t i = 0; i < payloads.size(); ++i) {
+      StreamRecord r = Rec(payloads[i], static_cast<int64_t>(i));
+      Status a = (*fast)->Append(r), b = (*dom)->Append(r);
+      EXPECT_EQ(a.ToString(), b.ToString()) << payloads[i];
+    }
+    auto wa = (*fast)->Finish();
+    auto wb = (*dom)->Finish();
+    ASSERT_TRUE(wa.ok() && wb.ok());
+    EXPECT_TRUE(wa->batch->Equals(*wb->batch)) << wa->batch->ToString() << "\nvs DOM\n"
+                                               << wb->batch->ToString();
+    EXPECT_TRUE(wa->dead_letters->Equals(*wb->dead_letters));
+    ASSERT_TRUE(wa->batch->ValidateFull().ok());
+    EXPECT_EQ(wa->batch->num_rows(), 16);  // truncated payloads land as nulls (rule 4)
+  }
+}
+
 }  // namespace
 }  // namespace kelt
