@@ -4,7 +4,8 @@
 // of the real broker, run the ELT loop (elt_child) and SIGKILL it at random moments many
 // times, restart it each time, let the last run finish, then check that the sink holds
 // every offset exactly once — landed rows and dead letters together — and no temporary
-// file. N and the number of kills come from KELT_CRASH_N / KELT_CRASH_KILLS (small by
+// file. N, the kills and the window size come from KELT_CRASH_N / KELT_CRASH_KILLS /
+// KELT_CRASH_WINDOW (small by
 // default; scripts/crash_test.sh runs the long version).
 #include <arrow/api.h>
 #include <arrow/filesystem/s3fs.h>
@@ -180,6 +181,7 @@ class EltCrashTest : public ::testing::Test {
     if (Bootstrap().empty()) GTEST_FAIL() << "KELT_KAFKA_ENV names no broker env file";
     n_ = EnvInt("KELT_CRASH_N", 5000);
     kills_ = EnvInt("KELT_CRASH_KILLS", 6);
+    window_ = std::to_string(EnvInt("KELT_CRASH_WINDOW", 10));
     topic_ = testing::UniqueTopic("crash");
     CreateTopic(topic_, 3);
     Produce(topic_, n_, &bad_ids_);
@@ -191,6 +193,7 @@ class EltCrashTest : public ::testing::Test {
   }
 
   int n_ = 0, kills_ = 0;
+  std::string window_;  // max_records per window of the loop under test
   std::string topic_, dir_;
   std::set<int> bad_ids_;
   std::mt19937 rng_{std::random_device{}()};
@@ -208,8 +211,8 @@ TEST_F(EltCrashTest, ParquetHoldsEveryOffsetExactlyOnceAfterKills) {
     return n;
   };
   RunWithKills(
-      {KELT_ELT_CHILD, Bootstrap(), topic_, topic_ + "-g", "parquet", root, "10"}, kills_,
-      &rng_, files);
+      {KELT_ELT_CHILD, Bootstrap(), topic_, topic_ + "-g", "parquet", root, window_},
+      kills_, &rng_, files);
   Offsets landed, dead;
   std::set<int64_t> ids;
   int hidden = 0;
@@ -267,7 +270,7 @@ TEST_F(EltCrashTest, ParquetOnS3HoldsEveryOffsetExactlyOnceAfterKills) {
     return files;
   };
   RunWithKills({KELT_ELT_CHILD, Bootstrap(), topic_, topic_ + "-g", "parquet",
-                "s3://" + prefix, "10"},
+                "s3://" + prefix, window_},
                kills_, &rng_, [&] { return static_cast<int64_t>(list().size()); });
   Offsets landed, dead;
   std::set<int64_t> ids;
@@ -316,7 +319,7 @@ TEST_F(EltCrashTest, PostgresHoldsEveryOffsetExactlyOnceAfterKills) {
     return n;
   };
   RunWithKills({KELT_ELT_CHILD, Bootstrap(), topic_, topic_ + "-g", "postgres", conninfo,
-                "10", table},
+                window_, table},
                kills_, &rng_, rows);
   Offsets landed =
       QueryOffsets(conn, "SELECT _kafka_partition, _kafka_offset FROM \"" + table + "\"");
@@ -373,8 +376,9 @@ TEST_F(EltCrashTest, DuckDbHoldsEveryOffsetExactlyOnceAfterKills) {
     }
     return n;
   };
-  RunWithKills({KELT_ELT_CHILD, Bootstrap(), topic_, topic_ + "-g", "duckdb", path, "10"},
-               kills_, &rng_, bytes);
+  RunWithKills(
+      {KELT_ELT_CHILD, Bootstrap(), topic_, topic_ + "-g", "duckdb", path, window_},
+      kills_, &rng_, bytes);
   duckdb_database db = nullptr;
   duckdb_connection con = nullptr;
   ASSERT_EQ(duckdb_open(path.c_str(), &db), DuckDBSuccess);
