@@ -5,8 +5,7 @@
 // times, restart it each time, let the last run finish, then check that the sink holds
 // every offset exactly once — landed rows and dead letters together — and no temporary
 // file. N, the kills and the window size come from KELT_CRASH_N / KELT_CRASH_KILLS /
-// KELT_CRASH_WINDOW (small by
-// default; scripts/crash_test.sh runs the long version).
+// KELT_CRASH_WINDOW (small by default; scripts/crash_test.sh runs the long version).
 #include <arrow/api.h>
 #include <arrow/filesystem/s3fs.h>
 #include <arrow/io/file.h>
