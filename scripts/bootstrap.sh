@@ -138,7 +138,7 @@ venv_ok() {
 import importlib.metadata as md, importlib.util, os, sys
 for pin in sys.argv[1:]:
     name, version = pin.split("==")
-    if md.version(name) != version:
+    if md.version(name.split("[")[0]) != version:  # "moto[server]" is package moto
         sys.exit(1)
 pa = os.path.dirname(importlib.util.find_spec("pyarrow").origin)
 for lib in ("libarrow.so", "libparquet.so"):
