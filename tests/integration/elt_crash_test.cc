@@ -195,6 +195,23 @@ class EltCrashTest : public ::testing::Test {
     if (!HasFailure()) fs::remove_all(dir_);
   }
 
+  // The sink holds every produced offset exactly once: landed rows and dead letters
+  // together, the dead letters being exactly the malformed records.
+  void ExpectExactlyOnce(const Offsets& landed, const Offsets& dead) {
+    EXPECT_EQ(landed.size() + dead.size(), static_cast<size_t>(n_));
+    EXPECT_EQ(dead.size(), bad_ids_.size());
+    Offsets all = landed;
+    all.insert(dead.begin(), dead.end());
+    std::set<std::pair<int64_t, int64_t>> unique(all.begin(), all.end());
+    EXPECT_EQ(unique.size(), all.size()) << "duplicates";
+    // Offsets per partition are 0..count-1 without a hole.
+    std::map<int64_t, int64_t> per_partition;
+    for (auto [p, o] : unique) per_partition[p] = std::max(per_partition[p], o + 1);
+    int64_t total = 0;
+    for (auto [p, count] : per_partition) total += count;
+    EXPECT_EQ(total, n_) << "holes";
+  }
+
   int n_ = 0, kills_ = 0;
   std::string window_;  // max_records per window of the loop under test
   std::string topic_, dir_;
@@ -231,19 +248,8 @@ TEST_F(EltCrashTest, ParquetHoldsEveryOffsetExactlyOnceAfterKills) {
                is_dead ? nullptr : &ids);
   }
   EXPECT_EQ(hidden, 0) << "temporary files left behind";
-  EXPECT_EQ(landed.size() + dead.size(), static_cast<size_t>(n_));
-  EXPECT_EQ(dead.size(), bad_ids_.size());
-  Offsets all = landed;
-  all.insert(dead.begin(), dead.end());
-  std::set<std::pair<int64_t, int64_t>> unique(all.begin(), all.end());
-  EXPECT_EQ(unique.size(), all.size()) << "duplicates";
+  ExpectExactlyOnce(landed, dead);
   EXPECT_EQ(ids.size(), static_cast<size_t>(n_) - bad_ids_.size());
-  // Offsets per partition are 0..count-1 without a hole.
-  std::map<int64_t, int64_t> per_partition;
-  for (auto [p, o] : unique) per_partition[p] = std::max(per_partition[p], o + 1);
-  int64_t total = 0;
-  for (auto [p, count] : per_partition) total += count;
-  EXPECT_EQ(total, n_);
 }
 
 TEST_F(EltCrashTest, ParquetOnS3HoldsEveryOffsetExactlyOnceAfterKills) {
@@ -284,12 +290,7 @@ TEST_F(EltCrashTest, ParquetOnS3HoldsEveryOffsetExactlyOnceAfterKills) {
     bool is_dead = f.path().find("/_dead_letter/") != std::string::npos;
     AddOffsets(*ReadParquet(*in), is_dead ? &dead : &landed, is_dead ? nullptr : &ids);
   }
-  EXPECT_EQ(landed.size() + dead.size(), static_cast<size_t>(n_));
-  EXPECT_EQ(dead.size(), bad_ids_.size());
-  Offsets all = landed;
-  all.insert(dead.begin(), dead.end());
-  std::set<std::pair<int64_t, int64_t>> unique(all.begin(), all.end());
-  EXPECT_EQ(unique.size(), all.size()) << "duplicates";
+  ExpectExactlyOnce(landed, dead);
   EXPECT_EQ(ids.size(), static_cast<size_t>(n_) - bad_ids_.size());
   s3->reset();
   (void)arrow::fs::EnsureS3Finalized();
@@ -328,12 +329,7 @@ TEST_F(EltCrashTest, PostgresHoldsEveryOffsetExactlyOnceAfterKills) {
       QueryOffsets(conn, "SELECT _kafka_partition, _kafka_offset FROM \"" + table + "\"");
   Offsets dead = QueryOffsets(
       conn, "SELECT _kafka_partition, _kafka_offset FROM \"" + table + "_dead_letter\"");
-  EXPECT_EQ(landed.size() + dead.size(), static_cast<size_t>(n_));
-  EXPECT_EQ(dead.size(), bad_ids_.size());
-  Offsets all = landed;
-  all.insert(dead.begin(), dead.end());
-  std::set<std::pair<int64_t, int64_t>> unique(all.begin(), all.end());
-  EXPECT_EQ(unique.size(), all.size()) << "duplicates";
+  ExpectExactlyOnce(landed, dead);
   // The offsets table agrees with the rows: next offset = rows + dead letters.
   Offsets next = QueryOffsets(conn,
                               "SELECT partition, next_offset FROM kelt_offsets "
@@ -395,12 +391,7 @@ TEST_F(EltCrashTest, DuckDbHoldsEveryOffsetExactlyOnceAfterKills) {
                topic_ + "-g'");
   duckdb_disconnect(&con);
   duckdb_close(&db);
-  EXPECT_EQ(landed.size() + dead.size(), static_cast<size_t>(n_));
-  EXPECT_EQ(dead.size(), bad_ids_.size());
-  Offsets all = landed;
-  all.insert(dead.begin(), dead.end());
-  std::set<std::pair<int64_t, int64_t>> unique(all.begin(), all.end());
-  EXPECT_EQ(unique.size(), all.size()) << "duplicates";
+  ExpectExactlyOnce(landed, dead);
   int64_t total = 0;
   for (auto [p, n] : next) total += n;
   EXPECT_EQ(total, n_);

@@ -338,13 +338,7 @@ class ParquetSink final : public Sink {
   Result<OffsetMap> Write(const SinkWindow& w) override {
     OffsetMap advanced;
     const arrow::RecordBatch& batch = *w.batch;
-    // Rows in runs of one partition: write each run (minus rows already durable).
-    auto topic_at = [&](int64_t row) -> std::string_view {
-      if (topic_col_ < 0)
-        return w.spans.empty() ? std::string_view() : w.spans[0].tp.topic;
-      auto& a = static_cast<const arrow::StringArray&>(*batch.column(topic_col_));
-      return a.GetView(row);
-    };
+    // Rows come in runs of one partition: each run is written minus what is durable.
     auto& part = static_cast<const arrow::Int64Array&>(*batch.column(partition_col_));
     auto& off = static_cast<const arrow::Int64Array&>(*batch.column(offset_col_));
     if (topic_col_ < 0) {
@@ -359,26 +353,14 @@ class ParquetSink final : public Sink {
     for (const PartitionSpan& s : w.spans) {
       KELT_RETURN_NOT_OK(Extend(s));
     }
-    int64_t row = 0;
-    const int64_t n = batch.num_rows();
-    while (row < n) {
-      TopicPartition tp{std::string(topic_at(row)),
-                        static_cast<int32_t>(part.Value(row))};
-      int64_t end = row + 1;
-      while (end < n && part.Value(end) == tp.partition && topic_at(end) == tp.topic)
-        ++end;
-      int64_t start = row;
-      auto d = durable_.find(tp);
-      if (d != durable_.end()) {
-        while (start < end && off.Value(start) < d->second) ++start;
-      }
-      if (start < end) {
-        KELT_RETURN_NOT_OK(WriteRows(tp, batch.Slice(start, end - start), false));
-      }
-      row = end;
-    }
+    auto topic_col =
+        topic_col_ < 0
+            ? nullptr
+            : std::static_pointer_cast<arrow::StringArray>(batch.column(topic_col_));
+    const std::string single = w.spans.empty() ? "" : w.spans[0].tp.topic;
+    KELT_RETURN_NOT_OK(WriteRuns(w.batch, topic_col.get(), single, part, off, false));
     if (w.dead_letters && w.dead_letters->num_rows() > 0) {
-      KELT_RETURN_NOT_OK(WriteDeadLetters(*w.dead_letters));
+      KELT_RETURN_NOT_OK(WriteDeadLetters(w.dead_letters));
     }
     // Rotate what is big enough.
     for (auto it = rotations_.begin(); it != rotations_.end();) {
@@ -626,20 +608,32 @@ class ParquetSink final : public Sink {
     return Status::OK();
   }
 
-  Status WriteDeadLetters(const arrow::RecordBatch& dl) {
+  Status WriteDeadLetters(const std::shared_ptr<arrow::RecordBatch>& dl) {
     auto& part =
-        static_cast<const arrow::Int64Array&>(*dl.GetColumnByName("_kafka_partition"));
-    auto& topic =
-        static_cast<const arrow::StringArray&>(*dl.GetColumnByName("_kafka_topic"));
+        static_cast<const arrow::Int64Array&>(*dl->GetColumnByName("_kafka_partition"));
     auto& off =
-        static_cast<const arrow::Int64Array&>(*dl.GetColumnByName("_kafka_offset"));
+        static_cast<const arrow::Int64Array&>(*dl->GetColumnByName("_kafka_offset"));
+    auto topic =
+        std::static_pointer_cast<arrow::StringArray>(dl->GetColumnByName("_kafka_topic"));
+    return WriteRuns(dl, topic.get(), "", part, off, true);
+  }
+
+  // Write `rows` run by run (a run: consecutive rows of one partition), leaving out each
+  // partition's rows below its durable point. `topic` null: every row is of `single`.
+  Status WriteRuns(const std::shared_ptr<arrow::RecordBatch>& rows,
+                   const arrow::StringArray* topic, const std::string& single,
+                   const arrow::Int64Array& part, const arrow::Int64Array& off,
+                   bool dead_letter) {
+    auto topic_at = [&](int64_t row) -> std::string_view {
+      return topic ? topic->GetView(row) : std::string_view(single);
+    };
+    const int64_t n = rows->num_rows();
     int64_t row = 0;
-    const int64_t n = dl.num_rows();
     while (row < n) {
-      TopicPartition tp{std::string(topic.GetView(row)),
+      TopicPartition tp{std::string(topic_at(row)),
                         static_cast<int32_t>(part.Value(row))};
       int64_t end = row + 1;
-      while (end < n && part.Value(end) == tp.partition && topic.GetView(end) == tp.topic)
+      while (end < n && part.Value(end) == tp.partition && topic_at(end) == tp.topic)
         ++end;
       int64_t start = row;
       auto d = durable_.find(tp);
@@ -647,8 +641,7 @@ class ParquetSink final : public Sink {
         while (start < end && off.Value(start) < d->second) ++start;
       }
       if (start < end) {
-        auto slice = std::shared_ptr<arrow::RecordBatch>(dl.Slice(start, end - start));
-        KELT_RETURN_NOT_OK(WriteRows(tp, slice, true));
+        KELT_RETURN_NOT_OK(WriteRows(tp, rows->Slice(start, end - start), dead_letter));
       }
       row = end;
     }
