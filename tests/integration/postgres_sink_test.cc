@@ -21,6 +21,7 @@
 #include "kelt/load.h"
 #include "kelt/schema.h"
 #include "kelt/sink.h"
+#include "kelt/sink/sink_testing.h"
 
 namespace kelt {
 namespace {
@@ -118,21 +119,7 @@ class PostgresSinkTest : public ::testing::Test {
   // A loaded window of `records` with spans covering them, per partition.
   static SinkWindow Window(const std::vector<StreamRecord>& records,
                            const Schema& landing, LoadOptions options = {}) {
-    auto loaded = LoadRecords(records, landing, options);
-    EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
-    SinkWindow w;
-    w.batch = loaded->batch;
-    w.dead_letters = loaded->dead_letters;
-    std::map<TopicPartition, PartitionSpan> spans;
-    for (const StreamRecord& r : records) {
-      TopicPartition tp{r.topic, r.partition};
-      auto [it, fresh] = spans.try_emplace(tp, PartitionSpan{tp, r.offset, r.offset, 0});
-      it->second.first_offset = std::min(it->second.first_offset, r.offset);
-      it->second.last_offset = std::max(it->second.last_offset, r.offset);
-      ++it->second.count;
-    }
-    for (auto& [tp, s] : spans) w.spans.push_back(s);
-    return w;
+    return testing::MakeSinkWindow(records, landing, options);
   }
 
   static std::vector<StreamRecord> Records(const std::string& topic, int32_t partition,

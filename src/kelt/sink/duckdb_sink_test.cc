@@ -18,6 +18,7 @@
 #include "kelt/load.h"
 #include "kelt/schema.h"
 #include "kelt/sink.h"
+#include "kelt/sink/sink_testing.h"
 
 namespace kelt {
 namespace {
@@ -135,26 +136,9 @@ std::vector<StreamRecord> Range(int64_t first, int64_t last, int32_t partition =
   return out;
 }
 
-/// Load `records` and describe them as a window (one span per partition).
+/// Load `records` (dead-letter policy) and describe them as a window.
 SinkWindow MakeWindow(const std::vector<StreamRecord>& records, const Schema& landing) {
-  LoadOptions options;
-  options.on_bad_record = BadRecordPolicy::kDeadLetter;
-  auto loaded = LoadRecords(records, landing, options);
-  EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
-  SinkWindow window;
-  if (!loaded.ok()) return window;
-  window.batch = loaded->batch;
-  window.dead_letters = loaded->dead_letters;
-  std::map<TopicPartition, PartitionSpan> spans;
-  for (const auto& r : records) {
-    TopicPartition tp{r.topic, r.partition};
-    auto [it, inserted] = spans.emplace(tp, PartitionSpan{tp, r.offset, r.offset, 0});
-    it->second.first_offset = std::min(it->second.first_offset, r.offset);
-    it->second.last_offset = std::max(it->second.last_offset, r.offset);
-    ++it->second.count;
-  }
-  for (auto& [tp, span] : spans) window.spans.push_back(span);
-  return window;
+  return testing::MakeSinkWindow(records, landing, testing::DeadLetterOptions());
 }
 
 class DuckDbSinkTest : public ::testing::Test {

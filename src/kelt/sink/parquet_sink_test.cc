@@ -13,6 +13,7 @@
 #include "kelt/elt.h"
 #include "kelt/load.h"
 #include "kelt/schema.h"
+#include "kelt/sink/sink_testing.h"
 
 namespace kelt {
 namespace {
@@ -64,22 +65,7 @@ std::vector<StreamRecord> Records(const std::string& topic, int32_t partition,
 }
 
 SinkWindow Window(const std::vector<StreamRecord>& records, const Schema& landing) {
-  LoadOptions lo;
-  lo.on_bad_record = BadRecordPolicy::kDeadLetter;
-  auto landed = LoadRecords(records, landing, lo);
-  EXPECT_TRUE(landed.ok()) << landed.status().ToString();
-  SinkWindow w;
-  w.batch = landed->batch;
-  w.dead_letters = landed->dead_letters;
-  std::map<TopicPartition, PartitionSpan> spans;
-  for (const auto& r : records) {
-    TopicPartition tp{r.topic, r.partition};
-    auto [it, fresh] = spans.try_emplace(tp, PartitionSpan{tp, r.offset, r.offset, 0});
-    it->second.last_offset = r.offset;
-    ++it->second.count;
-  }
-  for (auto& [tp, s] : spans) w.spans.push_back(s);
-  return w;
+  return testing::MakeSinkWindow(records, landing, testing::DeadLetterOptions());
 }
 
 std::vector<std::string> Files(const std::string& root, bool hidden_too = false) {
