@@ -1,0 +1,77 @@
+// Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
+//
+// One embedded DuckDB database and connection with Arrow in and out: the engine behind
+// SqlSession and RunIncremental. No DuckDB type appears here (STYLE rule 4).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kelt/sink/parquet_sink.h"
+#include "kelt/status.h"
+#include "kelt/transform.h"
+
+namespace arrow {
+class Table;
+}
+
+namespace kelt::transform {
+
+/// Return `text` as a SQL string literal (single quotes doubled).
+std::string QuoteLiteral(std::string_view text);
+/// Return `name` as a double-quoted SQL identifier.
+std::string QuoteIdentifier(std::string_view name);
+/// "schema.table" or "table" → "schema"."table" (schema "main" when absent).
+std::string QuoteTableName(std::string_view name);
+
+/// A published Parquet landing file.
+struct LandedFile {
+  std::string path;
+  ParquetFileInfo info;
+};
+
+/// The landed files of `source` (kParquet, local) that belong to complete ranges (all
+/// `n` parts present), in (partition, first offset, part) order. In-progress (hidden)
+/// files and names that are not landing names are left out.
+Result<std::vector<LandedFile>> ListLandedFiles(const LandingSource& source);
+
+/// Test hook: called for every column of every chunk the Arrow scan hands to DuckDB,
+/// with the data pointer of DuckDB's vector and the Arrow array it came from.
+using ScanObserver = std::function<void(int column, const void* duckdb_data,
+                                        const void* arrow_values, int64_t arrow_offset)>;
+void SetScanObserverForTesting(ScanObserver observer);
+
+class DuckDbSession {
+ public:
+  /// Open `path` (a database file, created if missing) or an in-memory database ("").
+  static Result<std::unique_ptr<DuckDbSession>> Open(const std::string& path);
+  ~DuckDbSession();
+
+  /// Run statements whose result is not needed.
+  Status Exec(std::string_view sql);
+  /// Run one statement and return its result as Arrow.
+  Result<std::shared_ptr<arrow::Table>> Query(std::string_view sql);
+  /// Run a query whose result is one BIGINT.
+  Result<int64_t> QueryInt(std::string_view sql);
+
+  /// Create or replace the temporary view `name` over `table`, scanned through the
+  /// Arrow C stream interface.
+  Status RegisterArrow(const std::string& name, std::shared_ptr<arrow::Table> table);
+  /// Create or replace the temporary view `name` over these Parquet files.
+  Status RegisterParquetFiles(const std::string& name,
+                              const std::vector<LandedFile>& files);
+  /// Attach a DuckDB landing database read-only (once per path) and return its alias.
+  Result<std::string> AttachReadOnly(const std::string& path);
+
+  struct Impl;
+
+ private:
+  explicit DuckDbSession(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kelt::transform
