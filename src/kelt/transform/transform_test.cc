@@ -353,6 +353,16 @@ TEST(TransformLanding, SqlOverADuckDbLandingDatabase) {
   ExpectByKind(**r, lander.expected);
 }
 
+TEST(TransformLanding, ObjectStoreLandingIsNotSupportedYet) {
+  auto session = SqlSession::Make();
+  ASSERT_TRUE(session.ok());
+  LandingSource source;
+  source.location = "s3://kelt/landing";
+  source.topic = "orders";
+  Status st = (*session)->RegisterLanding("df", source);
+  EXPECT_EQ(st.code(), StatusCode::kNotImplemented) << st.ToString();
+}
+
 // ---- incremental ----------------------------------------------------------------------
 
 const char* kModel =
