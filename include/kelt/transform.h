@@ -37,9 +37,15 @@ Result<std::shared_ptr<arrow::Table>> QuerySql(std::string_view sql,
 struct LandingSource {
   enum class Format { kParquet, kDuckDb };
   Format format = Format::kParquet;
-  /// kParquet: the Parquet sink's root (a local directory). kDuckDb: the database file
-  /// (opened read-only).
+  /// kParquet: the Parquet sink's root, a local directory or `s3://bucket/prefix`.
+  /// kDuckDb: the database file (opened read-only).
   std::string location;
+  /// For `s3://`: endpoint override (`http://127.0.0.1:9000`), region, credentials
+  /// (never logged). Empty: the AWS defaults and environment.
+  std::string s3_endpoint;
+  std::string s3_region;
+  std::string s3_access_key;
+  std::string s3_secret_key;
   /// kParquet: the topic whose files to read (`<root>/<topic>/**`).
   std::string topic;
   /// kParquet: read the topic's dead letters (`<root>/_dead_letter/<topic>/`) instead

@@ -15,9 +15,13 @@
 
 #include <arrow/api.h>
 #include <arrow/c/bridge.h>
+#include <arrow/filesystem/localfs.h>
+#include <arrow/filesystem/s3fs.h>
 #include <duckdb.h>
+#include <parquet/arrow/reader.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -78,7 +82,7 @@ ScanObserver& Observer() {
 
 /// Slices of at most `rows` rows of a table, without copying (the most one DuckDB
 /// chunk takes is 2048 rows).
-Result<std::shared_ptr<arrow::RecordBatchReader>> SlicedReader(
+arrow::Result<std::shared_ptr<arrow::RecordBatchReader>> SlicedReader(
     const std::shared_ptr<arrow::Table>& table, int64_t rows) {
   auto reader = std::make_shared<arrow::TableBatchReader>(table);
   reader->set_chunksize(rows);
@@ -89,7 +93,9 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> SlicedReader(
 
 /// A registered Arrow table: what a scan needs.
 struct ArrowEntry {
-  std::shared_ptr<arrow::Table> table;
+  std::shared_ptr<arrow::Schema> schema;
+  /// A fresh reader of batches of at most 2048 rows, once per scan.
+  std::function<arrow::Result<std::shared_ptr<arrow::RecordBatchReader>>()> open;
   ConvertedSchemaPtr converted;
   std::vector<std::string> names;
   std::vector<LogicalTypePtr> types;
@@ -146,9 +152,9 @@ void ScanInitFn(duckdb_init_info info) {
   auto* bind = static_cast<ScanBind*>(duckdb_init_get_bind_data(info));
   duckdb_init_set_max_threads(info, 1);
   auto state = std::make_unique<ScanState>();
-  auto reader = SlicedReader(bind->entry->table, 2048);
+  auto reader = bind->entry->open();
   arrow::Status st = reader.ok() ? arrow::ExportRecordBatchReader(*reader, &state->stream)
-                                 : arrow::Status::Invalid(reader.status().ToString());
+                                 : reader.status();
   if (!st.ok()) {
     duckdb_init_set_error(info, st.ToString().c_str());
     return;
@@ -270,64 +276,126 @@ void SetScanObserverForTesting(ScanObserver observer) {
 }
 
 // ---- landed files
-// -----------------------------------------------------------------------
+// ----------------------------------------------------------------------
 
-Result<std::vector<LandedFile>> ListLandedFiles(const LandingSource& source) {
-  namespace fs = std::filesystem;
-  if (source.location.find("://") != std::string::npos) {
-    return Status::NotImplemented(
-        "transform: Parquet landing on an object store (" + source.location +
-        ") is not supported yet; read a local landing directory");
+namespace {
+
+std::once_flag s3_once;
+Status s3_status;
+
+/// The filesystem and base path of a Parquet landing root (as the Parquet sink opens
+/// it: same S3 options, same global S3 set-up).
+Result<std::pair<std::shared_ptr<arrow::fs::FileSystem>, std::string>> OpenLandingRoot(
+    const LandingSource& source) {
+  if (source.location.rfind("s3://", 0) != 0) {
+    if (source.location.find("://") != std::string::npos) {
+      return Status::NotImplemented("transform: landing location " + source.location +
+                                    ": only local directories and s3:// are supported");
+    }
+    std::string base =
+        std::filesystem::absolute(source.location).lexically_normal().string();
+    while (base.size() > 1 && base.back() == '/') base.pop_back();
+    return std::make_pair(std::shared_ptr<arrow::fs::FileSystem>(
+                              std::make_shared<arrow::fs::LocalFileSystem>()),
+                          base);
   }
+  std::call_once(s3_once, [] {
+    if (arrow::fs::IsS3Initialized()) return;
+    arrow::fs::S3GlobalOptions g;
+    g.log_level = arrow::fs::S3LogLevel::Fatal;
+    s3_status = internal::FromArrow(arrow::fs::InitializeS3(g));
+  });
+  KELT_RETURN_NOT_OK(s3_status);
+  arrow::fs::S3Options s3 = source.s3_access_key.empty()
+                                ? arrow::fs::S3Options::Defaults()
+                                : arrow::fs::S3Options::FromAccessKey(
+                                      source.s3_access_key, source.s3_secret_key);
+  if (!source.s3_region.empty()) s3.region = source.s3_region;
+  if (!source.s3_endpoint.empty()) {
+    std::string ep = source.s3_endpoint;
+    if (ep.rfind("http://", 0) == 0) {
+      s3.scheme = "http";
+      ep = ep.substr(7);
+    } else if (ep.rfind("https://", 0) == 0) {
+      ep = ep.substr(8);
+    }
+    s3.endpoint_override = ep;
+  }
+  auto made = arrow::fs::S3FileSystem::Make(s3);
+  if (!made.ok()) {
+    return Status::IOError("transform: opening object store for " + source.location +
+                           ": " + made.status().message());
+  }
+  // Finalize the AWS SDK at exit, after the first client exists (as the sink does).
+  static std::once_flag exit_once;
+  std::call_once(exit_once,
+                 [] { std::atexit([] { (void)arrow::fs::EnsureS3Finalized(); }); });
+  std::string base = source.location.substr(5);
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  if (base.empty()) {
+    return Status::Invalid("transform: landing location " + source.location +
+                           " has no bucket");
+  }
+  return std::make_pair(std::shared_ptr<arrow::fs::FileSystem>(*made), base);
+}
+
+}  // namespace
+
+Result<LandedFiles> ListLandedFiles(const LandingSource& source) {
   if (source.topic.empty()) {
     return Status::Invalid("transform: a Parquet landing source needs a topic");
   }
+  LandedFiles out;
+  KELT_ASSIGN_OR_RAISE(auto root, OpenLandingRoot(source));
+  out.fs = root.first;
+  out.local = source.location.rfind("s3://", 0) != 0;
   // A rotation's parts are spread over the topic's directory (rows, maybe under Hive
   // directories) and the dead-letter directory: both are listed to tell complete
   // ranges, and the files of the one asked for are kept.
-  const fs::path rows_dir = fs::path(source.location) / source.topic;
-  const fs::path dead_dir =
-      fs::path(source.location) /
-      (source.dead_letter_dir.empty() ? "_dead_letter" : source.dead_letter_dir) /
+  const std::string rows_dir = root.second + "/" + source.topic;
+  const std::string dead_dir =
+      root.second + "/" +
+      (source.dead_letter_dir.empty() ? "_dead_letter" : source.dead_letter_dir) + "/" +
       source.topic;
-  std::vector<LandedFile> files;
   std::vector<LandedFile> others;
-  for (const fs::path& dir : {rows_dir, dead_dir}) {
+  for (const std::string& dir : {rows_dir, dead_dir}) {
     const bool wanted = (dir == dead_dir) == source.dead_letters;
-    std::error_code ec;
-    if (!fs::is_directory(dir, ec)) continue;
-    for (auto it = fs::recursive_directory_iterator(dir, ec);
-         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-      if (!it->is_regular_file()) continue;
-      std::string name = it->path().filename().string();
+    arrow::fs::FileSelector selector;
+    selector.base_dir = dir;
+    selector.recursive = true;
+    selector.allow_not_found = true;
+    auto listed = out.fs->GetFileInfo(selector);
+    if (!listed.ok()) {
+      return Status::IOError("transform: cannot list " + dir + ": " +
+                             listed.status().message());
+    }
+    for (const arrow::fs::FileInfo& entry : *listed) {
+      if (entry.type() != arrow::fs::FileType::File) continue;
+      std::string name = entry.base_name();
       if (name.empty() || name[0] == '.') continue;  // in-progress files are hidden
       auto info = ParseParquetFileName(name);
       if (!info || info->tp.topic != source.topic) continue;
-      (wanted ? files : others).push_back({it->path().string(), *info});
-    }
-    if (ec) {
-      return Status::IOError("transform: cannot list " + dir.string() + ": " +
-                             ec.message());
+      (wanted ? out.files : others).push_back({entry.path(), *info});
     }
   }
   // A range counts only when all of its parts exist (a crash between renames).
   using RangeKey = std::tuple<int32_t, int64_t, int64_t, int>;
   std::map<RangeKey, int> present;
-  for (const LandedFile& f : others) {
-    ++present[{f.info.tp.partition, f.info.first, f.info.last, f.info.parts}];
+  for (const auto* list : {&others, &out.files}) {
+    for (const LandedFile& f : *list) {
+      ++present[{f.info.tp.partition, f.info.first, f.info.last, f.info.parts}];
+    }
   }
-  for (const LandedFile& f : files) {
-    ++present[{f.info.tp.partition, f.info.first, f.info.last, f.info.parts}];
-  }
-  std::erase_if(files, [&](const LandedFile& f) {
+  std::erase_if(out.files, [&](const LandedFile& f) {
     return present[{f.info.tp.partition, f.info.first, f.info.last, f.info.parts}] !=
            f.info.parts;
   });
-  std::sort(files.begin(), files.end(), [](const LandedFile& a, const LandedFile& b) {
-    return std::tie(a.info.tp.partition, a.info.first, a.info.part, a.path) <
-           std::tie(b.info.tp.partition, b.info.first, b.info.part, b.path);
-  });
-  return files;
+  std::sort(out.files.begin(), out.files.end(),
+            [](const LandedFile& a, const LandedFile& b) {
+              return std::tie(a.info.tp.partition, a.info.first, a.info.part, a.path) <
+                     std::tie(b.info.tp.partition, b.info.first, b.info.part, b.path);
+            });
+  return out;
 }
 
 // ---- the session
@@ -436,24 +504,95 @@ Result<int64_t> DuckDbSession::QueryInt(std::string_view sql) {
   return static_cast<const arrow::Int64Scalar&>(*cast).value;
 }
 
+namespace {
+
+/// The rows of several Parquet files of one schema on an Arrow filesystem, read with
+/// Arrow's Parquet reader in batches of at most 2048 rows, one file open at a time.
+class ParquetFilesReader final : public arrow::RecordBatchReader {
+ public:
+  ParquetFilesReader(std::shared_ptr<arrow::fs::FileSystem> fs,
+                     std::vector<std::string> paths,
+                     std::shared_ptr<arrow::Schema> schema)
+      : fs_(std::move(fs)), paths_(std::move(paths)), schema_(std::move(schema)) {}
+
+  std::shared_ptr<arrow::Schema> schema() const override { return schema_; }
+
+  arrow::Status ReadNext(std::shared_ptr<arrow::RecordBatch>* batch) override {
+    for (;;) {
+      if (!current_.batches) {
+        if (next_ == paths_.size()) {
+          batch->reset();
+          return arrow::Status::OK();
+        }
+        ARROW_ASSIGN_OR_RAISE(current_, Open(*fs_, paths_[next_++]));
+      }
+      ARROW_RETURN_NOT_OK(current_.batches->ReadNext(batch));
+      if (!*batch) {
+        current_ = {};
+        continue;
+      }
+      if (!(*batch)->schema()->Equals(*schema_, /*check_metadata=*/false)) {
+        return arrow::Status::Invalid("landed file ", paths_[next_ - 1], " has schema ",
+                                      (*batch)->schema()->ToString(), ", not ",
+                                      schema_->ToString());
+      }
+      if ((*batch)->num_rows() > 0) return arrow::Status::OK();
+    }
+  }
+
+  /// An open file: its batches borrow the file reader, which must outlive them.
+  struct OpenFile {
+    std::unique_ptr<parquet::arrow::FileReader> file;
+    std::shared_ptr<arrow::RecordBatchReader> batches;
+  };
+
+  static arrow::Result<OpenFile> Open(arrow::fs::FileSystem& fs,
+                                      const std::string& path) {
+    OpenFile out;
+    ARROW_ASSIGN_OR_RAISE(auto input, fs.OpenInputFile(path));
+    ARROW_ASSIGN_OR_RAISE(out.file,
+                          parquet::arrow::OpenFile(input, arrow::default_memory_pool()));
+    out.file->set_batch_size(2048);
+    ARROW_ASSIGN_OR_RAISE(auto batches, out.file->GetRecordBatchReader());
+    out.batches = std::move(batches);
+    return out;
+  }
+
+ private:
+  std::shared_ptr<arrow::fs::FileSystem> fs_;
+  std::vector<std::string> paths_;
+  std::shared_ptr<arrow::Schema> schema_;
+  size_t next_ = 0;
+  OpenFile current_;
+};
+
+}  // namespace
+
 Status DuckDbSession::RegisterArrow(const std::string& name,
                                     std::shared_ptr<arrow::Table> table) {
   if (!table) return Status::Invalid("transform: no table to register as " + name);
+  return RegisterStream(name, table->schema(),
+                        [table] { return SlicedReader(table, 2048); });
+}
+
+Status DuckDbSession::RegisterStream(
+    const std::string& name, std::shared_ptr<arrow::Schema> schema,
+    std::function<arrow::Result<std::shared_ptr<arrow::RecordBatchReader>>()> open) {
   auto entry = std::make_shared<ArrowEntry>();
-  entry->table = table;
+  entry->schema = schema;
+  entry->open = std::move(open);
   ArrowSchema c_schema;
-  KELT_ARROW_RETURN_NOT_OK(arrow::ExportSchema(*table->schema(), &c_schema));
+  KELT_ARROW_RETURN_NOT_OK(arrow::ExportSchema(*schema, &c_schema));
   duckdb_arrow_converted_schema converted = nullptr;
   ErrorPtr error(duckdb_schema_from_arrow(impl_->con.get(), &c_schema, &converted));
   if (c_schema.release) c_schema.release(&c_schema);
   entry->converted.reset(converted);
   if (error) {
-    return Status::Invalid("transform: cannot scan " + name + " (" +
-                           table->schema()->ToString() +
+    return Status::Invalid("transform: cannot scan " + name + " (" + schema->ToString() +
                            "): " + duckdb_error_data_message(error.get()));
   }
   // DuckDB's column types: convert an empty batch of the schema and read them back.
-  KELT_ARROW_ASSIGN_OR_RAISE(auto empty, arrow::RecordBatch::MakeEmpty(table->schema()));
+  KELT_ARROW_ASSIGN_OR_RAISE(auto empty, arrow::RecordBatch::MakeEmpty(schema));
   ArrowArray c_array;
   KELT_ARROW_RETURN_NOT_OK(arrow::ExportRecordBatch(*empty, &c_array));
   duckdb_data_chunk raw = nullptr;
@@ -465,8 +604,8 @@ Status DuckDbSession::RegisterArrow(const std::string& name,
     return Status::Invalid("transform: cannot scan " + name + ": " +
                            duckdb_error_data_message(chunk_error.get()));
   }
-  for (int c = 0; c < table->num_columns(); ++c) {
-    entry->names.push_back(table->schema()->field(c)->name());
+  for (int c = 0; c < schema->num_fields(); ++c) {
+    entry->names.push_back(schema->field(c)->name());
     entry->types.emplace_back(
         duckdb_vector_get_column_type(duckdb_data_chunk_get_vector(chunk.get(), c)));
   }
@@ -480,16 +619,33 @@ Status DuckDbSession::RegisterArrow(const std::string& name,
     return st;
   }
   auto previous = impl_->arrow_by_view.find(name);
-  if (previous != impl_->arrow_by_view.end())
+  if (previous != impl_->arrow_by_view.end()) {
     impl_->arrow_entries.erase(previous->second);
+  }
   impl_->arrow_by_view[name] = id;
   return Status::OK();
 }
 
 Status DuckDbSession::RegisterParquetFiles(const std::string& name,
-                                           const std::vector<LandedFile>& files) {
+                                           const LandedFiles& landed) {
+  const auto& files = landed.files;
   if (files.empty()) {
     return Status::NotFound("transform: no landed Parquet files for " + name);
+  }
+  if (!landed.local) {
+    // No httpfs in kelt's DuckDB: Arrow reads the objects and streams them in.
+    std::vector<std::string> paths;
+    for (const LandedFile& f : files) paths.push_back(f.path);
+    KELT_ARROW_ASSIGN_OR_RAISE(auto first,
+                               ParquetFilesReader::Open(*landed.fs, paths[0]));
+    auto schema = first.batches->schema();
+    auto fs = landed.fs;
+    return RegisterStream(
+        name, schema,
+        [fs, paths,
+         schema]() -> arrow::Result<std::shared_ptr<arrow::RecordBatchReader>> {
+          return std::make_shared<ParquetFilesReader>(fs, paths, schema);
+        });
   }
   std::string list = "[";
   for (size_t i = 0; i < files.size(); ++i) {

@@ -4,6 +4,8 @@
 // SqlSession and RunIncremental. No DuckDB type appears here (STYLE rule 4).
 #pragma once
 
+#include <arrow/result.h>
+
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -16,8 +18,13 @@
 #include "kelt/transform.h"
 
 namespace arrow {
+class RecordBatchReader;
+class Schema;
 class Table;
+namespace fs {
+class FileSystem;
 }
+}  // namespace arrow
 
 namespace kelt::transform {
 
@@ -30,14 +37,22 @@ std::string QuoteTableName(std::string_view name);
 
 /// A published Parquet landing file.
 struct LandedFile {
-  std::string path;
+  std::string path;  ///< in `fs` (local: an absolute path; S3: "bucket/key")
   ParquetFileInfo info;
 };
 
-/// The landed files of `source` (kParquet, local) that belong to complete ranges (all
-/// `n` parts present), in (partition, first offset, part) order. In-progress (hidden)
-/// files and names that are not landing names are left out.
-Result<std::vector<LandedFile>> ListLandedFiles(const LandingSource& source);
+/// Published landing files and the filesystem they are on.
+struct LandedFiles {
+  std::shared_ptr<arrow::fs::FileSystem> fs;
+  bool local = true;
+  std::vector<LandedFile> files;
+};
+
+/// The landed files of `source` (kParquet) that belong to complete ranges (all `n`
+/// parts present, counted over the topic and dead-letter directories), in (partition,
+/// first offset, part) order. Hidden (in-progress) files and names that are not
+/// landing names are left out.
+Result<LandedFiles> ListLandedFiles(const LandingSource& source);
 
 /// Test hook: called for every column of every chunk the Arrow scan hands to DuckDB,
 /// with the data pointer of DuckDB's vector and the Arrow array it came from.
@@ -61,9 +76,15 @@ class DuckDbSession {
   /// Create or replace the temporary view `name` over `table`, scanned through the
   /// Arrow C stream interface.
   Status RegisterArrow(const std::string& name, std::shared_ptr<arrow::Table> table);
+  /// The same over any source of batches: `open` gives a fresh reader of batches of at
+  /// most 2048 rows of `schema` for each scan.
+  Status RegisterStream(
+      const std::string& name, std::shared_ptr<arrow::Schema> schema,
+      std::function<arrow::Result<std::shared_ptr<arrow::RecordBatchReader>>()> open);
   /// Create or replace the temporary view `name` over these Parquet files.
-  Status RegisterParquetFiles(const std::string& name,
-                              const std::vector<LandedFile>& files);
+  /// Local files are read by DuckDB's Parquet reader; object-store files by Arrow's,
+  /// streamed in like an Arrow table.
+  Status RegisterParquetFiles(const std::string& name, const LandedFiles& files);
   /// Attach a DuckDB landing database read-only (once per path) and return its alias.
   Result<std::string> AttachReadOnly(const std::string& path);
 

@@ -84,9 +84,11 @@ class ModelRun {
                              state_ + " WHERE model = " + QuoteLiteral(model_.name)));
     OffsetMap next = stored;
     if (model_.source.format == LandingSource::Format::kParquet) {
-      KELT_ASSIGN_OR_RAISE(auto files, transform::ListLandedFiles(model_.source));
-      std::vector<transform::LandedFile> fresh;
-      for (auto& f : files) {
+      KELT_ASSIGN_OR_RAISE(auto listed, transform::ListLandedFiles(model_.source));
+      transform::LandedFiles fresh;
+      fresh.fs = listed.fs;
+      fresh.local = listed.local;
+      for (auto& f : listed.files) {
         auto it = stored.find(f.info.tp);
         int64_t from = it == stored.end() ? 0 : it->second;
         if (f.info.last < from) continue;  // read by an earlier run
@@ -97,10 +99,10 @@ class ModelRun {
         }
         int64_t& n = next[f.info.tp];
         n = std::max(n, f.info.last + 1);
-        fresh.push_back(std::move(f));
+        fresh.files.push_back(std::move(f));
       }
-      run.files_read = static_cast<int64_t>(fresh.size());
-      if (fresh.empty()) {
+      run.files_read = static_cast<int64_t>(fresh.files.size());
+      if (fresh.files.empty()) {
         run.next_offsets = std::move(stored);
         return run;
       }

@@ -4,6 +4,7 @@
 #include <arrow/api.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -353,11 +354,11 @@ TEST(TransformLanding, SqlOverADuckDbLandingDatabase) {
   ExpectByKind(**r, lander.expected);
 }
 
-TEST(TransformLanding, ObjectStoreLandingIsNotSupportedYet) {
+TEST(TransformLanding, OtherUriSchemesAreNotSupported) {
   auto session = SqlSession::Make();
   ASSERT_TRUE(session.ok());
   LandingSource source;
-  source.location = "s3://kelt/landing";
+  source.location = "gs://kelt/landing";
   source.topic = "orders";
   Status st = (*session)->RegisterLanding("df", source);
   EXPECT_EQ(st.code(), StatusCode::kNotImplemented) << st.ToString();
@@ -411,7 +412,9 @@ void IncrementalFollowsTheStream(LandingSource::Format format) {
   EXPECT_EQ(first->rows_read, 30 - 4 + 20 - 2);  // dead letters at 6, 13, 20, 27 / 6, 13
   EXPECT_EQ((first->next_offsets[TopicPartition{"orders", 0}]), 30);
   EXPECT_EQ((first->next_offsets[TopicPartition{"orders", 1}]), 20);
-  if (format == LandingSource::Format::kParquet) EXPECT_EQ(first->files_read, 2);
+  if (format == LandingSource::Format::kParquet) {
+    EXPECT_EQ(first->files_read, 2);
+  }
 
   // Nothing new: nothing read, nothing written.
   auto idle = RunIncremental(model);
@@ -429,7 +432,9 @@ void IncrementalFollowsTheStream(LandingSource::Format format) {
   ASSERT_TRUE(second.ok()) << second.status().ToString();
   // Only the new windows: offsets 30..49 of partition 0 (dead letters 34, 41, 48).
   EXPECT_EQ(second->rows_read, 20 - 3);
-  if (format == LandingSource::Format::kParquet) EXPECT_EQ(second->files_read, 2);
+  if (format == LandingSource::Format::kParquet) {
+    EXPECT_EQ(second->files_read, 2);
+  }
   EXPECT_EQ((second->next_offsets[TopicPartition{"orders", 0}]), 50);
   EXPECT_EQ((second->next_offsets[TopicPartition{"orders", 1}]), 20);
 
@@ -532,6 +537,55 @@ TEST(TransformIncremental, UpsertByKeyKeepsTheLatestRowPerKey) {
   EXPECT_EQ(last->Value(0), 21);  // a: offsets ≡ 0 mod 3: 12, 15, 18, 21
   EXPECT_EQ(last->Value(1), 22);  // b: 16, 19, 22 (13 is bad)
   EXPECT_EQ(last->Value(2), 23);  // c: 14, 17, 23 (20 is bad)
+}
+
+// An S3 landing prefix (moto's server: `scripts/s3.sh start`, then export the env file's
+// KELT_S3_ENDPOINT, KELT_S3_BUCKET, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY).
+TEST(TransformS3, SqlAndIncrementalOverAnS3LandingPrefix) {
+  const char* endpoint = std::getenv("KELT_S3_ENDPOINT");
+  const char* bucket = std::getenv("KELT_S3_BUCKET");
+  if (!endpoint || !bucket) GTEST_SKIP() << "no KELT_S3_ENDPOINT/KELT_S3_BUCKET";
+  TempDir dir;
+  const std::string prefix = "s3://" + std::string(bucket) + "/transform-" +
+                             fs::path(dir.path()).filename().string();
+  ParquetSinkOptions o;
+  o.root = prefix;
+  o.s3_endpoint = endpoint;
+  o.s3_region = "us-east-1";
+  o.rotate_records = 1;
+  auto sink = MakeParquetSink(o);
+  ASSERT_TRUE(sink.ok()) << sink.status().ToString();
+  Lander lander(std::move(*sink));
+  lander.Land(Records(0, 0, 3000));  // more than one 2048-row batch
+  lander.Land(Records(1, 0, 25));
+
+  LandingSource source;
+  source.location = prefix;
+  source.topic = "orders";
+  source.s3_endpoint = endpoint;
+  source.s3_region = "us-east-1";
+  auto session = SqlSession::Make();
+  ASSERT_TRUE(session.ok());
+  ASSERT_TRUE((*session)->RegisterLanding("df", source).ok());
+  auto r = (*session)->Query(kByKind);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ExpectByKind(**r, lander.expected);
+
+  IncrementalModel model;
+  model.name = "s3";
+  model.sql = kModel;
+  model.source = source;
+  model.output_path = dir.path() + "/curated.duckdb";
+  auto first = RunIncremental(model);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(first->files_read, 2);
+  lander.Land(Records(1, 25, 10));
+  lander.Close();
+  auto second = RunIncremental(model);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_EQ(second->files_read, 1);
+  EXPECT_EQ(second->rows_read, 10 - 2);  // dead letters at 27 and 34
+  EXPECT_EQ((second->next_offsets[TopicPartition{"orders", 1}]), 35);
 }
 
 }  // namespace
