@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "kelt/kafka.h"
+#include "kelt/kafka/mock_cluster_testing.h"
 #include "kelt/load.h"
 #include "kelt/log.h"
 
@@ -26,57 +27,6 @@ namespace {
 
 constexpr int16_t kApiFetch = 1;
 constexpr int16_t kApiOffsetCommit = 8;
-
-class MockCluster {
- public:
-  explicit MockCluster(int brokers = 1) {
-    char errstr[256];
-    rd_kafka_conf_t* conf = rd_kafka_conf_new();
-    rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
-    mc_ = rd_kafka_mock_cluster_new(rk_, brokers);
-  }
-  ~MockCluster() {
-    rd_kafka_mock_cluster_destroy(mc_);
-    rd_kafka_destroy(rk_);
-  }
-  std::string bootstraps() const { return rd_kafka_mock_cluster_bootstraps(mc_); }
-  void CreateTopic(const std::string& name, int partitions) {
-    ASSERT_EQ(rd_kafka_mock_topic_create(mc_, name.c_str(), partitions, 1),
-              RD_KAFKA_RESP_ERR_NO_ERROR);
-  }
-  rd_kafka_mock_cluster_t* get() { return mc_; }
-
- private:
-  rd_kafka_t* rk_ = nullptr;
-  rd_kafka_mock_cluster_t* mc_ = nullptr;
-};
-
-ConsumerOptions ConsumerFor(const MockCluster& mc, const std::string& topic,
-                            const std::string& group) {
-  ConsumerOptions o;
-  o.brokers = mc.bootstraps();
-  o.group_id = group;
-  o.topics = {topic};
-  o.session_timeout_ms = 6000;
-  o.properties["heartbeat.interval.ms"] = "500";
-  return o;
-}
-
-// Produce `n` JSON records {"id":i} with keys "k<i>"; return them by id.
-void ProduceIds(const MockCluster& mc, const std::string& topic, int from, int n) {
-  ProducerOptions po;
-  po.brokers = mc.bootstraps();
-  po.topic = topic;
-  auto producer = Producer::Make(po);
-  ASSERT_TRUE(producer.ok()) << producer.status().ToString();
-  std::vector<std::pair<std::optional<std::string>, std::string>> msgs;
-  for (int i = from; i < from + n; ++i) {
-    msgs.emplace_back("k" + std::to_string(i), "{\"id\":" + std::to_string(i) + "}");
-  }
-  auto sent = (*producer)->SendRaw(msgs);
-  ASSERT_TRUE(sent.ok()) << sent.status().ToString();
-  ASSERT_EQ(*sent, n);
-}
 
 struct Seen {
   std::multiset<std::pair<int32_t, int64_t>> offsets;  // (partition, offset)

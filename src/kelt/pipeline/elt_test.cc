@@ -1,0 +1,263 @@
+// Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
+//
+// The ELT loop's decisions on librdkafka's mock cluster, with in-memory sinks: what is
+// committed when, where a restart resumes, several sinks at different points, a sink
+// that fails. The real-broker crash tests (tests/integration/elt_crash_test.cc) check
+// the same guarantees with real sinks under kill -9.
+#include "kelt/elt.h"
+
+#include <arrow/api.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <set>
+
+#include "kelt/kafka/mock_cluster_testing.h"
+
+namespace kelt {
+namespace {
+
+// What a sink holds, shared with the test (the sink object is owned by the loop).
+struct Store {
+  std::multiset<std::pair<int64_t, int64_t>> rows;  // (partition, offset)
+  OffsetMap durable;
+  int writes = 0;
+  int fail_on_write = -1;  // the n-th Write (1-based) fails
+  bool buffer_until_flush = false;
+};
+
+// An in-memory sink that keeps rows (partition, offset) and is durable at once, or
+// only at Flush (like a Parquet rotation).
+class MemorySink final : public Sink {
+ public:
+  MemorySink(std::string name, std::shared_ptr<Store> store)
+      : name_(std::move(name)), store_(std::move(store)) {}
+  std::string name() const override { return name_; }
+  Status Open(const std::shared_ptr<arrow::Schema>&,
+              const std::shared_ptr<arrow::Schema>&) override {
+    return Status::OK();
+  }
+  Result<OffsetMap> Resume(const std::vector<TopicPartition>& tps) override {
+    OffsetMap out;
+    for (const auto& tp : tps) {
+      auto it = store_->durable.find(tp);
+      if (it != store_->durable.end()) out[tp] = it->second;
+    }
+    return out;
+  }
+  Result<OffsetMap> Write(const SinkWindow& w) override {
+    if (++store_->writes == store_->fail_on_write) {
+      return Status::IOError("injected write failure");
+    }
+    auto part = std::static_pointer_cast<arrow::Int64Array>(
+        w.batch->GetColumnByName("_kafka_partition"));
+    auto off = std::static_pointer_cast<arrow::Int64Array>(
+        w.batch->GetColumnByName("_kafka_offset"));
+    auto topic = std::static_pointer_cast<arrow::StringArray>(
+        w.batch->GetColumnByName("_kafka_topic"));
+    for (int64_t i = 0; i < w.batch->num_rows(); ++i) {
+      TopicPartition tp{topic->GetString(i), static_cast<int32_t>(part->Value(i))};
+      auto d = store_->durable.find(tp);
+      if (d != store_->durable.end() && off->Value(i) < d->second) continue;  // stored
+      pending_rows_.insert({part->Value(i), off->Value(i)});
+    }
+    for (const auto& s : w.spans) {
+      int64_t& p = pending_[s.tp];
+      p = std::max(p, s.last_offset + 1);
+    }
+    if (store_->buffer_until_flush) return OffsetMap{};
+    return Flush();
+  }
+  Result<OffsetMap> Flush() override {
+    store_->rows.insert(pending_rows_.begin(), pending_rows_.end());
+    pending_rows_.clear();
+    OffsetMap advanced;
+    for (const auto& [tp, next] : pending_) {
+      int64_t& d = store_->durable[tp];
+      if (next > d) d = advanced[tp] = next;
+    }
+    pending_.clear();
+    return advanced;
+  }
+  Status Drop(const std::vector<TopicPartition>&) override { return Status::OK(); }
+  Status Close() override { return Flush().status(); }
+
+ private:
+  std::string name_;
+  std::shared_ptr<Store> store_;
+  std::multiset<std::pair<int64_t, int64_t>> pending_rows_;
+  OffsetMap pending_;
+};
+
+EltOptions Options(const MockCluster& mc, const std::string& topic,
+                   const std::string& group) {
+  EltOptions o;
+  o.consumer = ConsumerFor(mc, topic, group);
+  o.window.max_records = 7;
+  o.window.max_wait = std::chrono::milliseconds(2000);
+  o.landing = Schema({{"id", TypeId::kInt64}});
+  o.until_caught_up = true;
+  return o;
+}
+
+std::unique_ptr<EltLoop> MakeLoop(EltOptions o,
+                                  std::vector<std::shared_ptr<Store>> stores) {
+  std::vector<std::unique_ptr<Sink>> sinks;
+  int i = 0;
+  for (auto& s : stores) {
+    sinks.push_back(std::make_unique<MemorySink>("mem" + std::to_string(i++), s));
+  }
+  auto loop = EltLoop::Make(std::move(o), std::move(sinks));
+  EXPECT_TRUE(loop.ok()) << loop.status().ToString();
+  return loop.ok() ? std::move(*loop) : nullptr;
+}
+
+// The group's committed offset of one partition, asked of the broker directly.
+int64_t Committed(const MockCluster& mc, const std::string& topic,
+                  const std::string& group, int32_t partition) {
+  char err[256];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  rd_kafka_conf_set(conf, "bootstrap.servers", mc.bootstraps().c_str(), err, sizeof(err));
+  rd_kafka_conf_set(conf, "group.id", group.c_str(), err, sizeof(err));
+  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
+  EXPECT_NE(rk, nullptr) << err;
+  rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(1);
+  rd_kafka_topic_partition_list_add(list, topic.c_str(), partition);
+  rd_kafka_resp_err_t e = rd_kafka_committed(rk, list, 10000);
+  EXPECT_EQ(e, RD_KAFKA_RESP_ERR_NO_ERROR) << rd_kafka_err2str(e);
+  int64_t offset = list->elems[0].offset;
+  rd_kafka_topic_partition_list_destroy(list);
+  rd_kafka_destroy(rk);
+  return offset;
+}
+
+TEST(EltLoopTest, LandsEverythingOnceAndCommitsWhatIsDurable) {
+  MockCluster mc;
+  mc.CreateTopic("e1", 2);
+  ProduceIds(mc, "e1", 0, 40);
+  auto store = std::make_shared<Store>();
+  auto loop = MakeLoop(Options(mc, "e1", "g1"), {store});
+  ASSERT_TRUE(loop);
+  auto stats = loop->Run();
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  EXPECT_TRUE(stats->caught_up);
+  EXPECT_EQ(stats->rows, 40);
+  EXPECT_EQ(store->rows.size(), 40u);
+  int64_t total = 0;
+  for (const auto& [tp, next] : stats->committed) total += next;
+  EXPECT_EQ(total, 40);  // committed = durable = everything
+  EXPECT_EQ(stats->committed, store->durable);
+}
+
+TEST(EltLoopTest, CommitsNothingBeforeTheSinkSaysDurable) {
+  MockCluster mc;
+  mc.CreateTopic("e2", 1);
+  ProduceIds(mc, "e2", 0, 20);
+  auto store = std::make_shared<Store>();
+  store->buffer_until_flush = true;  // like a Parquet rotation that has not closed
+  EltOptions o = Options(mc, "e2", "g2");
+  o.until_caught_up = false;
+  o.max_windows = 2;
+  auto loop = MakeLoop(o, {store});
+  ASSERT_TRUE(loop);
+  // Two windows with records (the first polls may only join the group).
+  for (int i = 0; i < 20 && loop->stats().windows < 2; ++i)
+    ASSERT_TRUE(loop->Step().ok());
+  ASSERT_EQ(loop->stats().windows, 2);
+  EXPECT_TRUE(loop->stats().committed.empty()) << "committed before the sink was durable";
+  EXPECT_TRUE(store->rows.empty());
+  ASSERT_TRUE(loop->Close().ok());  // flushes, then commits
+  EXPECT_EQ(store->rows.size(), 14u);
+  EXPECT_EQ(Committed(mc, "e2", "g2", 0), 14);
+}
+
+TEST(EltLoopTest, ResumesFromTheSinksNotTheGroup) {
+  MockCluster mc;
+  mc.CreateTopic("e3", 1);
+  ProduceIds(mc, "e3", 0, 30);
+  auto store = std::make_shared<Store>();
+  // The sink already holds 0..11 (a crash after writing, before committing): a new
+  // group with no committed offset must start at 12, not at "earliest".
+  for (int64_t o = 0; o < 12; ++o) store->rows.insert({0, o});
+  store->durable[{"e3", 0}] = 12;
+  auto loop = MakeLoop(Options(mc, "e3", "g3"), {store});
+  ASSERT_TRUE(loop);
+  auto stats = loop->Run();
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  EXPECT_EQ(stats->records, 18);
+  EXPECT_EQ(store->rows.size(), 30u);
+  std::set<std::pair<int64_t, int64_t>> unique(store->rows.begin(), store->rows.end());
+  EXPECT_EQ(unique.size(), 30u);
+}
+
+TEST(EltLoopTest, SeveralSinksStartAtTheLowestAndEachSkipsWhatItHas) {
+  MockCluster mc;
+  mc.CreateTopic("e4", 1);
+  ProduceIds(mc, "e4", 0, 25);
+  auto ahead = std::make_shared<Store>();
+  auto behind = std::make_shared<Store>();
+  for (int64_t o = 0; o < 20; ++o) ahead->rows.insert({0, o});
+  ahead->durable[{"e4", 0}] = 20;
+  for (int64_t o = 0; o < 5; ++o) behind->rows.insert({0, o});
+  behind->durable[{"e4", 0}] = 5;
+  auto loop = MakeLoop(Options(mc, "e4", "g4"), {ahead, behind});
+  ASSERT_TRUE(loop);
+  auto stats = loop->Run();
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  EXPECT_EQ(stats->records, 20);  // read from 5, the lowest durable point
+  for (const auto& store : {ahead, behind}) {
+    std::set<std::pair<int64_t, int64_t>> unique(store->rows.begin(), store->rows.end());
+    EXPECT_EQ(store->rows.size(), 25u);
+    EXPECT_EQ(unique.size(), 25u);
+  }
+  EXPECT_EQ(stats->committed.at({"e4", 0}), 25);
+}
+
+TEST(EltLoopTest, AFailingSinkStopsTheRunAndARestartLosesNothing) {
+  MockCluster mc;
+  mc.CreateTopic("e5", 1);
+  ProduceIds(mc, "e5", 0, 30);
+  auto good = std::make_shared<Store>();
+  auto bad = std::make_shared<Store>();
+  bad->fail_on_write = 3;
+  {
+    auto loop = MakeLoop(Options(mc, "e5", "g5"), {good, bad});
+    ASSERT_TRUE(loop);
+    auto stats = loop->Run();
+    ASSERT_FALSE(stats.ok());
+    EXPECT_NE(stats.status().message().find("sink mem1"), std::string::npos)
+        << stats.status().ToString();
+    EXPECT_NE(stats.status().message().find("injected write failure"), std::string::npos);
+  }
+  // Committed: only what both held (2 windows of 7), whatever the good sink got further.
+  EXPECT_EQ(Committed(mc, "e5", "g5", 0), 14);
+  auto loop = MakeLoop(Options(mc, "e5", "g5"), {good, bad});
+  ASSERT_TRUE(loop);
+  auto stats = loop->Run();
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  for (const auto& store : {good, bad}) {
+    std::set<std::pair<int64_t, int64_t>> unique(store->rows.begin(), store->rows.end());
+    EXPECT_EQ(store->rows.size(), 30u);
+    EXPECT_EQ(unique.size(), 30u);
+  }
+}
+
+TEST(EltLoopTest, RefusesAConsumerResumeHookAndNoSinks) {
+  MockCluster mc;
+  EltOptions o = Options(mc, "e6", "g6");
+  auto none = EltLoop::Make(o, {});
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("at least one sink"), std::string::npos);
+  o.consumer.resume = [](const std::vector<TopicPartition>&) -> Result<OffsetMap> {
+    return OffsetMap{};
+  };
+  std::vector<std::unique_ptr<Sink>> sinks;
+  sinks.push_back(std::make_unique<MemorySink>("m", std::make_shared<Store>()));
+  auto hooked = EltLoop::Make(o, std::move(sinks));
+  ASSERT_FALSE(hooked.ok());
+  EXPECT_NE(hooked.status().message().find("resume hook"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kelt
