@@ -46,6 +46,7 @@
 #include <set>
 
 #include "kelt/common/arrow_status.h"
+#include "kelt/common/filesystem.h"
 #include "kelt/load.h"
 #include "kelt/log.h"
 
@@ -156,77 +157,12 @@ Status SyncPath(const std::string& path, bool directory) {
   return Status::OK();
 }
 
-struct Root {
-  std::shared_ptr<arrow::fs::FileSystem> fs;
-  std::string base;  // path inside fs ("/data/landing" or "bucket/prefix")
-  bool local = true;
-  std::string display;
-
-  std::string Join(const std::string& rel) const {
-    if (rel.empty()) return base;
-    return base.empty() ? rel : base + "/" + rel;
-  }
-};
-
-std::once_flag g_s3_once;
-Status g_s3_status;
+using Root = internal::FileSystemRoot;
 
 Result<Root> OpenRoot(const ParquetSinkOptions& o) {
-  Root root;
-  if (o.root.rfind("s3://", 0) == 0) {
-    std::call_once(g_s3_once, [] {
-      arrow::fs::S3GlobalOptions g;
-      g.log_level = arrow::fs::S3LogLevel::Fatal;
-      g_s3_status = internal::FromArrow(arrow::fs::InitializeS3(g));
-    });
-    KELT_RETURN_NOT_OK(g_s3_status);
-    arrow::fs::S3Options s3 =
-        o.s3_access_key.empty()
-            ? arrow::fs::S3Options::Defaults()
-            : arrow::fs::S3Options::FromAccessKey(o.s3_access_key, o.s3_secret_key);
-    if (!o.s3_region.empty()) s3.region = o.s3_region;
-    if (!o.s3_endpoint.empty()) {
-      std::string ep = o.s3_endpoint;
-      if (ep.rfind("http://", 0) == 0) {
-        s3.scheme = "http";
-        ep = ep.substr(7);
-      } else if (ep.rfind("https://", 0) == 0) {
-        ep = ep.substr(8);
-      }
-      s3.endpoint_override = ep;
-    }
-    auto made = arrow::fs::S3FileSystem::Make(s3);
-    if (!made.ok()) {
-      return Status::IOError("opening object store for '" + o.root +
-                             "': " + made.status().message());
-    }
-    // Finalize the AWS SDK at exit, as Arrow requires. Registered after the first client
-    // exists: Arrow's own function-local statics made while building it must outlive
-    // the handler (exit handlers run in reverse order of registration).
-    static std::once_flag exit_once;
-    std::call_once(exit_once,
-                   [] { std::atexit([] { (void)arrow::fs::EnsureS3Finalized(); }); });
-    root.fs = *made;
-    root.base = o.root.substr(5);
-    while (!root.base.empty() && root.base.back() == '/') root.base.pop_back();
-    if (root.base.empty())
-      return Status::Invalid("parquet sink root '" + o.root + "' has no bucket");
-    root.local = false;
-  } else {
-    if (o.root.empty()) return Status::Invalid("parquet sink root must not be empty");
-    std::error_code ec;
-    std::filesystem::create_directories(o.root, ec);
-    if (ec) {
-      return Status::IOError("creating parquet sink root '" + o.root +
-                             "': " + ec.message());
-    }
-    root.fs = std::make_shared<arrow::fs::LocalFileSystem>();
-    root.base = std::filesystem::absolute(o.root).lexically_normal().string();
-    while (root.base.size() > 1 && root.base.back() == '/') root.base.pop_back();
-    root.local = true;
-  }
-  root.display = "parquet:" + o.root;
-  return root;
+  internal::ObjectStoreOptions s3{o.s3_endpoint, o.s3_region, o.s3_access_key,
+                                  o.s3_secret_key};
+  return internal::OpenFileSystemRoot(o.root, s3, /*create=*/true, "parquet sink");
 }
 
 // --- the sink

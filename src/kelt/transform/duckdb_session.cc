@@ -31,6 +31,7 @@
 #include <utility>
 
 #include "kelt/common/arrow_status.h"
+#include "kelt/common/filesystem.h"
 
 namespace kelt::transform {
 namespace {
@@ -280,63 +281,16 @@ void SetScanObserverForTesting(ScanObserver observer) {
 
 namespace {
 
-std::once_flag s3_once;
-Status s3_status;
-
-/// The filesystem and base path of a Parquet landing root (as the Parquet sink opens
-/// it: same S3 options, same global S3 set-up).
+/// The filesystem and base path of a Parquet landing root (opened as the Parquet sink
+/// opens it).
 Result<std::pair<std::shared_ptr<arrow::fs::FileSystem>, std::string>> OpenLandingRoot(
     const LandingSource& source) {
-  if (source.location.rfind("s3://", 0) != 0) {
-    if (source.location.find("://") != std::string::npos) {
-      return Status::NotImplemented("transform: landing location " + source.location +
-                                    ": only local directories and s3:// are supported");
-    }
-    std::string base =
-        std::filesystem::absolute(source.location).lexically_normal().string();
-    while (base.size() > 1 && base.back() == '/') base.pop_back();
-    return std::make_pair(std::shared_ptr<arrow::fs::FileSystem>(
-                              std::make_shared<arrow::fs::LocalFileSystem>()),
-                          base);
-  }
-  std::call_once(s3_once, [] {
-    if (arrow::fs::IsS3Initialized()) return;
-    arrow::fs::S3GlobalOptions g;
-    g.log_level = arrow::fs::S3LogLevel::Fatal;
-    s3_status = internal::FromArrow(arrow::fs::InitializeS3(g));
-  });
-  KELT_RETURN_NOT_OK(s3_status);
-  arrow::fs::S3Options s3 = source.s3_access_key.empty()
-                                ? arrow::fs::S3Options::Defaults()
-                                : arrow::fs::S3Options::FromAccessKey(
-                                      source.s3_access_key, source.s3_secret_key);
-  if (!source.s3_region.empty()) s3.region = source.s3_region;
-  if (!source.s3_endpoint.empty()) {
-    std::string ep = source.s3_endpoint;
-    if (ep.rfind("http://", 0) == 0) {
-      s3.scheme = "http";
-      ep = ep.substr(7);
-    } else if (ep.rfind("https://", 0) == 0) {
-      ep = ep.substr(8);
-    }
-    s3.endpoint_override = ep;
-  }
-  auto made = arrow::fs::S3FileSystem::Make(s3);
-  if (!made.ok()) {
-    return Status::IOError("transform: opening object store for " + source.location +
-                           ": " + made.status().message());
-  }
-  // Finalize the AWS SDK at exit, after the first client exists (as the sink does).
-  static std::once_flag exit_once;
-  std::call_once(exit_once,
-                 [] { std::atexit([] { (void)arrow::fs::EnsureS3Finalized(); }); });
-  std::string base = source.location.substr(5);
-  while (!base.empty() && base.back() == '/') base.pop_back();
-  if (base.empty()) {
-    return Status::Invalid("transform: landing location " + source.location +
-                           " has no bucket");
-  }
-  return std::make_pair(std::shared_ptr<arrow::fs::FileSystem>(*made), base);
+  internal::ObjectStoreOptions s3{source.s3_endpoint, source.s3_region,
+                                  source.s3_access_key, source.s3_secret_key};
+  KELT_ASSIGN_OR_RAISE(
+      internal::FileSystemRoot root,
+      internal::OpenFileSystemRoot(source.location, s3, /*create=*/false, "transform"));
+  return std::make_pair(root.fs, root.base);
 }
 
 }  // namespace
