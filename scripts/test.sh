@@ -47,6 +47,11 @@ build/release/cli/kelt load --records tests/fixtures/kafka/stream_records.json \
   | grep -q '"rows":\[\[{"Int64":100},{"Utf8":"alpha"}' || { echo "kelt load smoke failed" >&2; exit 1; }
 build/release/examples/byo_load | grep -q click || { echo "byo_load example failed" >&2; exit 1; }
 build/release/bench/load_benchmark --records=20000 --benchmark_min_time=0.05 >/dev/null
+# The README's main command, on a small sample: every row landed, the SQL answers.
+demo_out="$(bash scripts/demo.sh 900)"
+echo "$demo_out" | grep -q '"rows":900,"bad_records":0,"caught_up":true' \
+  || { echo "$demo_out" >&2; echo "demo: not every row landed" >&2; exit 1; }
+echo "$demo_out" | grep -q '^5 rows$' || { echo "$demo_out" >&2; echo "demo: SQL answer missing" >&2; exit 1; }
 
 if [ "$fuzz" = 1 ]; then
   step "fuzz smoke (libFuzzer, ${KELT_FUZZ_SECONDS:-20}s per target)"
