@@ -27,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "kelt/common/duckdb_handles.h"
 #include "kelt/sink.h"
 
 namespace kelt {
@@ -116,46 +117,10 @@ std::optional<std::string> DuckDbTypeOf(const arrow::DataType& type) {
 
 // ---- RAII over the C API ------------------------------------------------------------
 
-template <typename Handle, auto kDestroy>
-struct HandleDeleter {
-  void operator()(Handle h) const { kDestroy(&h); }
-};
-template <typename Handle, auto kDestroy>
-using Owned =
-    std::unique_ptr<std::remove_pointer_t<Handle>, HandleDeleter<Handle, kDestroy>>;
-
-using DatabasePtr = Owned<duckdb_database, duckdb_close>;
-using ConnectionPtr = Owned<duckdb_connection, duckdb_disconnect>;
-using PreparedPtr = Owned<duckdb_prepared_statement, duckdb_destroy_prepare>;
-using ChunkPtr = Owned<duckdb_data_chunk, duckdb_destroy_data_chunk>;
-using ConvertedSchemaPtr =
-    Owned<duckdb_arrow_converted_schema, duckdb_destroy_arrow_converted_schema>;
-using ConfigPtr = Owned<duckdb_config, duckdb_destroy_config>;
-using ErrorPtr = Owned<duckdb_error_data, duckdb_destroy_error_data>;
+using namespace internal::duckdb;  // NOLINT: the RAII handles (common/duckdb_handles.h)
 
 void DestroyAppender(duckdb_appender* a) { (void)duckdb_appender_destroy(a); }
 using AppenderPtr = Owned<duckdb_appender, DestroyAppender>;
-
-/// A materialized query result, destroyed with its owner.
-class QueryResult {
- public:
-  QueryResult() { std::memset(&result_, 0, sizeof(result_)); }
-  ~QueryResult() {
-    if (used_) duckdb_destroy_result(&result_);
-  }
-  QueryResult(const QueryResult&) = delete;
-  QueryResult& operator=(const QueryResult&) = delete;
-
-  duckdb_result* out() {
-    used_ = true;
-    return &result_;
-  }
-  duckdb_result& get() { return result_; }
-
- private:
-  duckdb_result result_;
-  bool used_ = false;
-};
 
 std::string_view VarcharAt(duckdb_vector vector, idx_t row) {
   auto* strings = static_cast<duckdb_string_t*>(duckdb_vector_get_data(vector));
