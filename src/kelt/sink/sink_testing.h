@@ -3,8 +3,12 @@
 // Test helper shared by the sink tests: a loaded window as the ELT loop hands it over.
 #pragma once
 
+#include <stdlib.h>
+
 #include <algorithm>
+#include <filesystem>
 #include <map>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -13,6 +17,22 @@
 #include "kelt/sink.h"
 
 namespace kelt::testing {
+
+/// A fresh directory under /tmp, removed with its contents at the end of the scope.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& prefix = "kelt-test") {
+    std::string tmpl = "/tmp/" + prefix + "-XXXXXX";
+    path_ = ::mkdtemp(tmpl.data());
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
 
 /// Load `records` with `options` and describe them as a window: one span per partition
 /// covering its records (bad ones included, as the consumer's spans do).
