@@ -16,6 +16,7 @@
 #include "kelt/log.h"
 #include "kelt/sink.h"
 #include "kelt/sink/postgres_copy.h"
+#include "kelt/sink/postgres_load.h"
 
 namespace kelt {
 namespace {
@@ -113,6 +114,8 @@ class PostgresSink final : public Sink {
   Result<OffsetMap> Write(const SinkWindow& window) override;
   Result<OffsetMap> Flush() override { return OffsetMap{}; }  // durable at COMMIT
   Status Drop(const std::vector<TopicPartition>&) override { return {}; }
+  /// pg::LoadTable: one transaction on a connection of its own, closed after.
+  Result<int64_t> LoadOnce(const arrow::RecordBatch& batch, bool truncate);
   Status Close() override {
     conn_.reset();
     opened_ = false;
@@ -412,6 +415,30 @@ Status PostgresSink::Open(const std::shared_ptr<arrow::Schema>& landing,
   return {};
 }
 
+Result<int64_t> PostgresSink::LoadOnce(const arrow::RecordBatch& batch, bool truncate) {
+  KELT_RETURN_NOT_OK(Connect());
+  landing_.schema = batch.schema();
+  Status st = [&]() -> Status {
+    KELT_RETURN_NOT_OK(Command("BEGIN", nullptr, "begin"));
+    // The DDL lock of Open(), held to COMMIT: concurrent loads that create the same
+    // table do not race in CREATE TABLE IF NOT EXISTS.
+    KELT_RETURN_NOT_OK(
+        Run("SELECT pg_advisory_xact_lock(hashtext('kelt.postgres_sink.ddl'))", {},
+            PGRES_TUPLES_OK, nullptr, "lock")
+            .status());
+    KELT_RETURN_NOT_OK(PrepareTable(&landing_, options_.create_table_if_missing));
+    if (truncate) {
+      KELT_RETURN_NOT_OK(Command("TRUNCATE " + landing_.quoted, &landing_, "truncate"));
+    }
+    KELT_RETURN_NOT_OK(Copy(landing_, batch, nullptr));
+    return Command("COMMIT", nullptr, "commit");
+  }();
+  if (!st.ok()) Rollback();
+  conn_.reset();
+  KELT_RETURN_NOT_OK(st);
+  return batch.num_rows();
+}
+
 Result<OffsetMap> PostgresSink::Resume(const std::vector<TopicPartition>& partitions) {
   KELT_RETURN_NOT_OK(EnsureReady());
   KELT_ASSIGN_OR_RAISE(
@@ -651,4 +678,24 @@ Result<std::unique_ptr<Sink>> MakePostgresSink(PostgresSinkOptions options) {
                        std::move(*dead_letter), std::move(*offsets)));
 }
 
+namespace pg {
+
+Result<int64_t> LoadTable(const TableLoadOptions& options,
+                          const arrow::RecordBatch& batch) {
+  constexpr std::string_view kPrefix = "postgresql: ";
+  auto info = ParseConnInfo(options.conninfo);
+  if (!info.ok()) return info.status().WithPrefix(kPrefix);
+  auto landing = MakeTarget(options.table, "table");
+  if (!landing.ok()) return landing.status().WithPrefix(kPrefix);
+  PostgresSinkOptions sink_options;
+  sink_options.conninfo = options.conninfo;
+  sink_options.table = options.table;
+  sink_options.create_table_if_missing = options.create_table_if_missing;
+  sink_options.replace_nul_in_text = options.replace_nul_in_text;
+  PostgresSink sink(std::move(sink_options), std::move(*info), std::move(*landing),
+                    Target{}, Target{});
+  return sink.LoadOnce(batch, options.truncate_before_load);
+}
+
+}  // namespace pg
 }  // namespace kelt
