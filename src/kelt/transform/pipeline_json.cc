@@ -488,8 +488,30 @@ std::optional<Failure> Ingest(transform::DuckDbSession& db, const SourceSpec& so
     }
     Status st = db.Exec("CREATE TEMP TABLE " + table + " (" + columns + ")");
     if (!st.ok()) return Failure{kIngest, "ingest", st.message()};
-    for (const std::string& path : source.paths) {
-      if (auto failure = IngestFileWithSchema(db, source, path)) return failure;
+    // File by file, so a value that does not fit is reported with its file: a glob
+    // is expanded first (DuckDB's `glob`, the same matching its readers use).
+    for (size_t i = 0; i < source.paths.size(); ++i) {
+      const std::string& path = source.paths[i];
+      std::vector<std::string> files = {path};
+      if (path.find_first_of("*?[") != std::string::npos) {
+        auto listed =
+            db.Query("SELECT file FROM glob(" + QuoteLiteral(path) + ") ORDER BY file");
+        if (!listed.ok()) return Failure{kIngest, "ingest", listed.status().message()};
+        files.clear();
+        auto column = (*listed)->column(0);
+        for (int64_t row = 0; row < column->length(); ++row) {
+          auto value = column->GetScalar(row);
+          if (value.ok()) files.push_back((*value)->ToString());
+        }
+        if (files.empty()) {
+          return Failure{
+              kIngest, "ingest",
+              "sources.paths[" + std::to_string(i) + "]: '" + path + "' matches no file"};
+        }
+      }
+      for (const std::string& file : files) {
+        if (auto failure = IngestFileWithSchema(db, source, file)) return failure;
+      }
     }
   } else {
     Status st = db.Exec("CREATE TEMP TABLE " + table + " AS SELECT * FROM " +
