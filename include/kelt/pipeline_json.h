@@ -50,6 +50,10 @@ struct PipelineRunResult {
 /// Run a pipeline JSON document. Never throws; every failure is in the result.
 PipelineRunResult RunPipeline(std::string_view pipeline_json);
 
+/// Parse and validate a pipeline JSON document without reading or writing anything:
+/// `ok` with no sink results, or the parse-stage failure RunPipeline would report.
+PipelineRunResult ValidatePipeline(std::string_view pipeline_json);
+
 /// The JSON envelope of a result: `{"ok":true,"interchange":{"kind":"run_pipeline_json",
 /// "ingested_row_count":N,"sink_results":[…]}}` or
 /// `{"ok":false,"error":{"code":…,"message":…,"stage":…}}`.

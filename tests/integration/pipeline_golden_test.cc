@@ -318,7 +318,17 @@ TEST_P(PipelineGolden, Case) {
     ReplaceAll(&outputs, from, to);
   }
 
+  // ValidatePipeline reports exactly the parse-stage failures and nothing else.
+  PipelineRunResult validated = ValidatePipeline(pipeline);
+  if (expected.find(R"("stage":"parse")") != std::string::npos &&
+      expected.find(R"("ok":false)") != std::string::npos) {
+    EXPECT_FALSE(validated.ok);
+  } else {
+    EXPECT_TRUE(validated.ok) << PipelineRunResultToJson(validated);
+  }
+
   std::string got = RunPipelineJson(pipeline);
+  if (!validated.ok) EXPECT_EQ(got, PipelineRunResultToJson(validated));
   SCOPED_TRACE("envelope: " + got);
   simdjson::dom::parser want_parser, got_parser;
   simdjson::dom::element want_root, got_root;

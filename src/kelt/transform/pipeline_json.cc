@@ -652,6 +652,14 @@ PipelineRunResult Fail(Failure f) {
 
 }  // namespace
 
+PipelineRunResult ValidatePipeline(std::string_view pipeline_json) {
+  PipelineSpec spec;
+  if (auto failure = ParseSpec(pipeline_json, &spec)) return Fail(std::move(*failure));
+  PipelineRunResult result;
+  result.ok = true;
+  return result;
+}
+
 PipelineRunResult RunPipeline(std::string_view pipeline_json) {
   PipelineSpec spec;
   if (auto failure = ParseSpec(pipeline_json, &spec)) return Fail(std::move(*failure));
