@@ -554,6 +554,14 @@ ParquetSinkOptions Storage(const SinkSpec& s) {
 }
 
 Status WriteDuckDb(const SinkSpec& s, const std::shared_ptr<arrow::Table>& data) {
+  // Parent directories are created, as for parquet_file.
+  std::filesystem::path parent = std::filesystem::path(s.path).parent_path();
+  std::error_code ec;
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  if (ec) {
+    return Status::IOError("duckdb sink: creating '" + parent.string() +
+                           "': " + ec.message());
+  }
   KELT_ASSIGN_OR_RAISE(auto db, transform::DuckDbSession::Open(s.path));
   KELT_RETURN_NOT_OK(db->RegisterArrow("__kelt_pipeline_out", data));
   const std::string table = transform::QuoteTableName(s.table);
