@@ -8,6 +8,8 @@
 #include <arrow/api.h>
 #include <simdjson.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -526,6 +528,51 @@ std::optional<Failure> Ingest(transform::DuckDbSession& db, const SourceSpec& so
   return std::nullopt;
 }
 
+// --- queries --------------------------------------------------------------------
+
+// Run `sql` and return its result in kelt's types (CONTRACT §1): DuckDB widens sums of
+// BIGINT to HUGEINT (Arrow decimal128(38,0)), which no sink of the data model takes and
+// RDP (Polars) keeps as Int64. So integer columns become BIGINT (an overflow is a SQL
+// error) and FLOAT/DECIMAL become DOUBLE; other types are left as they are. A
+// statement DuckDB cannot DESCRIBE (not a query) runs unchanged.
+Result<std::shared_ptr<arrow::Table>> QueryInKeltTypes(transform::DuckDbSession& db,
+                                                       std::string_view sql) {
+  std::string text(sql);
+  while (!text.empty() &&
+         (text.back() == ';' || std::isspace(static_cast<unsigned char>(text.back())))) {
+    text.pop_back();
+  }
+  auto described = db.Query("DESCRIBE " + text);
+  if (!described.ok() || (*described)->num_columns() < 2) return db.Query(sql);
+  static const char* const kIntegers[] = {"TINYINT",  "SMALLINT", "INTEGER",
+                                          "HUGEINT",  "UTINYINT", "USMALLINT",
+                                          "UINTEGER", "UBIGINT",  "UHUGEINT"};
+  std::string select;
+  bool widened = false;
+  for (int64_t row = 0; row < (*described)->num_rows(); ++row) {
+    auto name = (*described)->column(0)->GetScalar(row);
+    auto type = (*described)->column(1)->GetScalar(row);
+    if (!name.ok() || !type.ok()) return db.Query(sql);
+    std::string column = QuoteIdentifier((*name)->ToString());
+    std::string t = (*type)->ToString();
+    std::string target;
+    if (std::find(std::begin(kIntegers), std::end(kIntegers), t) != std::end(kIntegers)) {
+      target = "BIGINT";
+    } else if (t == "FLOAT" || t.starts_with("DECIMAL")) {
+      target = "DOUBLE";
+    }
+    if (!select.empty()) select += ", ";
+    if (target.empty()) {
+      select += column;
+    } else {
+      select += "CAST(" + column + " AS " + target + ") AS " + column;
+      widened = true;
+    }
+  }
+  if (!widened) return db.Query(sql);
+  return db.Query("SELECT " + select + " FROM (" + text + ")");
+}
+
 // --- sinks --------------------------------------------------------------------------
 
 // The object an object_store sink writes: the URI itself when it names a .parquet
@@ -614,7 +661,7 @@ PipelineSinkResult RunSink(transform::DuckDbSession& db, const SinkSpec& s,
 
   std::shared_ptr<arrow::Table> data = df;
   if (!s.sql.empty()) {
-    auto q = db.Query(s.sql);
+    auto q = QueryInKeltTypes(db, s.sql);
     if (!q.ok()) return fail(kSql, "sink_sql", q.status());
     data = *q;
   }
@@ -679,13 +726,13 @@ PipelineRunResult RunPipeline(std::string_view pipeline_json) {
     return Fail(std::move(*failure));
   }
   if (!spec.transform_sql.empty()) {
-    auto t = (*db)->Query(spec.transform_sql);
+    auto t = QueryInKeltTypes(**db, spec.transform_sql);
     if (!t.ok())
       return Fail({kSql, "transform", "transform.sql: " + t.status().message()});
     Status st = (*db)->RegisterArrow("df", *t);
     if (!st.ok()) return Fail({kSql, "transform", st.message()});
   }
-  auto df = (*db)->Query("SELECT * FROM df");
+  auto df = QueryInKeltTypes(**db, "SELECT * FROM df");
   if (!df.ok()) return Fail({kSql, "transform", df.status().message()});
   for (const SinkSpec& sink : spec.sinks) {
     result.sink_results.push_back(RunSink(**db, sink, *df));
