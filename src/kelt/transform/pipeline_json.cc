@@ -570,7 +570,7 @@ Result<std::shared_ptr<arrow::Table>> QueryInKeltTypes(transform::DuckDbSession&
     }
   }
   if (!widened) return db.Query(sql);
-  return db.Query("SELECT " + select + " FROM (" + text + ")");
+  return db.Query("SELECT " + select + " FROM (" + text + "\n)");
 }
 
 // --- sinks --------------------------------------------------------------------------
