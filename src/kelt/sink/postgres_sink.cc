@@ -146,6 +146,15 @@ class PostgresSink final : public Sink {
   Status Command(std::string_view sql, const Target* t, std::string_view what) {
     return Run(sql, {}, PGRES_COMMAND_OK, t, what).status();
   }
+  // BEGIN, then take the DDL lock, held to COMMIT: one DDL transaction at a time across
+  // sinks and loads, so two that start together do not race in CREATE TABLE IF NOT
+  // EXISTS (which is not atomic in PostgreSQL).
+  Status BeginWithDdlLock() {
+    KELT_RETURN_NOT_OK(Command("BEGIN", nullptr, "begin"));
+    return Run("SELECT pg_advisory_xact_lock(hashtext('kelt.postgres_sink.ddl'))", {},
+               PGRES_TUPLES_OK, nullptr, "lock")
+        .status();
+  }
   void Rollback() {
     if (conn_ != nullptr && PQtransactionStatus(conn_.get()) != PQTRANS_IDLE) {
       ResultPtr r(PQexec(conn_.get(), "ROLLBACK"));
@@ -390,13 +399,7 @@ Status PostgresSink::Open(const std::shared_ptr<arrow::Schema>& landing,
   landing_.schema = landing;
   dead_letter_.schema = dead_letter;
   Status st = [&]() -> Status {
-    // One DDL transaction at a time across sinks, so two that start together do not race
-    // in CREATE TABLE IF NOT EXISTS (which is not atomic in PostgreSQL).
-    KELT_RETURN_NOT_OK(Command("BEGIN", nullptr, "begin"));
-    KELT_RETURN_NOT_OK(
-        Run("SELECT pg_advisory_xact_lock(hashtext('kelt.postgres_sink.ddl'))", {},
-            PGRES_TUPLES_OK, nullptr, "lock")
-            .status());
+    KELT_RETURN_NOT_OK(BeginWithDdlLock());
     KELT_RETURN_NOT_OK(PrepareTable(&landing_, options_.create_table_if_missing));
     KELT_RETURN_NOT_OK(CreateGuardIndex(landing_));
     if (dead_letter_.schema != nullptr) {
@@ -419,13 +422,7 @@ Result<int64_t> PostgresSink::LoadOnce(const arrow::RecordBatch& batch, bool tru
   KELT_RETURN_NOT_OK(Connect());
   landing_.schema = batch.schema();
   Status st = [&]() -> Status {
-    KELT_RETURN_NOT_OK(Command("BEGIN", nullptr, "begin"));
-    // The DDL lock of Open(), held to COMMIT: concurrent loads that create the same
-    // table do not race in CREATE TABLE IF NOT EXISTS.
-    KELT_RETURN_NOT_OK(
-        Run("SELECT pg_advisory_xact_lock(hashtext('kelt.postgres_sink.ddl'))", {},
-            PGRES_TUPLES_OK, nullptr, "lock")
-            .status());
+    KELT_RETURN_NOT_OK(BeginWithDdlLock());
     KELT_RETURN_NOT_OK(PrepareTable(&landing_, options_.create_table_if_missing));
     if (truncate) {
       KELT_RETURN_NOT_OK(Command("TRUNCATE " + landing_.quoted, &landing_, "truncate"));
