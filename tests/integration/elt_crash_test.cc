@@ -23,6 +23,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 #include <thread>
@@ -97,8 +98,20 @@ pid_t Spawn(const std::vector<std::string>& args) {
   return pid;
 }
 
+// A progress measurement that succeeded (retried while progress() reports failure).
+int64_t Measure(const std::function<int64_t()>& progress) {
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    const int64_t v = progress();
+    if (v >= 0) return v;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ADD_FAILURE() << "the sink's progress could not be measured";
+  return -1;
+}
+
 // Kill the loop `kills` times at random moments, then let a last run finish.
-// `progress()` measures what the sink holds; kills must land at several progress points.
+// `progress()` measures what the sink holds (< 0: could not measure now); kills must land
+// at several progress points.
 void RunWithKills(const std::vector<std::string>& args, int kills, std::mt19937* rng,
                   const std::function<int64_t()>& progress) {
   std::uniform_int_distribution<int> delay_ms(50, 800);
@@ -107,7 +120,7 @@ void RunWithKills(const std::vector<std::string>& args, int kills, std::mt19937*
   std::uniform_int_distribution<int> extra_ms(0, 400);
   std::uniform_int_distribution<int> coin(0, 3);
   for (int k = 0; k < kills; ++k) {
-    const int64_t before = progress();
+    const int64_t before = Measure(progress);
     pid_t pid = Spawn(args);
     int status = 0;
     if (coin(*rng) == 0) {
@@ -116,7 +129,13 @@ void RunWithKills(const std::vector<std::string>& args, int kills, std::mt19937*
     } else {
       // Soon after the sink made progress: in the middle of the next rotation.
       auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-      while (progress() == before && std::chrono::steady_clock::now() < deadline &&
+      // A failed measurement (progress() < 0, e.g. a listing the object store refused
+      // under load) is not progress.
+      auto moved = [&] {
+        const int64_t now = progress();
+        return now >= 0 && now != before;
+      };
+      while (!moved() && std::chrono::steady_clock::now() < deadline &&
              waitpid(pid, &status, WNOHANG) == 0) {
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
       }
@@ -126,9 +145,10 @@ void RunWithKills(const std::vector<std::string>& args, int kills, std::mt19937*
       ::kill(pid, SIGKILL);
       waitpid(pid, &status, 0);
       ++killed_while_running;
-      progress_at_kills.insert(progress());
+      const int64_t at = Measure(progress);
+      progress_at_kills.insert(at);
       std::fprintf(stderr, "kill %d at progress %lld (before %lld)\n", k,
-                   static_cast<long long>(progress()), static_cast<long long>(before));
+                   static_cast<long long>(at), static_cast<long long>(before));
     } else {
       ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
           << "the loop failed on its own (status " << status << ")";
@@ -270,20 +290,29 @@ TEST_F(EltCrashTest, ParquetOnS3HoldsEveryOffsetExactlyOnceAfterKills) {
     sel.recursive = true;
     sel.allow_not_found = true;
     auto infos = (*s3)->GetFileInfo(sel);
-    std::vector<arrow::fs::FileInfo> files;
-    if (infos.ok()) {
-      for (auto& i : *infos) {
-        if (i.IsFile()) files.push_back(i);
-      }
+    std::optional<std::vector<arrow::fs::FileInfo>> files;
+    if (!infos.ok()) {
+      std::fprintf(stderr, "listing %s failed: %s\n", prefix.c_str(),
+                   infos.status().ToString().c_str());
+      return files;
+    }
+    files.emplace();
+    for (auto& i : *infos) {
+      if (i.IsFile()) files->push_back(i);
     }
     return files;
   };
   RunWithKills({KELT_ELT_CHILD, Bootstrap(), topic_, topic_ + "-g", "parquet",
                 "s3://" + prefix, window_},
-               kills_, &rng_, [&] { return static_cast<int64_t>(list().size()); });
+               kills_, &rng_, [&]() -> int64_t {
+                 auto files = list();
+                 return files ? static_cast<int64_t>(files->size()) : -1;
+               });
   Offsets landed, dead;
   std::set<int64_t> ids;
-  for (const auto& f : list()) {
+  auto files = list();
+  ASSERT_TRUE(files.has_value());
+  for (const auto& f : *files) {
     ASSERT_EQ(f.base_name().find(".inprogress"), std::string::npos) << f.path();
     auto in = (*s3)->OpenInputFile(f.path());
     ASSERT_TRUE(in.ok()) << in.status().ToString();
