@@ -1,0 +1,109 @@
+// Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
+//
+// The ELT service's configuration: one YAML document (JSON is accepted: it is a subset
+// of YAML) → EltOptions + the sinks. Shared by the `kelt` command, the C ABI and the
+// Python package so a config file means the same everywhere. Every key can also be set
+// by an override ("window.max_records" = "5000"), which is how flags and environment
+// variables reach it: precedence flag > environment > file > default.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kelt/elt.h"
+#include "kelt/sink.h"
+#include "kelt/status.h"
+
+namespace kelt {
+
+/// One configured sink: exactly one of the option structs is in use, per `kind`.
+struct SinkConfig {
+  enum class Kind { kParquet, kDuckDb, kPostgres };
+  Kind kind = Kind::kParquet;
+  ParquetSinkOptions parquet;
+  DuckDbSinkOptions duckdb;
+  PostgresSinkOptions postgres;
+};
+
+/// "parquet", "duckdb" or "postgres".
+std::string_view SinkKindName(SinkConfig::Kind kind);
+
+/// Everything `kelt run` needs. `elt.should_stop` is left empty (the caller's).
+struct EltConfig {
+  EltOptions elt;
+  std::vector<SinkConfig> sinks;
+  /// Where the landing schema came from: a file path (resolved), or "inline".
+  std::string schema_origin;
+  /// Prometheus endpoint: port 0 means off.
+  int metrics_port = 0;
+  std::string metrics_host = "127.0.0.1";
+  /// Structured log lines: "text" (key=value) or "json"; level debug|info|warning|error.
+  std::string log_format = "text";
+  std::string log_level = "info";
+  /// Progress output: "auto" (a bar on a terminal, lines otherwise), "bar", "lines",
+  /// "none"; and the interval of plain lines.
+  std::string progress = "auto";
+  int64_t progress_interval_ms = 2000;
+};
+
+/// A value for one key, from outside the file. `origin` names it in error messages
+/// ("--set", "env KELT_GROUP"); the value of a secret key is never echoed.
+///
+/// Keys are the dotted paths of the file ("group", "window.max_records",
+/// "sinks[1].parquet.root", "properties.sasl.password"). "parquet.<key>",
+/// "duckdb.<key>" and "postgres.<key>" address the one sink of that kind (created when
+/// the file has none; an error when it has several). List keys ("topics") take a
+/// comma-separated value.
+struct ConfigOverride {
+  std::string key;
+  std::string value;
+  std::string origin;
+};
+
+/// Parse one YAML (or JSON) document, apply `overrides` in order (later wins), check
+/// every key and value, and read the schema file (a relative `schema` path is relative
+/// to `base_dir`). All problems are reported at once, one per line, each naming its key
+/// path and line: `sinks[1].parquet.rotate_records: expected an integer, got "abc"
+/// (line 12)`. Unknown keys are errors. Secrets are never echoed.
+Result<EltConfig> ParseEltConfig(std::string_view text,
+                                 const std::filesystem::path& base_dir,
+                                 const std::vector<ConfigOverride>& overrides = {});
+
+/// Read `path` and parse it (base directory: the file's); errors are prefixed with the
+/// path. An empty `path` parses an empty document (overrides only).
+Result<EltConfig> LoadEltConfig(const std::filesystem::path& path,
+                                const std::vector<ConfigOverride>& overrides = {});
+
+/// Make the configured sinks, in order (nothing is opened yet: EltLoop::Make opens them).
+Result<std::vector<std::unique_ptr<Sink>>> MakeSinks(const EltConfig& config);
+
+/// What a key is, for documentation, flags and environment variables.
+struct ConfigKeyInfo {
+  std::string key;   ///< dotted path; sink keys as "parquet.root"
+  std::string type;  ///< "string", "integer", "boolean", "list", "map", …
+  std::string default_value;
+  std::string env;   ///< environment variable, empty when none
+  std::string flag;  ///< `kelt run` flag, empty when only --set
+  std::string help;
+  bool secret = false;
+};
+
+/// Every key, in documentation order.
+const std::vector<ConfigKeyInfo>& EltConfigKeys();
+
+/// The overrides the environment holds: each key's variable (KELT_GROUP,
+/// KELT_WINDOW_MAX_RECORDS, KELT_PARQUET_ROOT, …) and KELT_PROPERTY_<NAME> for
+/// librdkafka properties (`_` → `.`, lower case). `getenv` defaults to std::getenv;
+/// `environ_names` lists the variables present (for the KELT_PROPERTY_ prefix).
+std::vector<ConfigOverride> ConfigOverridesFromEnv(
+    const std::vector<std::string>& environ_names,
+    const std::function<const char*(const char*)>& getenv = {});
+
+/// True when a key's value must never be shown (passwords, keys, conninfo).
+bool IsSecretConfigKey(std::string_view key);
+
+}  // namespace kelt

@@ -1,0 +1,353 @@
+// Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
+#include "kelt/config.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+namespace kelt {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* kGood = R"(# a full config
+brokers: localhost:9092
+group: demo
+topics: [rides, "^rides-.*"]
+auto_offset_reset: error
+session_timeout_ms: 6000
+properties:
+  fetch.max.bytes: "1048576"
+  sasl.password: hunter2
+schema:
+  fields:
+    - {name: pickup_at, data_type: Timestamp}
+    - {name: lat, data_type: Float64}
+on_bad_record: skip
+strict_payload: true
+window:
+  max_records: 5000
+  max_bytes: 1000000
+  max_wait_ms: 250
+  stop_at_end: false
+until_caught_up: yes
+max_windows: 7
+metrics: {port: 9464, host: 0.0.0.0}
+log: {format: json, level: debug}
+progress: lines
+progress_interval_ms: 500
+sinks:
+  - parquet:
+      root: landing
+      rotate_records: 1000
+      rotate_age_ms: 5000
+      compression: snappy
+      partition_by: base
+  - duckdb:
+      path: /tmp/x.duckdb
+      table: rides
+  - postgres:
+      conninfo: postgresql://u:pw@localhost/db
+      table: public.rides
+      replace_nul_in_text: true
+)";
+
+TEST(ConfigTest, ParsesEveryKey) {
+  auto c = ParseEltConfig(kGood, "/etc/kelt");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  const auto& co = c->elt.consumer;
+  EXPECT_EQ(co.brokers, "localhost:9092");
+  EXPECT_EQ(co.group_id, "demo");
+  EXPECT_EQ(co.topics, (std::vector<std::string>{"rides", "^rides-.*"}));
+  EXPECT_EQ(co.auto_offset_reset, "error");
+  EXPECT_EQ(co.session_timeout_ms, 6000);
+  EXPECT_EQ(co.properties.at("fetch.max.bytes"), "1048576");
+  EXPECT_EQ(co.properties.at("sasl.password"), "hunter2");
+  ASSERT_EQ(c->elt.landing.fields.size(), 2u);
+  EXPECT_EQ(c->elt.landing.fields[0].type, TypeId::kTimestamp);
+  EXPECT_EQ(c->schema_origin, "inline");
+  EXPECT_EQ(c->elt.load.on_bad_record, BadRecordPolicy::kSkip);
+  EXPECT_TRUE(c->elt.load.strict_payload);
+  EXPECT_EQ(c->elt.window.max_records, 5000);
+  EXPECT_EQ(c->elt.window.max_bytes, 1000000);
+  EXPECT_EQ(c->elt.window.max_wait.count(), 250);
+  EXPECT_FALSE(c->elt.window.stop_at_end);
+  EXPECT_TRUE(c->elt.until_caught_up);
+  EXPECT_EQ(c->elt.max_windows, 7);
+  EXPECT_EQ(c->metrics_port, 9464);
+  EXPECT_EQ(c->metrics_host, "0.0.0.0");
+  EXPECT_EQ(c->log_format, "json");
+  EXPECT_EQ(c->log_level, "debug");
+  EXPECT_EQ(c->progress, "lines");
+  EXPECT_EQ(c->progress_interval_ms, 500);
+  ASSERT_EQ(c->sinks.size(), 3u);
+  EXPECT_EQ(c->sinks[0].kind, SinkConfig::Kind::kParquet);
+  EXPECT_EQ(c->sinks[0].parquet.root, "/etc/kelt/landing");  // relative to the file
+  EXPECT_EQ(c->sinks[0].parquet.rotate_records, 1000);
+  EXPECT_EQ(c->sinks[0].parquet.rotate_age.count(), 5000);
+  EXPECT_EQ(c->sinks[0].parquet.compression, "snappy");
+  EXPECT_EQ(c->sinks[0].parquet.partition_by, "base");
+  EXPECT_EQ(c->sinks[1].kind, SinkConfig::Kind::kDuckDb);
+  EXPECT_EQ(c->sinks[1].duckdb.path, "/tmp/x.duckdb");
+  EXPECT_EQ(c->sinks[1].duckdb.table, "rides");
+  EXPECT_EQ(c->sinks[1].duckdb.group_id, "demo");  // defaults to the group
+  EXPECT_EQ(c->sinks[2].kind, SinkConfig::Kind::kPostgres);
+  EXPECT_EQ(c->sinks[2].postgres.table, "public.rides");
+  EXPECT_TRUE(c->sinks[2].postgres.replace_nul_in_text);
+  EXPECT_EQ(c->sinks[2].postgres.group_id, "demo");
+}
+
+TEST(ConfigTest, JsonIsAccepted) {
+  auto c = ParseEltConfig(
+      R"({"brokers":"b:1","group":"g","topics":["t"],
+          "schema":{"fields":[{"name":"x","data_type":"Int64"}]},
+          "sinks":[{"duckdb":{"path":"d.duckdb"}}]})",
+      "/base");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->sinks[0].duckdb.path, "/base/d.duckdb");
+  EXPECT_EQ(c->elt.landing.fields[0].name, "x");
+  // Defaults.
+  EXPECT_EQ(c->elt.window.max_records, 10000);
+  EXPECT_EQ(c->elt.load.on_bad_record, BadRecordPolicy::kDeadLetter);
+  EXPECT_EQ(c->metrics_port, 0);
+}
+
+const char* kMinimal = R"(brokers: b:1
+group: g
+topics: t
+schema: '{"fields":[{"name":"x","data_type":"Int64"}]}'
+sinks:
+  - parquet: {root: out}
+)";
+
+TEST(ConfigTest, NamesTheBadKeyWithItsPathAndLine) {
+  std::string text = std::string(kMinimal) +
+                     "  - parquet:\n"
+                     "      root: b\n"
+                     "      rotate_records: abc\n";
+  auto c = ParseEltConfig(text, "/");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), StatusCode::kInvalid);
+  EXPECT_EQ(c.status().message(),
+            "sinks[1].parquet.rotate_records: expected an integer, got \"abc\" (line 9)");
+}
+
+TEST(ConfigTest, ReportsEveryProblemAtOnce) {
+  auto c = ParseEltConfig(R"(brokers: b:1
+grop: g
+topics: []
+window: {max_records: 0, max_wiat_ms: 5}
+on_bad_record: drop
+schema: {fields: [{name: x, data_type: Int64}]}
+sinks:
+  - parquett: {root: x}
+  - duckdb: {table: t}
+)",
+                          "/");
+  ASSERT_FALSE(c.ok());
+  const std::string& m = c.status().message();
+  EXPECT_NE(m.find("grop: unknown key (did you mean 'group'?) (line 2)"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("window.max_wiat_ms: unknown key (did you mean 'max_wait_ms'?)"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(
+      m.find("window.max_records: expected an integer from 1 up, got \"0\" (line 4)"),
+      std::string::npos)
+      << m;
+  EXPECT_NE(
+      m.find("on_bad_record: expected one of fail, skip, dead_letter, got \"drop\""),
+      std::string::npos)
+      << m;
+  EXPECT_NE(m.find("sinks[0].parquett: unknown sink kind (did you mean 'parquet'?)"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("sinks[1].duckdb.path: required for a duckdb sink"), std::string::npos)
+      << m;
+  EXPECT_NE(m.find("group: required"), std::string::npos) << m;
+  EXPECT_NE(m.find("topics: required"), std::string::npos) << m;
+}
+
+TEST(ConfigTest, SecretsAreNeverEchoed) {
+  std::string text = std::string(kMinimal) +
+                     "  - postgres: {conninfo: [postgresql://u:s3cr3t@h/db]}\n"
+                     "properties: {sasl.password: [hunter2]}\n";
+  auto c = ParseEltConfig(text, "/");
+  ASSERT_FALSE(c.ok());
+  const std::string& m = c.status().message();
+  EXPECT_EQ(m.find("s3cr3t"), std::string::npos) << m;
+  EXPECT_EQ(m.find("hunter2"), std::string::npos) << m;
+  EXPECT_NE(m.find("sinks[1].postgres.conninfo: expected a string (value not shown"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("properties.sasl.password: expected a string (value not shown"),
+            std::string::npos)
+      << m;
+}
+
+TEST(ConfigTest, YamlSyntaxErrorHasAPosition) {
+  auto c = ParseEltConfig("brokers: [a, b\ngroup: g\n", "/");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), StatusCode::kParseError);
+  EXPECT_NE(c.status().message().find("(line "), std::string::npos)
+      << c.status().message();
+}
+
+TEST(ConfigTest, OverridesWinInOrderAndNameTheirOrigin) {
+  std::vector<ConfigOverride> o = {
+      {"group", "from-env", "env KELT_GROUP"},
+      {"group", "from-flag", "--group"},
+      {"window.max_records", "42", "--window-records"},
+      {"topics", "a,b", "--topic"},
+      {"duckdb.path", "rel.duckdb", "--duckdb"},  // adds a duckdb sink
+      {"parquet.rotate_records", "9", "--set"},   // the one parquet sink
+      {"properties.security.protocol", "SSL", "--property"},
+  };
+  auto c = ParseEltConfig(kMinimal, "/cfg", o);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->elt.consumer.group_id, "from-flag");
+  EXPECT_EQ(c->elt.window.max_records, 42);
+  EXPECT_EQ(c->elt.consumer.topics, (std::vector<std::string>{"a", "b"}));
+  ASSERT_EQ(c->sinks.size(), 2u);
+  EXPECT_EQ(c->sinks[0].parquet.root, "/cfg/out");
+  EXPECT_EQ(c->sinks[0].parquet.rotate_records, 9);
+  // A path from a flag is the user's, relative to the current directory.
+  EXPECT_EQ(c->sinks[1].duckdb.path, "rel.duckdb");
+  EXPECT_EQ(c->sinks[1].duckdb.group_id, "from-flag");
+  EXPECT_EQ(c->elt.consumer.properties.at("security.protocol"), "SSL");
+
+  auto bad =
+      ParseEltConfig(kMinimal, "/", {{"window.max_records", "lots", "--window-records"}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(),
+            "window.max_records: expected an integer, got \"lots\" (--window-records)");
+
+  // Flags alone make a config (no file).
+  auto flags_only = ParseEltConfig(
+      "", "/",
+      {{"brokers", "b:1", "--brokers"},
+       {"group", "g", "--group"},
+       {"topics", "t", "--topic"},
+       {"schema", R"({"fields":[{"name":"x","data_type":"Utf8"}]})", "--schema"},
+       {"parquet.root", "/tmp/p", "--parquet"}});
+  ASSERT_TRUE(flags_only.ok()) << flags_only.status().ToString();
+  EXPECT_EQ(flags_only->sinks[0].parquet.root, "/tmp/p");
+}
+
+TEST(ConfigTest, AmbiguousSinkShortcutIsAnError) {
+  std::string text = std::string(kMinimal) + "  - parquet: {root: other}\n";
+  auto c = ParseEltConfig(text, "/", {{"parquet.root", "x", "--parquet"}});
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("several parquet sinks; use sinks[N].parquet.root"),
+            std::string::npos)
+      << c.status().message();
+  auto indexed = ParseEltConfig(text, "/", {{"sinks[1].parquet.root", "/x", "--set"}});
+  ASSERT_TRUE(indexed.ok()) << indexed.status().ToString();
+  EXPECT_EQ(indexed->sinks[1].parquet.root, "/x");
+}
+
+TEST(ConfigTest, EnvironmentOverrides) {
+  std::map<std::string, std::string> env = {{"KELT_GROUP", "g2"},
+                                            {"KELT_WINDOW_MAX_WAIT_MS", "77"},
+                                            {"KELT_PARQUET_COMPRESSION", "lz4"},
+                                            {"KELT_PROPERTY_SASL_MECHANISM", "PLAIN"},
+                                            {"UNRELATED", "x"}};
+  std::vector<std::string> names;
+  for (const auto& [k, v] : env) names.push_back(k);
+  auto get = [&](const char* n) -> const char* {
+    auto it = env.find(n);
+    return it == env.end() ? nullptr : it->second.c_str();
+  };
+  auto o = ConfigOverridesFromEnv(names, get);
+  ASSERT_EQ(o.size(), 4u);
+  auto c = ParseEltConfig(kMinimal, "/", o);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->elt.consumer.group_id, "g2");
+  EXPECT_EQ(c->elt.window.max_wait.count(), 77);
+  EXPECT_EQ(c->sinks[0].parquet.compression, "lz4");
+  EXPECT_EQ(c->elt.consumer.properties.at("sasl.mechanism"), "PLAIN");
+}
+
+TEST(ConfigTest, ExpandsEnvironmentVariablesInValues) {
+  setenv("KELT_TEST_PG", "postgresql://u:pw@h/db", 1);
+  std::string text =
+      std::string(kMinimal) + "  - postgres: {conninfo: '${KELT_TEST_PG}'}\n";
+  auto c = ParseEltConfig(text, "/");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->sinks[1].postgres.conninfo, "postgresql://u:pw@h/db");
+  auto missing = ParseEltConfig(
+      std::string(kMinimal) + "  - postgres: {conninfo: '${KELT_TEST_NOPE}'}\n", "/");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(
+      missing.status().message().find(
+          "sinks[1].postgres.conninfo: environment variable 'KELT_TEST_NOPE' is not set"),
+      std::string::npos)
+      << missing.status().message();
+}
+
+TEST(ConfigTest, SchemaFileIsRelativeToTheConfigFile) {
+  fs::path dir =
+      fs::temp_directory_path() / ("kelt_config_test_" + std::to_string(getpid()));
+  fs::create_directories(dir / "schemas");
+  std::ofstream(dir / "schemas" / "s.json")
+      << R"({"fields":[{"name":"y","data_type":"Float64"}]})";
+  std::ofstream(dir / "kelt.yaml")
+      << "brokers: b:1\ngroup: g\ntopics: [t]\n"
+         "schema: schemas/s.json\nsinks:\n  - parquet: {root: out}\n";
+  auto c = LoadEltConfig(dir / "kelt.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->elt.landing.fields[0].name, "y");
+  EXPECT_EQ(c->schema_origin, (dir / "schemas" / "s.json").string());
+
+  std::ofstream(dir / "bad.yaml")
+      << "brokers: b:1\ngroup: g\ntopics: [t]\n"
+         "schema: nope.json\nsinks:\n  - parquet: {root: out}\n";
+  auto bad = LoadEltConfig(dir / "bad.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(), (dir / "bad.yaml").string() +
+                                        ": schema: cannot read schema file '" +
+                                        (dir / "nope.json").string() + "' (line 4)");
+
+  std::ofstream(dir / "badtype.yaml") << "brokers: b:1\ngroup: g\ntopics: [t]\n"
+                                         "schema: {fields: [{name: z, data_type: "
+                                         "Int65}]}\nsinks:\n  - parquet: {root: o}\n";
+  auto badtype = LoadEltConfig(dir / "badtype.yaml");
+  ASSERT_FALSE(badtype.ok());
+  EXPECT_NE(badtype.status().message().find(": schema: "), std::string::npos);
+  EXPECT_NE(badtype.status().message().find("Int65"), std::string::npos)
+      << badtype.status().message();
+  fs::remove_all(dir);
+}
+
+TEST(ConfigTest, MakeSinksMakesEachKind) {
+  auto c = ParseEltConfig(std::string(kMinimal) + "  - duckdb: {path: /tmp/k.duckdb}\n",
+                          "/tmp");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  auto sinks = MakeSinks(*c);
+  ASSERT_TRUE(sinks.ok()) << sinks.status().ToString();
+  ASSERT_EQ(sinks->size(), 2u);
+  EXPECT_NE((*sinks)[0]->name().find("parquet"), std::string::npos);
+  EXPECT_NE((*sinks)[1]->name().find("duckdb"), std::string::npos);
+}
+
+TEST(ConfigTest, KeysTableCoversEveryKeyWithAnEnvVar) {
+  const auto& keys = EltConfigKeys();
+  auto find = [&](const std::string& k) {
+    for (const auto& i : keys)
+      if (i.key == k) return i;
+    return ConfigKeyInfo{};
+  };
+  EXPECT_EQ(find("window.max_records").env, "KELT_WINDOW_MAX_RECORDS");
+  EXPECT_EQ(find("window.max_records").flag, "--window-records");
+  EXPECT_TRUE(find("postgres.conninfo").secret);
+  EXPECT_TRUE(find("parquet.s3_secret_key").secret);
+  EXPECT_EQ(find("properties").env, "KELT_PROPERTY_<NAME>");
+  EXPECT_TRUE(IsSecretConfigKey("properties.ssl.key.password"));
+  EXPECT_FALSE(IsSecretConfigKey("group"));
+}
+
+}  // namespace
+}  // namespace kelt
