@@ -1,6 +1,7 @@
 // Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
 //
-// The kelt command. Exit codes: 0 success, 1 the operation failed, 2 bad usage.
+// The kelt command. Exit codes: 0 success, 1 the operation failed, 2 bad usage or an
+// invalid config, 128+N a second signal N ended a run at once.
 #include <arrow/api.h>
 
 #include <CLI/CLI.hpp>
@@ -10,16 +11,59 @@
 #include <sstream>
 #include <string>
 
+#include "commands.h"
+#include "kelt/config.h"
 #include "kelt/dataset.h"
-#include "kelt/elt.h"
-#include "kelt/kafka.h"
 #include "kelt/load.h"
 #include "kelt/schema.h"
-#include "kelt/sink.h"
 #include "kelt/transform.h"
 #include "table_printer.h"
+#include "terminal.h"
+
+extern char** environ;
+
+namespace kelt::cli {
+
+int Fail(const Status& st, const std::string& context) {
+  std::stringstream lines(st.message());
+  std::string line;
+  bool any = false;
+  while (std::getline(lines, line)) {
+    std::cerr << "kelt: " << context << ": " << line << "\n";
+    any = true;
+  }
+  if (!any) std::cerr << "kelt: " << context << ": " << st.ToString() << "\n";
+  return 1;
+}
+
+int RunSql(const SqlArgs& a) {
+  auto session = SqlSession::Make();
+  if (!session.ok()) return Fail(session.status(), "sql");
+  LandingSource source;
+  if (!a.parquet.empty()) {
+    source.format = LandingSource::Format::kParquet;
+    source.location = a.parquet;
+    source.topic = a.topic;
+  } else {
+    source.format = LandingSource::Format::kDuckDb;
+    source.location = a.duckdb;
+    source.table = a.duckdb_table;
+  }
+  if (auto st = (*session)->RegisterLanding("landing", source); !st.ok())
+    return Fail(st, "landing");
+  auto result = (*session)->Query(a.query);
+  if (!result.ok()) return Fail(result.status(), "sql");
+  auto batch = (*result)->CombineChunksToBatch();
+  if (!batch.ok()) return Fail(Status::Internal(batch.status().ToString()), "sql");
+  PrintTable(**batch, std::cout);
+  return 0;
+}
+
+}  // namespace kelt::cli
 
 namespace {
+
+using kelt::cli::Fail;
 
 kelt::Result<std::string> ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -27,11 +71,6 @@ kelt::Result<std::string> ReadFile(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-int Fail(const kelt::Status& st, const std::string& context) {
-  std::cerr << "kelt: " << context << ": " << st.message() << "\n";
-  return 1;
 }
 
 struct LoadArgs {
@@ -75,128 +114,129 @@ int RunLoad(const LoadArgs& a) {
   return 0;
 }
 
-struct ProduceArgs {
-  std::string brokers;
-  std::string topic;
-  std::string file;
+// The config inputs shared by `run` and `validate`: --config, --set, and one flag per
+// key that has one (kelt/config.h's key table), applied in the order
+// environment < --set < the specific flags.
+struct ConfigArgs {
+  std::string config;
+  std::vector<std::string> sets;
+  std::map<std::string, std::vector<std::string>> flags;  // key → values
+  std::map<std::string, bool> switches;                   // boolean keys given as flags
+
+  void AddTo(CLI::App* cmd) {
+    cmd->add_option("-c,--config", config, "config file (YAML or JSON); env KELT_CONFIG")
+        ->envname("KELT_CONFIG");
+    cmd->add_option("--set", sets, "KEY=VALUE for any config key (repeatable)");
+    for (const auto& k : kelt::EltConfigKeys()) {
+      if (k.flag.empty()) continue;
+      std::string help = k.help + " [" + k.key + "]";
+      if (k.type == "boolean") {
+        switches[k.key] = false;
+        cmd->add_flag(k.flag, switches[k.key], help);
+      } else if (k.key == "properties") {
+        cmd->add_option(k.flag, flags[k.key], "NAME=VALUE: " + help + " (repeatable)");
+      } else {
+        cmd->add_option(k.flag, flags[k.key],
+                        help + (k.type == "list" ? " (repeatable)" : ""))
+            ->type_name(k.type == "integer" ? "INT" : "TEXT");
+      }
+    }
+  }
+
+  // Returns false (printing why) on a malformed --set/--property.
+  bool Overrides(std::vector<kelt::ConfigOverride>* out) const {
+    std::vector<std::string> names;
+    for (char** e = environ; e && *e; ++e) {
+      std::string kv = *e;
+      names.push_back(kv.substr(0, kv.find('=')));
+    }
+    *out = kelt::ConfigOverridesFromEnv(names);
+    for (const auto& s : sets) {
+      size_t eq = s.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        std::cerr << "kelt: --set '" << s.substr(0, eq) << "': expected KEY=VALUE\n";
+        return false;
+      }
+      out->push_back({s.substr(0, eq), s.substr(eq + 1), "--set"});
+    }
+    for (const auto& k : kelt::EltConfigKeys()) {
+      if (k.flag.empty()) continue;
+      if (k.type == "boolean") {
+        auto it = switches.find(k.key);
+        if (it != switches.end() && it->second) out->push_back({k.key, "true", k.flag});
+        continue;
+      }
+      auto it = flags.find(k.key);
+      if (it == flags.end() || it->second.empty()) continue;
+      if (k.key == "properties") {
+        for (const auto& p : it->second) {
+          size_t eq = p.find('=');
+          if (eq == std::string::npos || eq == 0) {
+            std::cerr << "kelt: " << k.flag << " '" << p.substr(0, eq)
+                      << "': expected NAME=VALUE\n";
+            return false;
+          }
+          out->push_back({"properties." + p.substr(0, eq), p.substr(eq + 1), k.flag});
+        }
+      } else if (k.type == "list") {
+        std::string joined;
+        for (const auto& v : it->second) joined += (joined.empty() ? "" : ",") + v;
+        out->push_back({k.key, joined, k.flag});
+      } else {
+        out->push_back({k.key, it->second.back(), k.flag});
+      }
+    }
+    return true;
+  }
+
+  kelt::Result<kelt::EltConfig> Load() const {
+    std::vector<kelt::ConfigOverride> o;
+    if (!Overrides(&o)) return kelt::Status::Invalid("bad arguments");
+    return kelt::LoadEltConfig(config, o);
+  }
 };
 
-// One message per non-empty line of an NDJSON file; the key is the line number.
-int RunProduce(const ProduceArgs& a) {
-  std::ifstream in(a.file, std::ios::binary);
-  if (!in) return Fail(kelt::Status::IOError("cannot open '" + a.file + "'"), "--file");
-  std::vector<std::pair<std::optional<std::string>, std::string>> messages;
-  std::string line;
-  for (int64_t n = 1; std::getline(in, line); ++n) {
-    if (line.empty()) continue;
-    messages.emplace_back(std::to_string(n), line);
+int RunValidate(const ConfigArgs& args) {
+  auto c = args.Load();
+  if (!c.ok()) {
+    Fail(c.status(), "validate");
+    return 1;
   }
-  kelt::ProducerOptions o;
-  o.brokers = a.brokers;
-  o.topic = a.topic;
-  o.message_timeout_ms = 30000;
-  auto producer = kelt::Producer::Make(o);
-  if (!producer.ok()) return Fail(producer.status(), "producer");
-  auto sent = (*producer)->SendRaw(messages);
-  if (!sent.ok()) return Fail(sent.status(), a.file);
-  std::cout << "produced " << *sent << " messages to " << a.topic << "\n";
-  return 0;
-}
-
-struct RunArgs {
-  std::string brokers;
-  std::vector<std::string> topics;
-  std::string group;
-  std::string schema;
-  std::string parquet;
-  std::string duckdb;
-  std::string duckdb_table = "landing";
-  std::string on_bad_record = "dead_letter";
-  int64_t window_records = 10000;
-  bool until_caught_up = false;
-};
-
-// The ELT loop into the given sinks; a JSON summary at the end.
-int RunElt(const RunArgs& a) {
-  auto schema_text = ReadFile(a.schema);
-  if (!schema_text.ok()) return Fail(schema_text.status(), "--schema");
-  auto schema = kelt::ParseSchemaJson(*schema_text, kelt::SchemaDialect::kLenient);
-  if (!schema.ok()) return Fail(schema.status(), a.schema);
-  kelt::EltOptions o;
-  o.consumer.brokers = a.brokers;
-  o.consumer.topics = a.topics;
-  o.consumer.group_id = a.group;
-  o.landing = *schema;
-  o.load.on_bad_record = *kelt::ParseBadRecordPolicy(a.on_bad_record);
-  o.window.max_records = a.window_records;
-  o.until_caught_up = a.until_caught_up;
-  std::vector<std::unique_ptr<kelt::Sink>> sinks;
-  if (!a.parquet.empty()) {
-    kelt::ParquetSinkOptions p;
-    p.root = a.parquet;
-    auto sink = kelt::MakeParquetSink(p);
-    if (!sink.ok()) return Fail(sink.status(), "--parquet");
-    sinks.push_back(std::move(*sink));
+  std::cout << "config OK" << (args.config.empty() ? "" : ": " + args.config) << "\n";
+  std::cout << "  brokers " << c->elt.consumer.brokers << ", group "
+            << c->elt.consumer.group_id << ", topics";
+  for (const auto& t : c->elt.consumer.topics) std::cout << " " << t;
+  std::cout << "\n  schema (" << c->schema_origin
+            << "): " << kelt::WithIdentityColumns(c->elt.landing).fields.size()
+            << " columns:";
+  for (const auto& f : kelt::WithIdentityColumns(c->elt.landing).fields) {
+    std::cout << " " << f.name << ":" << kelt::TypeName(f.type);
   }
-  if (!a.duckdb.empty()) {
-    kelt::DuckDbSinkOptions d;
-    d.path = a.duckdb;
-    d.table = a.duckdb_table;
-    d.group_id = a.group;
-    auto sink = kelt::MakeDuckDbSink(d);
-    if (!sink.ok()) return Fail(sink.status(), "--duckdb");
-    sinks.push_back(std::move(*sink));
+  std::cout << "\n  window: " << c->elt.window.max_records << " records, "
+            << c->elt.window.max_bytes << " bytes, " << c->elt.window.max_wait.count()
+            << " ms; bad records: "
+            << kelt::BadRecordPolicyName(c->elt.load.on_bad_record)
+            << (c->elt.until_caught_up ? "; until caught up" : "") << "\n";
+  for (size_t i = 0; i < c->sinks.size(); ++i) {
+    const auto& s = c->sinks[i];
+    std::cout << "  sinks[" << i << "] " << kelt::SinkKindName(s.kind) << ": ";
+    switch (s.kind) {
+      case kelt::SinkConfig::Kind::kParquet:
+        std::cout << s.parquet.root;
+        break;
+      case kelt::SinkConfig::Kind::kDuckDb:
+        std::cout << s.duckdb.path << " table " << s.duckdb.table;
+        break;
+      case kelt::SinkConfig::Kind::kPostgres:
+        std::cout << "(conninfo not shown) table " << s.postgres.table;
+        break;
+    }
+    std::cout << "\n";
   }
-  if (sinks.empty()) {
-    std::cerr << "kelt: run: give at least one sink (--parquet DIR, --duckdb FILE)\n";
-    return 2;
+  if (c->metrics_port > 0) {
+    std::cout << "  metrics: http://" << c->metrics_host << ":" << c->metrics_port
+              << "/metrics\n";
   }
-  auto loop = kelt::EltLoop::Make(std::move(o), std::move(sinks));
-  if (!loop.ok()) return Fail(loop.status(), "run");
-  auto stats = (*loop)->Run();
-  if (!stats.ok()) return Fail(stats.status(), "run");
-  std::cout << "{\"windows\":" << stats->windows << ",\"records\":" << stats->records
-            << ",\"rows\":" << stats->rows << ",\"bad_records\":" << stats->bad_records
-            << ",\"caught_up\":" << (stats->caught_up ? "true" : "false")
-            << ",\"committed\":{";
-  bool first = true;
-  for (const auto& [tp, next] : stats->committed) {
-    std::cout << (first ? "" : ",") << "\"" << kelt::ToString(tp) << "\":" << next;
-    first = false;
-  }
-  std::cout << "}}\n";
-  return 0;
-}
-
-struct SqlArgs {
-  std::string parquet;
-  std::string topic;
-  std::string duckdb;
-  std::string duckdb_table = "landing";
-  std::string query;
-};
-
-// SQL over landed data: the landing is the table `landing`.
-int RunSql(const SqlArgs& a) {
-  auto session = kelt::SqlSession::Make();
-  if (!session.ok()) return Fail(session.status(), "sql");
-  kelt::LandingSource source;
-  if (!a.parquet.empty()) {
-    source.format = kelt::LandingSource::Format::kParquet;
-    source.location = a.parquet;
-    source.topic = a.topic;
-  } else {
-    source.format = kelt::LandingSource::Format::kDuckDb;
-    source.location = a.duckdb;
-    source.table = a.duckdb_table;
-  }
-  if (auto st = (*session)->RegisterLanding("landing", source); !st.ok())
-    return Fail(st, "landing");
-  auto result = (*session)->Query(a.query);
-  if (!result.ok()) return Fail(result.status(), "sql");
-  auto batch = (*result)->CombineChunksToBatch();
-  if (!batch.ok()) return Fail(kelt::Status::Internal(batch.status().ToString()), "sql");
-  kelt::cli::PrintTable(**batch, std::cout);
   return 0;
 }
 
@@ -225,35 +265,58 @@ int main(int argc, char** argv) {
   load_cmd->add_option("--output", load.output, "table | json | both")
       ->check(CLI::IsMember({"table", "json", "both"}));
 
-  ProduceArgs produce;
-  auto* produce_cmd =
-      app.add_subcommand("produce", "Produce each line of an NDJSON file to a topic");
-  produce_cmd->add_option("--brokers", produce.brokers, "bootstrap servers")->required();
+  kelt::cli::ProduceArgs produce;
+  auto* produce_cmd = app.add_subcommand(
+      "produce", "Produce NDJSON lines or CSV rows (as JSON objects) to a topic");
+  produce_cmd->add_option("--brokers", produce.brokers, "bootstrap servers")
+      ->envname("KELT_BROKERS")
+      ->required();
   produce_cmd->add_option("--topic", produce.topic, "topic")->required();
-  produce_cmd->add_option("--file", produce.file, "NDJSON file")
+  produce_cmd->add_option("--file", produce.file, "NDJSON or CSV file")
       ->required()
       ->check(CLI::ExistingFile);
+  produce_cmd
+      ->add_option("--format", produce.format, "auto (by extension) | ndjson | csv")
+      ->check(CLI::IsMember({"auto", "ndjson", "csv"}));
+  produce_cmd->add_option(
+      "--key-field", produce.key_field,
+      "CSV column whose value is the message key (default: row number)");
+  produce_cmd->add_option("--limit", produce.limit, "produce at most N records")
+      ->check(CLI::NonNegativeNumber);
+  produce_cmd->add_option("--property", produce.properties,
+                          "NAME=VALUE librdkafka property (repeatable)");
 
-  RunArgs run;
+  ConfigArgs run_args;
   auto* run_cmd = app.add_subcommand(
-      "run", "Run the ELT loop: Extract → Load → land (Parquet, DuckDB) → commit");
-  run_cmd->add_option("--brokers", run.brokers, "bootstrap servers")->required();
-  run_cmd->add_option("--topic", run.topics, "topic (repeatable)")->required();
-  run_cmd->add_option("--group", run.group, "consumer group")->required();
-  run_cmd->add_option("--schema", run.schema, "landing schema JSON file")
-      ->required()
-      ->check(CLI::ExistingFile);
-  run_cmd->add_option("--parquet", run.parquet, "Parquet landing root (dir or s3://)");
-  run_cmd->add_option("--duckdb", run.duckdb, "DuckDB landing database file");
-  run_cmd->add_option("--duckdb-table", run.duckdb_table, "DuckDB landing table");
-  run_cmd->add_option("--on-bad-record", run.on_bad_record, "fail | skip | dead_letter")
-      ->check(CLI::IsMember({"fail", "skip", "dead_letter"}));
-  run_cmd->add_option("--window-records", run.window_records, "max records per window")
-      ->check(CLI::PositiveNumber);
-  run_cmd->add_flag("--until-caught-up", run.until_caught_up,
-                    "stop at the end of the topic as it was at the start");
+      "run",
+      "Run the ELT loop: Extract → Load → land (Parquet, DuckDB, PostgreSQL) → commit. "
+      "Precedence: flag > environment > config file > default");
+  run_args.AddTo(run_cmd);
 
-  SqlArgs sql;
+  ConfigArgs validate_args;
+  auto* validate_cmd = app.add_subcommand(
+      "validate", "Check a config (and its schema) without connecting to anything");
+  validate_args.AddTo(validate_cmd);
+
+  kelt::cli::TailArgs tail;
+  auto* tail_cmd = app.add_subcommand("tail", "Print a topic's records (never commits)");
+  tail_cmd->add_option("--brokers", tail.brokers, "bootstrap servers")
+      ->envname("KELT_BROKERS")
+      ->required();
+  tail_cmd->add_option("--topic", tail.topics, "topic (repeatable; ^regex allowed)")
+      ->required();
+  tail_cmd->add_option("--from", tail.from, "beginning | end | OFFSET (every partition)");
+  tail_cmd->add_option("--partition", tail.partition, "only this partition");
+  tail_cmd->add_option("-n,--count", tail.count, "stop after N records")
+      ->check(CLI::NonNegativeNumber);
+  tail_cmd->add_flag("-e,--exit-at-end", tail.exit_at_end,
+                     "stop at the end of the topic as it was at the start");
+  tail_cmd->add_option("--format", tail.format, "text | json | value")
+      ->check(CLI::IsMember({"text", "json", "value"}));
+  tail_cmd->add_option("--property", tail.properties,
+                       "NAME=VALUE librdkafka property (repeatable)");
+
+  kelt::cli::SqlArgs sql;
   auto* sql_cmd = app.add_subcommand(
       "sql", "Run SQL over landed data (the table `landing`) and print the result");
   sql_cmd->add_option("--parquet", sql.parquet, "Parquet landing root");
@@ -262,21 +325,66 @@ int main(int argc, char** argv) {
   sql_cmd->add_option("--duckdb-table", sql.duckdb_table, "DuckDB landing table");
   sql_cmd->add_option("query", sql.query, "the SQL")->required();
 
+  kelt::cli::DemoArgs demo;
+  auto* demo_cmd = app.add_subcommand(
+      "demo",
+      "Produce a CSV (the Uber April 2014 sample) to a topic, land it until caught up "
+      "into Parquet + DuckDB, query it, show the files");
+  demo_cmd->add_option("--brokers", demo.brokers, "bootstrap servers")
+      ->envname("KELT_BROKERS")
+      ->required();
+  demo_cmd->add_option("--csv", demo.csv, "CSV with header Date/Time,Lat,Lon,Base")
+      ->required()
+      ->check(CLI::ExistingFile);
+  demo_cmd->add_option("--topic", demo.topic, "topic");
+  demo_cmd->add_option("--group", demo.group, "consumer group");
+  demo_cmd->add_option("--dir", demo.dir, "where the config and the landing go");
+  demo_cmd->add_option("--rows", demo.rows, "produce only the first N rows")
+      ->check(CLI::NonNegativeNumber);
+  demo_cmd->add_option("--progress", demo.progress, "auto | bar | lines | none")
+      ->check(CLI::IsMember({"auto", "bar", "lines", "none"}));
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   if (load_cmd->parsed()) return RunLoad(load);
-  if (produce_cmd->parsed()) return RunProduce(produce);
-  if (run_cmd->parsed()) return RunElt(run);
+  if (produce_cmd->parsed()) return kelt::cli::RunProduce(produce);
+  if (validate_cmd->parsed()) return RunValidate(validate_args);
+  if (run_cmd->parsed()) {
+    // Signals first: every thread created from here on inherits the blocked mask.
+    static std::atomic<bool> stop{false};
+    kelt::cli::WatchSignals(&stop);
+    auto config = run_args.Load();
+    if (!config.ok()) {
+      Fail(config.status(), "run");
+      return 2;
+    }
+    kelt::cli::InstallLogHook(config->log_format, config->log_level,
+                              kelt::cli::ConfigSecrets(*config));
+    return kelt::cli::RunService(*config, &stop);
+  }
+  if (tail_cmd->parsed()) {
+    static std::atomic<bool> stop{false};
+    kelt::cli::WatchSignals(&stop);
+    kelt::cli::InstallLogHook("text", "warning", {});
+    return kelt::cli::RunTail(tail, &stop);
+  }
+  if (demo_cmd->parsed()) {
+    static std::atomic<bool> stop{false};
+    kelt::cli::WatchSignals(&stop);
+    // The demo's audience wants the result, not librdkafka's retries on a fresh broker.
+    kelt::cli::InstallLogHook("text", "error", {});
+    return kelt::cli::RunDemo(demo, &stop);
+  }
   if (sql_cmd->parsed()) {
     if (sql.parquet.empty() == sql.duckdb.empty() ||
         (!sql.parquet.empty() && sql.topic.empty())) {
       std::cerr << "kelt: sql: give --parquet DIR --topic T, or --duckdb FILE\n";
       return 2;
     }
-    return RunSql(sql);
+    return kelt::cli::RunSql(sql);
   }
   return 2;
 }

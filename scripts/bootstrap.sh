@@ -31,7 +31,7 @@ PY_PINS=(
 APT_PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config git curl ca-certificates
   librdkafka-dev libsimdjson-dev libpq-dev postgresql postgresql-contrib
-  libgtest-dev libgmock-dev googletest libbenchmark-dev libcli11-dev libyaml-cpp-dev
+  libgtest-dev libgmock-dev googletest libbenchmark-dev libcli11-dev libyaml-cpp-dev libcivetweb-dev
   nlohmann-json3-dev clang clang-format clang-tidy libclang-rt-14-dev maven tmux
 )
 # Link order of the static libraries, from the Go module's prebuilt.go.

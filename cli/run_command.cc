@@ -1,0 +1,332 @@
+// Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
+//
+// `kelt run`: windows until the run ends (caught up, max_windows, a signal), with the
+// progress output, /metrics, and the summary JSON at the end. The loop is driven with
+// Step() so each window's latency can be measured; a signal is seen between windows,
+// so the current window is finished (bounded by window.max_wait_ms) and then the sinks
+// are flushed and what is durable is committed.
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <iostream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "commands.h"
+#include "kelt/elt.h"
+#include "kelt/log.h"
+#include "metrics.h"
+#include "terminal.h"
+
+namespace kelt::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string JsonString(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+// {"topic":{"0":next,...},...}
+std::string OffsetsJson(const OffsetMap& m) {
+  std::map<std::string, std::vector<std::pair<int32_t, int64_t>>> by_topic;
+  for (const auto& [tp, next] : m) by_topic[tp.topic].emplace_back(tp.partition, next);
+  std::string out = "{";
+  bool first_t = true;
+  for (const auto& [topic, parts] : by_topic) {
+    out += (first_t ? "" : ",") + JsonString(topic) + ":{";
+    first_t = false;
+    bool first_p = true;
+    for (const auto& [p, next] : parts) {
+      out += (first_p ? "\"" : ",\"") + std::to_string(p) + "\":" + std::to_string(next);
+      first_p = false;
+    }
+    out += "}";
+  }
+  return out + "}";
+}
+
+// The summary: the first keys keep the shape of earlier releases (scripts grep them).
+std::string SummaryJson(const EltStats& s, const EltConfig& c,
+                        const std::vector<std::string>& sink_names, double seconds,
+                        bool stopped_by_signal) {
+  std::ostringstream o;
+  o << "{\"windows\":" << s.windows << ",\"records\":" << s.records
+    << ",\"rows\":" << s.rows << ",\"bad_records\":" << s.bad_records
+    << ",\"caught_up\":" << (s.caught_up ? "true" : "false") << ",\"committed\":{";
+  bool first = true;
+  for (const auto& [tp, next] : s.committed) {
+    o << (first ? "" : ",") << JsonString(ToString(tp)) << ":" << next;
+    first = false;
+  }
+  o << "},\"offsets\":" << OffsetsJson(s.committed) << ",\"bytes\":" << s.bytes
+    << ",\"dead_lettered\":" << s.dead_lettered << ",\"sink_errors\":" << s.sink_errors
+    << ",\"sinks\":[";
+  for (size_t i = 0; i < c.sinks.size(); ++i) {
+    const std::string name = i < sink_names.size() ? sink_names[i] : "";
+    o << (i ? "," : "") << "{\"kind\":" << JsonString(SinkKindName(c.sinks[i].kind))
+      << ",\"name\":" << JsonString(name) << ",\"rows\":" << s.rows
+      << ",\"dead_letters\":" << s.dead_lettered << ",\"durable\":";
+    auto it = s.durable.find(name);
+    o << OffsetsJson(it == s.durable.end() ? OffsetMap{} : it->second) << "}";
+  }
+  char secs[32];
+  std::snprintf(secs, sizeof(secs), "%.3f", seconds);
+  o << "],\"elapsed_s\":" << secs
+    << ",\"stopped_by_signal\":" << (stopped_by_signal ? "true" : "false") << "}";
+  return o.str();
+}
+
+// What the progress output shows, updated by the loop thread.
+struct ProgressState {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  int64_t records = 0;
+  int64_t bytes = 0;
+  int64_t rows = 0;
+  int64_t bad = 0;
+  int64_t windows = 0;
+  int64_t lag = -1;  // -1: not measured yet
+  Clock::time_point start = Clock::now();
+};
+
+std::string ProgressText(const ProgressState& p, bool bar, bool catch_up) {
+  double elapsed = std::chrono::duration<double>(Clock::now() - p.start).count();
+  double rate = elapsed > 0 ? static_cast<double>(p.records) / elapsed : 0;
+  std::ostringstream o;
+  if (bar) {
+    const int width = 24;
+    if (catch_up && p.lag >= 0) {
+      double total = static_cast<double>(p.records + p.lag);
+      double frac = total > 0 ? static_cast<double>(p.records) / total : 1.0;
+      int filled = static_cast<int>(frac * width);
+      o << "[" << std::string(filled, '#') << std::string(width - filled, '.') << "] ";
+      char pct[16];
+      std::snprintf(pct, sizeof(pct), "%3.0f%% ", frac * 100);
+      o << pct;
+    }
+    o << HumanCount(static_cast<double>(p.records)) << " rec  "
+      << HumanBytes(static_cast<double>(p.bytes)) << "  lag "
+      << (p.lag >= 0 ? HumanCount(static_cast<double>(p.lag)) : std::string("?")) << "  "
+      << HumanCount(rate) << " rec/s";
+    if (catch_up && p.lag >= 0) {
+      o << "  ETA " << (rate > 0 ? HumanSeconds(static_cast<double>(p.lag) / rate) : "?");
+    }
+    if (p.bad > 0) o << "  bad " << p.bad;
+  } else {
+    char r[32];
+    std::snprintf(r, sizeof(r), "%.0f", rate);
+    o << "progress records=" << p.records << " bytes=" << p.bytes << " rows=" << p.rows
+      << " bad_records=" << p.bad << " windows=" << p.windows << " lag=" << p.lag
+      << " rate=" << r << "/s";
+    if (catch_up) {
+      o << " eta_s=";
+      if (p.lag >= 0 && rate > 0) {
+        char eta[32];
+        std::snprintf(eta, sizeof(eta), "%.1f", static_cast<double>(p.lag) / rate);
+        o << eta;
+      } else {
+        o << "?";
+      }
+    }
+    o << "\n";
+  }
+  return o.str();
+}
+
+}  // namespace
+
+std::vector<std::string> ConfigSecrets(const EltConfig& c) {
+  std::vector<std::string> out;
+  for (const auto& [name, value] : c.elt.consumer.properties) {
+    if (IsSecretConfigKey("properties." + name)) out.push_back(value);
+  }
+  for (const auto& s : c.sinks) {
+    if (!s.parquet.s3_access_key.empty()) out.push_back(s.parquet.s3_access_key);
+    if (!s.parquet.s3_secret_key.empty()) out.push_back(s.parquet.s3_secret_key);
+    if (s.kind == SinkConfig::Kind::kPostgres) {
+      out.push_back(s.postgres.conninfo);
+      // The password inside a URI or key=value conninfo.
+      const std::string& ci = s.postgres.conninfo;
+      size_t at = ci.find('@');
+      size_t scheme = ci.find("://");
+      if (scheme != std::string::npos && at != std::string::npos) {
+        size_t colon = ci.find(':', scheme + 3);
+        if (colon != std::string::npos && colon < at)
+          out.push_back(ci.substr(colon + 1, at - colon - 1));
+      }
+      size_t pw = ci.find("password=");
+      if (pw != std::string::npos) {
+        size_t end = ci.find(' ', pw);
+        out.push_back(ci.substr(pw + 9, end == std::string::npos ? end : end - pw - 9));
+      }
+    }
+  }
+  return out;
+}
+
+int RunService(const EltConfig& config, std::atomic<bool>* stop) {
+  const auto t0 = Clock::now();
+  RunMetrics metrics;
+  std::unique_ptr<MetricsServer> server;
+  if (config.metrics_port > 0) {
+    auto s = MetricsServer::Start(config.metrics_host, config.metrics_port, &metrics);
+    if (!s.ok()) return Fail(s.status(), "run");
+    server = std::move(*s);
+    CliLog(LogLevel::kInfo, "serving Prometheus metrics on http://" +
+                                config.metrics_host + ":" +
+                                std::to_string(server->port()) + "/metrics");
+  }
+
+  auto sinks = MakeSinks(config);
+  if (!sinks.ok()) return Fail(sinks.status(), "run");
+  std::vector<std::string> sink_names;
+  for (const auto& s : *sinks) sink_names.push_back(s->name());
+  EltOptions options = config.elt;
+  auto loop = EltLoop::Make(std::move(options), std::move(*sinks));
+  if (!loop.ok()) return Fail(loop.status(), "run");
+  {
+    std::string topics;
+    for (const auto& t : config.elt.consumer.topics)
+      topics += (topics.empty() ? "" : ",") + t;
+    std::string names;
+    for (const auto& n : sink_names) names += (names.empty() ? "" : ", ") + n;
+    CliLog(LogLevel::kInfo,
+           std::string(config.elt.until_caught_up ? "catching up" : "running") +
+               ": topics " + topics + ", group " + config.elt.consumer.group_id + " → " +
+               names);
+  }
+
+  // Progress output on its own thread so it updates while a window is in flight.
+  const bool tty = ::isatty(2) == 1;
+  std::string mode = config.progress;
+  if (mode == "auto") mode = tty ? "bar" : "lines";
+  const bool bar = mode == "bar";
+  ProgressState progress;
+  std::thread progress_thread;
+  if (mode != "none") {
+    const auto interval = bar ? std::chrono::milliseconds(200)
+                              : std::chrono::milliseconds(config.progress_interval_ms);
+    const bool catch_up = config.elt.until_caught_up;
+    progress_thread = std::thread([&progress, interval, bar, catch_up] {
+      std::unique_lock<std::mutex> lock(progress.mu);
+      while (!progress.done) {
+        progress.cv.wait_for(lock, interval, [&] { return progress.done; });
+        if (progress.done) break;
+        std::string text = ProgressText(progress, bar, catch_up);
+        lock.unlock();
+        if (bar) {
+          DrawBar(text);
+        } else {
+          WriteStderr(text);
+        }
+        lock.lock();
+      }
+    });
+  }
+
+  auto last_lag = Clock::now() - std::chrono::hours(1);
+  auto measure_lag = [&](bool force) {
+    if (!force && Clock::now() - last_lag < std::chrono::milliseconds(500)) return;
+    last_lag = Clock::now();
+    auto lag = (*loop)->consumer().Lag(std::chrono::milliseconds(2000));
+    if (!lag.ok()) return;  // a monitoring read: the next window tries again
+    metrics.SetLag(*lag);
+    int64_t total = 0;
+    for (const auto& l : *lag) total += l.lag > 0 ? l.lag : 0;
+    std::lock_guard<std::mutex> g(progress.mu);
+    progress.lag = lag->empty() ? -1 : total;
+  };
+
+  Status failure;
+  bool stopped_by_signal = false;
+  while (true) {
+    if (stop->load()) {
+      stopped_by_signal = true;
+      break;
+    }
+    const auto w0 = Clock::now();
+    bool windowed = false;
+    auto more = (*loop)->Step([&](const EltStats&, const Window&) { windowed = true; });
+    if (!more.ok()) {
+      failure = more.status();
+      break;
+    }
+    const EltStats& s = (*loop)->stats();
+    if (windowed) {
+      metrics.OnWindow(s, std::chrono::duration<double>(Clock::now() - w0).count());
+      Log(LogLevel::kDebug, "cli",
+          "window " + std::to_string(s.windows) + ": records " +
+              std::to_string(s.records) + ", rows " + std::to_string(s.rows));
+    } else {
+      metrics.OnStats(s);
+    }
+    metrics.SetCaughtUp(s.caught_up);
+    {
+      std::lock_guard<std::mutex> g(progress.mu);
+      progress.records = s.records;
+      progress.bytes = s.bytes;
+      progress.rows = s.rows;
+      progress.bad = s.bad_records;
+      progress.windows = s.windows;
+    }
+    measure_lag(!*more);
+    if (!*more) break;
+  }
+  if (failure.ok()) {
+    failure = (*loop)->Close();
+  } else {
+    // The window failed: flush and commit whatever earlier windows made durable.
+    Status closed = (*loop)->Close();
+    if (!closed.ok())
+      CliLog(LogLevel::kError, "closing after the failure: " + closed.message());
+  }
+  const EltStats& s = (*loop)->stats();
+  metrics.OnStats(s);
+  {
+    std::lock_guard<std::mutex> g(progress.mu);
+    progress.records = s.records;
+    progress.bytes = s.bytes;
+    progress.rows = s.rows;
+    progress.bad = s.bad_records;
+    progress.windows = s.windows;
+    if (s.caught_up) progress.lag = 0;
+    progress.done = true;
+  }
+  progress.cv.notify_all();
+  if (progress_thread.joinable()) progress_thread.join();
+  if (mode != "none") {
+    std::string text = ProgressText(progress, bar, config.elt.until_caught_up);
+    if (bar) {
+      DrawBar(text);
+      EndBar();
+    } else {
+      WriteStderr(text);
+    }
+  }
+  double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  std::cout << SummaryJson(s, config, sink_names, seconds, stopped_by_signal)
+            << std::endl;
+  if (!failure.ok()) return Fail(failure, "run");
+  CliLog(LogLevel::kInfo,
+         stopped_by_signal ? "stopped: every durable window is committed" : "done");
+  return 0;
+}
+
+}  // namespace kelt::cli
