@@ -12,6 +12,7 @@
 #   kafka   Apache Kafka broker jars (Maven Central) into $KELT_KAFKA_LIBS, and those of
 #           $KELT_KAFKA_SCRAM_VERSION (the broker librdkafka < 2.6.1 can log in to with SCRAM)
 #           into $KELT_KAFKA_SCRAM_LIBS
+#   maven   the Java wrapper's Maven plugins and dependencies (java/pom.xml) into ~/.m2
 # Downloads are cached in $KELT_CACHE (default ~/.cache/kelt); logs of the slow commands go
 # to $KELT_CACHE/logs/. Locations and versions: scripts/lib/paths.sh.
 set -euo pipefail
@@ -31,7 +32,7 @@ PY_PINS=(
 APT_PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config git curl ca-certificates
   librdkafka-dev libsimdjson-dev libpq-dev postgresql postgresql-contrib
-  libgtest-dev libgmock-dev googletest libbenchmark-dev libcli11-dev libyaml-cpp-dev libcivetweb-dev
+  libgtest-dev libgmock-dev googletest libbenchmark-dev libcli11-dev libyaml-cpp-dev
   nlohmann-json3-dev clang clang-format clang-tidy libclang-rt-14-dev maven tmux
 )
 # Link order of the static libraries, from the Go module's prebuilt.go.
@@ -312,6 +313,24 @@ step_kafka() {
   while read -r kv libs; do kafka_fetch "$kv" "$libs"; done < <(kafka_sets)
 }
 
+# ---- step: maven ----------------------------------------------------------------------------
+# The Java wrapper's Maven plugins and dependencies (java/pom.xml) into ~/.m2 ahead of
+# scripts/test.sh's `mvn test`; redone when the pom changes.
+MAVEN_STAMP="$KELT_CACHE/maven/.kelt-bootstrap"
+maven_key() { echo "pom=$(sha256sum "$KELT_ROOT/java/pom.xml" | cut -c1-64)"; }
+maven_ok() { [[ -f "$MAVEN_STAMP" && "$(head -n1 "$MAVEN_STAMP")" == "$(maven_key)" ]]; }
+step_maven() {
+  if [[ -z "$KELT_JAVA25_HOME" || ! -x "$KELT_JAVA25_HOME/bin/java" ]]; then
+    say "maven: skipped, no Java 25 JDK (only the Java wrapper needs it)"
+    return
+  fi
+  maven_ok && return
+  (cd "$KELT_ROOT/java" && JAVA_HOME="$KELT_JAVA25_HOME" run_logged maven mvn -q -B dependency:go-offline) \
+    || die "maven: could not resolve java/pom.xml's plugins and dependencies"
+  mkdir -p "$(dirname "$MAVEN_STAMP")"
+  maven_key > "$MAVEN_STAMP"
+}
+
 # ---- --check --------------------------------------------------------------------------------
 check_all() {
   local problems=() missing t
@@ -377,7 +396,7 @@ exec 9>"$KELT_CACHE/.bootstrap.lock"
 flock 9
 
 T0="$(now)"
-for step in apt venv duckdb kafka; do
+for step in apt venv duckdb kafka maven; do
   t="$(now)"
   "step_$step"
   say "$step: done in $(since "$t")"

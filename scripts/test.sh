@@ -53,6 +53,21 @@ echo "$demo_out" | grep -q '"rows":900,"bad_records":0,"caught_up":true' \
   || { echo "$demo_out" >&2; echo "demo: not every row landed" >&2; exit 1; }
 echo "$demo_out" | grep -q '^5 rows$' || { echo "$demo_out" >&2; echo "demo: SQL answer missing" >&2; exit 1; }
 
+# The language wrappers over the release build, against one local broker for all of them
+# (stopped on exit, whatever happens). Each suite fails, never skips, without the broker.
+step "wrapper suites: Java (libkelt.so via Panama FFM) against a local broker"
+wrappers_kafka="$KELT_ROOT/build/release/kafka-wrappers"
+bash scripts/kafka.sh start --dir "$wrappers_kafka" >/dev/null
+trap 'bash scripts/kafka.sh stop --dir "$wrappers_kafka" >/dev/null 2>&1 || true' EXIT
+export KELT_KAFKA_ENV="$wrappers_kafka/env"
+[ -x "${KELT_JAVA25_HOME:-}/bin/java" ] || { echo "no Java 25 JDK (KELT_JAVA25_HOME)" >&2; exit 1; }
+(cd java && JAVA_HOME="$KELT_JAVA25_HOME" mvn -q -B clean test \
+  -Dkelt.library="$KELT_ROOT/build/release/capi/libkelt.so")
+cat java/target/surefire-reports/TEST-*.xml | grep -o '<testsuite [^>]*' \
+  | sed -E 's/.* name="([^"]+)".* tests="([0-9]+)".*/  java \1: \2 tests passed/'
+bash scripts/kafka.sh stop --dir "$wrappers_kafka" >/dev/null
+trap - EXIT
+
 if [ "$fuzz" = 1 ]; then
   step "fuzz smoke (libFuzzer, ${KELT_FUZZ_SECONDS:-20}s per target)"
   bash scripts/fuzz.sh "${KELT_FUZZ_SECONDS:-20}"
