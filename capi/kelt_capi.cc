@@ -12,6 +12,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <filesystem>
+#include <map>
 #include <memory>
 #include <new>
 #include <optional>
@@ -21,7 +23,9 @@
 #include <vector>
 
 #include "kelt/common/text.h"
+#include "kelt/config.h"
 #include "kelt/dataset.h"
+#include "kelt/elt.h"
 #include "kelt/kafka.h"
 #include "kelt/load.h"
 #include "kelt/pipeline_json.h"
@@ -285,6 +289,12 @@ struct kelt_window {
   kelt::WindowEnd end = kelt::WindowEnd::kDeadline;
   int64_t records = 0;
   int64_t bytes = 0;
+};
+
+// An ELT loop handle.
+struct kelt_pipeline {
+  std::unique_ptr<kelt::EltLoop> loop;
+  bool closed = false;
 };
 
 extern "C" {
@@ -632,5 +642,109 @@ kelt_status kelt_window_info_json(const kelt_window* window, char** out,
 }
 
 void kelt_window_free(kelt_window* window) { delete window; }
+
+// ---- pipeline
+// ----------------------------------------------------------------------------
+
+kelt_status kelt_pipeline_new(const char* config, const char* base_dir,
+                              kelt_pipeline** out, kelt_error** err) {
+  return Guard(err, [&]() -> Status {
+    if (out == nullptr) return NullArg("out");
+    *out = nullptr;
+    KELT_ASSIGN_OR_RAISE(std::string_view text, Arg(config, "config"));
+    std::filesystem::path dir = std::filesystem::current_path();
+    if (base_dir != nullptr) {
+      KELT_ASSIGN_OR_RAISE(std::string_view d, Arg(base_dir, "base_dir"));
+      dir = std::filesystem::path(std::string(d));
+    }
+    auto parsed = kelt::ParseEltConfig(text, dir);
+    if (!parsed.ok()) return parsed.status().WithPrefix("config: ");
+    KELT_ASSIGN_OR_RAISE(std::vector<std::unique_ptr<kelt::Sink>> sinks,
+                         kelt::MakeSinks(*parsed));
+    auto handle = std::make_unique<kelt_pipeline>();
+    KELT_ASSIGN_OR_RAISE(handle->loop,
+                         kelt::EltLoop::Make(std::move(parsed->elt), std::move(sinks)));
+    *out = handle.release();
+    return Status::OK();
+  });
+}
+
+kelt_status kelt_pipeline_step(kelt_pipeline* pipeline, int* more, kelt_error** err) {
+  return Guard(err, [&]() -> Status {
+    if (pipeline == nullptr) return NullArg("pipeline");
+    if (pipeline->closed) return Status::Invalid("pipeline: already closed");
+    KELT_ASSIGN_OR_RAISE(bool go_on, pipeline->loop->Step());
+    if (more != nullptr) *more = go_on ? 1 : 0;
+    return Status::OK();
+  });
+}
+
+kelt_status kelt_pipeline_run(kelt_pipeline* pipeline, kelt_error** err) {
+  return Guard(err, [&]() -> Status {
+    if (pipeline == nullptr) return NullArg("pipeline");
+    if (pipeline->closed) return Status::Invalid("pipeline: already closed");
+    // Run() flushes, commits and leaves the group at the end: the loop is closed after.
+    pipeline->closed = true;
+    return pipeline->loop->Run().status();
+  });
+}
+
+kelt_status kelt_pipeline_stats_json(const kelt_pipeline* pipeline, char** out,
+                                     kelt_error** err) {
+  return Guard(err, [&]() -> Status {
+    if (pipeline == nullptr) return NullArg("pipeline");
+    if (out == nullptr) return NullArg("out");
+    *out = nullptr;
+    const kelt::EltStats& s = pipeline->loop->stats();
+    std::string json = "{";
+    AppendKeyInt(&json, "windows", s.windows);
+    json += ',';
+    AppendKeyInt(&json, "records", s.records);
+    json += ',';
+    AppendKeyInt(&json, "bytes", s.bytes);
+    json += ',';
+    AppendKeyInt(&json, "rows", s.rows);
+    json += ',';
+    AppendKeyInt(&json, "bad_records", s.bad_records);
+    json += ',';
+    AppendKeyInt(&json, "dead_lettered", s.dead_lettered);
+    json += ',';
+    AppendKeyInt(&json, "sink_errors", s.sink_errors);
+    json += s.caught_up ? ",\"caught_up\":true" : ",\"caught_up\":false";
+    json += ",\"committed\":[";
+    bool first = true;
+    for (const auto& [tp, next] : s.committed) {
+      if (!first) json += ',';
+      first = false;
+      json += '{';
+      AppendKeyString(&json, "topic", tp.topic);
+      json += ',';
+      AppendKeyInt(&json, "partition", tp.partition);
+      json += ',';
+      AppendKeyInt(&json, "next_offset", next);
+      json += '}';
+    }
+    json += "]}";
+    return EmitString(out, json);
+  });
+}
+
+kelt_status kelt_pipeline_close(kelt_pipeline* pipeline, kelt_error** err) {
+  return Guard(err, [&]() -> Status {
+    if (pipeline == nullptr) return NullArg("pipeline");
+    if (pipeline->closed) return Status::OK();
+    pipeline->closed = true;
+    return pipeline->loop->Close();
+  });
+}
+
+void kelt_pipeline_free(kelt_pipeline* pipeline) {
+  if (pipeline == nullptr) return;
+  try {
+    if (!pipeline->closed) (void)pipeline->loop->Close();
+  } catch (...) {
+  }
+  delete pipeline;
+}
 
 }  // extern "C"

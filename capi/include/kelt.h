@@ -230,6 +230,45 @@ KELT_EXPORT kelt_status kelt_window_info_json(const kelt_window* window, char** 
                                               kelt_error** err);
 KELT_EXPORT void kelt_window_free(kelt_window* window); /* NULL ok */
 
+/* -- pipeline (the ELT loop: Extract → Load → land in every sink → commit) -- */
+
+typedef struct kelt_pipeline kelt_pipeline;
+
+/* Create the loop from a config document: YAML or JSON with the keys of
+ * `kelt run --config` (docs/USER_GUIDE.md, "Configuration": brokers, group, topics,
+ * schema (inline or a file), on_bad_record, window.*, until_caught_up, max_windows,
+ * properties, sinks: [{parquet|duckdb|postgres: {…}}]). `base_dir` resolves relative
+ * paths in it (NULL: the current directory). Opens the sinks and subscribes; nothing is
+ * read yet. On success *out receives a pipeline owned by the caller
+ * (kelt_pipeline_free). */
+KELT_EXPORT kelt_status kelt_pipeline_new(const char* config, const char* base_dir,
+                                          kelt_pipeline** out, kelt_error** err);
+
+/* Run one window: poll, load, write to every sink, commit what became durable.
+ * *more (may be NULL) receives 1 while the run goes on, 0 once it is over (caught up
+ * with until_caught_up, or max_windows reached). */
+KELT_EXPORT kelt_status kelt_pipeline_step(kelt_pipeline* pipeline, int* more,
+                                           kelt_error** err);
+
+/* Run windows until the run is over (until_caught_up / max_windows; with neither it
+ * runs until an error), then flush the sinks and commit. */
+KELT_EXPORT kelt_status kelt_pipeline_run(kelt_pipeline* pipeline, kelt_error** err);
+
+/* Counters so far, as JSON owned by the caller (kelt_string_free):
+ * {"windows":N,"records":N,"bytes":N,"rows":N,"bad_records":N,"dead_lettered":N,
+ *  "sink_errors":N,"caught_up":bool,
+ *  "committed":[{"topic":…,"partition":0,"next_offset":N}]}. */
+KELT_EXPORT kelt_status kelt_pipeline_stats_json(const kelt_pipeline* pipeline,
+                                                 char** out, kelt_error** err);
+
+/* Flush the sinks, commit, leave the group, close the sinks. Later calls fail; the
+ * pipeline must still be freed. */
+KELT_EXPORT kelt_status kelt_pipeline_close(kelt_pipeline* pipeline, kelt_error** err);
+
+/* Close (if not closed; errors are dropped: call kelt_pipeline_close to see them) and
+ * free. NULL ok. */
+KELT_EXPORT void kelt_pipeline_free(kelt_pipeline* pipeline);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
