@@ -222,7 +222,9 @@ class Producer {
   std::unique_ptr<Impl> impl_;
 };
 
-/// RDP's export_dataset_to_kafka: a short-lived producer for one dataset.
+/// RDP's export_dataset_to_kafka: send one dataset and wait for every delivery; return
+/// the rows delivered. Calls with identical options reuse one process-wide producer
+/// (RDP made one per call, ~13 ms each), discarded after a failed call. Thread-safe.
 Result<int64_t> ExportDataSetToKafka(const ProducerOptions& options,
                                      const DataSet& dataset);
 

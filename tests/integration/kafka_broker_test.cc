@@ -4,6 +4,8 @@
 // scripts/kafka.sh through the ctest fixture `kafka_broker`). The broker's address comes
 // from its env file, KELT_KAFKA_ENV.
 #include <arrow/api.h>
+#include <arrow/csv/api.h>
+#include <arrow/io/file.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -14,6 +16,7 @@
 #include <map>
 #include <set>
 #include <thread>
+#include <tuple>
 
 #include "broker_env.h"
 #include "kelt/kafka.h"
@@ -32,9 +35,13 @@ std::string Bootstrap() { return BrokerEnv()["KELT_KAFKA_BOOTSTRAP"]; }
 std::string Topic(const std::string& base) { return testing::UniqueTopic(base); }
 
 void CreateTopic(const std::string& name, int partitions) {
-  std::string cmd =
-      std::string("bash ") + KELT_SOURCE_DIR + "/scripts/kafka.sh create-topic " + name +
-      " " + std::to_string(partitions) + " --dir " + KELT_KAFKA_DIR + " >/dev/null";
+  // The broker's directory holds its env file (KELT_KAFKA_ENV names it).
+  const char* env = std::getenv("KELT_KAFKA_ENV");
+  const std::string dir = env ? std::filesystem::path(env).parent_path().string()
+                              : std::string(KELT_KAFKA_DIR);
+  std::string cmd = std::string("bash ") + KELT_SOURCE_DIR +
+                    "/scripts/kafka.sh create-topic " + name + " " +
+                    std::to_string(partitions) + " --dir " + dir + " >/dev/null";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
 }
 
@@ -231,6 +238,185 @@ TEST_F(KafkaBrokerTest, EltParquetExampleLandsOnceAndResumesFromTheFiles) {
   }
   EXPECT_EQ(files, 2);  // one rotation per partition
   std::filesystem::remove_all(dir);
+}
+
+// --- The tri-language scenario (CONTRACT §9), C++ leg
+// ------------------------------------------------------------------------------
+
+struct Pickup {
+  std::string time, base;
+  double lat = 0, lon = 0;
+};
+
+// The shipped Uber sample, read with Arrow's CSV reader (quoted header and cells).
+std::vector<Pickup> ReadUberSample() {
+  const std::string path =
+      std::string(KELT_SOURCE_DIR) + "/tests/fixtures/uber/uber_apr14_sample.csv";
+  auto file = arrow::io::ReadableFile::Open(path);
+  EXPECT_TRUE(file.ok()) << path;
+  if (!file.ok()) return {};
+  auto convert = arrow::csv::ConvertOptions::Defaults();
+  convert.column_types = {{"Date/Time", arrow::utf8()},
+                          {"Lat", arrow::float64()},
+                          {"Lon", arrow::float64()},
+                          {"Base", arrow::utf8()}};
+  auto reader = arrow::csv::TableReader::Make(
+      arrow::io::default_io_context(), *file, arrow::csv::ReadOptions::Defaults(),
+      arrow::csv::ParseOptions::Defaults(), convert);
+  EXPECT_TRUE(reader.ok()) << reader.status().ToString();
+  auto table = (*reader)->Read();
+  EXPECT_TRUE(table.ok()) << table.status().ToString();
+  auto combined = (*table)->CombineChunksToBatch();
+  EXPECT_TRUE(combined.ok());
+  const arrow::RecordBatch& b = **combined;
+  auto time =
+      std::static_pointer_cast<arrow::StringArray>(b.GetColumnByName("Date/Time"));
+  auto lat = std::static_pointer_cast<arrow::DoubleArray>(b.GetColumnByName("Lat"));
+  auto lon = std::static_pointer_cast<arrow::DoubleArray>(b.GetColumnByName("Lon"));
+  auto base = std::static_pointer_cast<arrow::StringArray>(b.GetColumnByName("Base"));
+  std::vector<Pickup> out;
+  for (int64_t i = 0; i < b.num_rows(); ++i) {
+    out.push_back({std::string(time->GetView(i)), std::string(base->GetView(i)),
+                   lat->Value(i), lon->Value(i)});
+  }
+  return out;
+}
+
+TEST_F(KafkaBrokerTest, TriLanguageScenarioCppLegLandsEveryCsvRowWithItsContent) {
+  const std::vector<Pickup> csv = ReadUberSample();
+  ASSERT_GE(csv.size(), 3000u);
+  const std::string topic = Topic("trilang-cpp");
+  CreateTopic(topic, 3);
+
+  // One one-row DataSet per CSV row, each exported by RDP's call.
+  Schema row_schema({{"pickup_time", TypeId::kUtf8},
+                     {"lat", TypeId::kFloat64},
+                     {"lon", TypeId::kFloat64},
+                     {"base_code", TypeId::kUtf8}});
+  ProducerOptions po;
+  po.brokers = Bootstrap();
+  po.topic = topic;
+  const auto export_start = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < csv.size(); ++i) {
+    DataSet one{row_schema,
+                {{Value::Utf8(csv[i].time), Value::Float64(csv[i].lat),
+                  Value::Float64(csv[i].lon), Value::Utf8(csv[i].base)}}};
+    auto sent = ExportDataSetToKafka(po, one);
+    ASSERT_TRUE(sent.ok()) << "row " << i << ": " << sent.status().ToString();
+    ASSERT_EQ(*sent, 1) << "row " << i;
+  }
+  std::fprintf(
+      stderr, "exported %zu one-row datasets in %.2f s\n", csv.size(),
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - export_start)
+          .count());
+
+  // One poll with a fresh group and max_records = rows produced.
+  const std::string config = R"({"brokers":")" + Bootstrap() + R"(","group_id":")" +
+                             Topic("trilang-cpp-g") + R"(","topic":")" + topic +
+                             R"(","max_records":)" + std::to_string(csv.size()) + "}";
+  auto call = rdp::ParseConsumerConfigJson(config);
+  ASSERT_TRUE(call.ok()) << call.status().ToString();
+  std::ifstream schema_in(std::string(KELT_SOURCE_DIR) +
+                          "/tests/fixtures/uber/landing_schema.json");
+  std::string schema_json((std::istreambuf_iterator<char>(schema_in)),
+                          std::istreambuf_iterator<char>());
+  auto landing = ParseSchemaJson(schema_json);
+  ASSERT_TRUE(landing.ok()) << landing.status().ToString();
+  auto landed = rdp::PollKafkaWindowLoaded(*call, *landing);
+  ASSERT_TRUE(landed.ok()) << landed.status().ToString();
+  const arrow::RecordBatch& b = *landed->batch;
+  ASSERT_EQ(b.num_rows(), static_cast<int64_t>(csv.size()));
+
+  // Content, not only the count: the key of each message is its row index ("0" for a
+  // one-row dataset), so rows are matched by content — the producer's per-partition
+  // order follows the CSV, and every CSV row must be landed exactly once.
+  auto time =
+      std::static_pointer_cast<arrow::StringArray>(b.GetColumnByName("pickup_time"));
+  auto lat = std::static_pointer_cast<arrow::DoubleArray>(b.GetColumnByName("lat"));
+  auto lon = std::static_pointer_cast<arrow::DoubleArray>(b.GetColumnByName("lon"));
+  auto base =
+      std::static_pointer_cast<arrow::StringArray>(b.GetColumnByName("base_code"));
+  auto part =
+      std::static_pointer_cast<arrow::Int64Array>(b.GetColumnByName("_kafka_partition"));
+  auto off =
+      std::static_pointer_cast<arrow::Int64Array>(b.GetColumnByName("_kafka_offset"));
+  ASSERT_TRUE(time && lat && lon && base && part && off);
+  std::multiset<std::tuple<std::string, double, double, std::string>> want, got;
+  for (const Pickup& p : csv) want.insert({p.time, p.lat, p.lon, p.base});
+  std::set<std::pair<int64_t, int64_t>> offsets;
+  for (int64_t i = 0; i < b.num_rows(); ++i) {
+    ASSERT_FALSE(time->IsNull(i) || lat->IsNull(i) || lon->IsNull(i) || base->IsNull(i))
+        << "row " << i;
+    got.insert({std::string(time->GetView(i)), lat->Value(i), lon->Value(i),
+                std::string(base->GetView(i))});
+    offsets.insert({part->Value(i), off->Value(i)});
+  }
+  EXPECT_EQ(offsets.size(), csv.size()) << "a (partition, offset) landed twice";
+  EXPECT_TRUE(got == want) << "landed rows differ from the CSV";
+  // Within a partition, offsets follow the CSV order (one producer call per row).
+  std::map<int64_t, std::vector<std::pair<int64_t, std::string>>> per_partition;
+  for (int64_t i = 0; i < b.num_rows(); ++i) {
+    per_partition[part->Value(i)].push_back(
+        {off->Value(i), std::string(time->GetView(i))});
+  }
+  std::map<std::string, size_t> first_row;  // pickup times are unique in the sample
+  for (size_t i = 0; i < csv.size(); ++i) first_row.emplace(csv[i].time, i);
+  for (auto& [p, rows] : per_partition) {
+    std::sort(rows.begin(), rows.end());
+    for (size_t i = 1; i < rows.size(); ++i) {
+      EXPECT_LT(first_row[rows[i - 1].second], first_row[rows[i].second])
+          << "partition " << p << " offset " << rows[i].first;
+    }
+  }
+}
+
+int64_t Sent(const ProducerOptions& po, const DataSet& data) {
+  auto sent = ExportDataSetToKafka(po, data);
+  EXPECT_TRUE(sent.ok()) << sent.status().ToString();
+  return sent.ok() ? *sent : -1;
+}
+
+// RDP's stateless export reuses one producer per options; a failed call must not poison
+// the next one, and other options get their own producer.
+TEST_F(KafkaBrokerTest, StatelessExportRecoversAfterAFailedCallAndFollowsItsOptions) {
+  const std::string topic = Topic("e2e-export");
+  const std::string other = Topic("e2e-export-other");
+  CreateTopic(topic, 1);
+  CreateTopic(other, 1);
+  Schema schema({{"id", TypeId::kInt64}, {"name", TypeId::kUtf8}});
+  DataSet data{schema,
+               {{Value::Int64(1), Value::Utf8("a")}, {Value::Int64(2), Value::Null()}}};
+  ProducerOptions po;
+  po.brokers = Bootstrap();
+  po.topic = topic;
+  ASSERT_EQ(Sent(po, data), 2);
+  ProducerOptions bad = po;
+  bad.value_column = "name";  // row 2's cell is null: an error, nothing half-counted
+  auto failed = ExportDataSetToKafka(bad, data);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.status().message().find("null"), std::string::npos)
+      << failed.status().ToString();
+  ASSERT_EQ(Sent(po, data), 2);
+  ProducerOptions elsewhere = po;
+  elsewhere.topic = other;
+  ASSERT_EQ(Sent(elsewhere, data), 2);
+  ASSERT_EQ(Sent(po, data), 2);
+
+  // What landed: 6 rows on `topic`, 2 on `other`.
+  for (const auto& [t, want] : {std::pair{topic, 6}, std::pair{other, 2}}) {
+    auto consumer = Consumer::Make(Options(t, Topic("g-export")));
+    ASSERT_TRUE(consumer.ok()) << consumer.status().ToString();
+    WindowOptions wo;
+    wo.max_records = 100;
+    Offsets seen;
+    for (int i = 0; i < 20 && static_cast<int>(seen.size()) < want; ++i) {
+      auto w = (*consumer)->Poll(wo);
+      ASSERT_TRUE(w.ok()) << w.status().ToString();
+      Collect(*w, &seen);
+    }
+    EXPECT_EQ(static_cast<int>(seen.size()), want) << t;
+    ASSERT_TRUE((*consumer)->Close().ok());
+  }
 }
 
 }  // namespace

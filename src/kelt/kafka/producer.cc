@@ -6,8 +6,12 @@
 
 #include <arrow/api.h>
 
+#include <unistd.h>
+
 #include <chrono>
 #include <functional>
+#include <mutex>
+#include <string_view>
 
 #include "kelt/kafka.h"
 #include "kelt/kafka/client.h"
@@ -263,12 +267,75 @@ Result<int64_t> Producer::SendRaw(
 
 Status Producer::Close() { return impl_->Close(); }
 
+namespace {
+
+// RDP's callers export small datasets, often one row per call (CONTRACT §9 does exactly
+// that); a producer per call pays a client start, an idempotent producer id and a
+// metadata round trip each time (~13 ms on loopback). Calls with identical options
+// share one long-lived producer instead: each call still waits for its own deliveries
+// (Send flushes), a failed call discards the producer so the next one starts clean, and
+// a forked child never uses its parent's client. The producer is never destroyed: it
+// holds nothing undelivered between calls, and destroying librdkafka clients during
+// static destruction can block on a broker that is gone.
+class ExportProducerCache {
+ public:
+  Result<int64_t> Send(const ProducerOptions& options, const DataSet& dataset) {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::string key = Key(options);
+    if (producer_ == nullptr || key != key_ || pid_ != ::getpid()) {
+      if (producer_ != nullptr && pid_ == ::getpid()) (void)producer_->Close();
+      if (pid_ != ::getpid()) (void)producer_.release();  // the parent's threads
+      producer_.reset();
+      KELT_ASSIGN_OR_RAISE(producer_, Producer::Make(options));
+      key_ = std::move(key);
+      pid_ = ::getpid();
+    }
+    Result<int64_t> sent = producer_->Send(dataset);
+    if (!sent.ok()) {
+      (void)producer_->Close();
+      producer_.reset();
+    }
+    return sent;
+  }
+
+ private:
+  // Every option that changes what a producer does (secrets included: in memory only).
+  static std::string Key(const ProducerOptions& o) {
+    std::string k;
+    auto add = [&k](std::string_view part) {
+      k += std::to_string(part.size());
+      k += ':';
+      k += part;
+    };
+    add(o.brokers);
+    add(o.topic);
+    add(std::to_string(o.message_timeout_ms));
+    add(o.key_column ? "1" + *o.key_column : "0");
+    add(o.value_column ? "1" + *o.value_column : "0");
+    for (const auto& [name, value] : o.headers) {
+      add(name);
+      add(value);
+    }
+    add("|");
+    for (const auto& [name, value] : o.properties) {
+      add(name);
+      add(value);
+    }
+    return k;
+  }
+
+  std::mutex mu_;
+  std::string key_;
+  pid_t pid_ = 0;
+  std::unique_ptr<Producer> producer_;
+};
+
+}  // namespace
+
 Result<int64_t> ExportDataSetToKafka(const ProducerOptions& options,
                                      const DataSet& dataset) {
-  KELT_ASSIGN_OR_RAISE(auto producer, Producer::Make(options));
-  KELT_ASSIGN_OR_RAISE(int64_t sent, producer->Send(dataset));
-  KELT_RETURN_NOT_OK(producer->Close());
-  return sent;
+  static auto* cache = new ExportProducerCache();  // never destroyed, see above
+  return cache->Send(options, dataset);
 }
 
 }  // namespace kelt
