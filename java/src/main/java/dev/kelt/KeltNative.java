@@ -31,6 +31,12 @@ final class KeltNative {
   static final MethodHandle WINDOW_TO_DATASET_JSON;
   static final MethodHandle WINDOW_INFO_JSON;
   static final MethodHandle WINDOW_FREE;
+  static final MethodHandle PIPELINE_NEW;
+  static final MethodHandle PIPELINE_STEP;
+  static final MethodHandle PIPELINE_RUN;
+  static final MethodHandle PIPELINE_STATS_JSON;
+  static final MethodHandle PIPELINE_CLOSE;
+  static final MethodHandle PIPELINE_FREE;
 
   static {
     Linker l = Linker.nativeLinker();
@@ -87,6 +93,29 @@ final class KeltNative {
         KeltLibrary.downcall(
             l, s, "kelt_window_info_json", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
     WINDOW_FREE = KeltLibrary.downcall(l, s, "kelt_window_free", FunctionDescriptor.ofVoid(ADDRESS));
+    PIPELINE_NEW =
+        KeltLibrary.downcall(
+            l,
+            s,
+            "kelt_pipeline_new",
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS, ADDRESS));
+    PIPELINE_STEP =
+        KeltLibrary.downcall(
+            l, s, "kelt_pipeline_step", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
+    PIPELINE_RUN =
+        KeltLibrary.downcall(
+            l, s, "kelt_pipeline_run", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
+    PIPELINE_STATS_JSON =
+        KeltLibrary.downcall(
+            l,
+            s,
+            "kelt_pipeline_stats_json",
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
+    PIPELINE_CLOSE =
+        KeltLibrary.downcall(
+            l, s, "kelt_pipeline_close", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
+    PIPELINE_FREE =
+        KeltLibrary.downcall(l, s, "kelt_pipeline_free", FunctionDescriptor.ofVoid(ADDRESS));
   }
 
   private KeltNative() {}
