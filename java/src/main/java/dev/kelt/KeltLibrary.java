@@ -13,7 +13,8 @@ import java.nio.file.Path;
 /**
  * Locates and opens libkelt.so: the path comes from the system property {@code kelt.library},
  * else from the environment variable {@code RDP_JVM_SYS} (RDP's name, so RDP deployments keep
- * working). The library is opened once per JVM and stays loaded.
+ * working); either may name the file or a directory holding {@code libkelt.so}. The library is
+ * opened once per JVM and stays loaded.
  */
 public final class KeltLibrary {
   /** The system property naming the library file. */
@@ -51,6 +52,7 @@ public final class KeltLibrary {
               + " (build it with: cmake --build --preset release --target kelt_c)");
     }
     Path p = Path.of(chosen);
+    if (Files.isDirectory(p)) p = p.resolve("libkelt.so"); // a directory holding the library
     if (!Files.isRegularFile(p)) {
       throw new IllegalStateException(
           "kelt native library not found: " + p + " (from the " + origin + ")");
