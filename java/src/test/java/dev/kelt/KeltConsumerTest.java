@@ -14,8 +14,15 @@ import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.VarCharVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.ipc.ArrowReader;
 import org.json.JSONArray;
 import org.json.JSONObject;
 import org.junit.jupiter.api.Test;
@@ -155,6 +162,44 @@ class KeltConsumerTest {
       assertEquals(0, (int) getNext.invokeExact(stream, array));
       assertEquals(MemorySegment.NULL, array.get(ADDRESS, 64)); // end of stream
       release(linker, stream, 24);
+    }
+  }
+
+  @Test
+  void windowAsAnArrowJavaReader() throws Exception {
+    String brokers = TestEnv.bootstrap();
+    String topic = TestEnv.unique("java-arrow-reader");
+    produce(brokers, topic, 0, 25);
+    String config =
+        new JSONObject()
+            .put("brokers", brokers)
+            .put("group_id", topic + "-g")
+            .put("topic", topic)
+            .put("max_records", 25)
+            .toString();
+    try (BufferAllocator allocator = new RootAllocator();
+        KeltConsumer consumer = KeltConsumer.open(config, SCHEMA)) {
+      ArrowReader reader;
+      try (KeltWindow window = consumer.poll()) {
+        assertEquals(25, window.numRows());
+        reader = KeltArrow.reader(window, allocator);
+        consumer.commit(window);
+      }
+      try (reader) { // the window is gone; the reader still holds the native buffers
+        VectorSchemaRoot root = reader.getVectorSchemaRoot();
+        assertEquals(List.of("id", "name", "_kafka_offset"), root.getSchema().getFields().stream().map(f -> f.getName()).toList());
+        assertTrue(reader.loadNextBatch());
+        assertEquals(25, root.getRowCount());
+        BigIntVector ids = (BigIntVector) root.getVector("id");
+        VarCharVector names = (VarCharVector) root.getVector("name");
+        BigIntVector offsets = (BigIntVector) root.getVector("_kafka_offset");
+        for (int i = 0; i < 25; i++) {
+          assertEquals(i, ids.get(i));
+          assertEquals("row " + i, new String(names.get(i), StandardCharsets.UTF_8));
+          assertEquals(i, offsets.get(i));
+        }
+        assertFalse(reader.loadNextBatch());
+      }
     }
   }
 
