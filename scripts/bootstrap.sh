@@ -6,7 +6,8 @@
 #
 # Steps (each one checks first and is skipped when already done):
 #   apt     Debian packages (compilers, librdkafka, simdjson, libpq, PostgreSQL, gtest, ...)
-#   venv    $KELT_VENV with pinned pyarrow, nanobind, scikit-build-core, pytest, numpy
+#   venv    $KELT_VENV with pinned pyarrow, nanobind, scikit-build-core, pytest, numpy,
+#           confluent-kafka, polars, duckdb
 #   duckdb  DuckDB's C API as static libraries (Go module proxy) into $KELT_DUCKDB_ROOT,
 #           verified once by linking and running a tiny C++ program
 #   kafka   Apache Kafka broker jars (Maven Central) into $KELT_KAFKA_LIBS, and those of
@@ -28,11 +29,14 @@ PY_PINS=(
   "pytest==9.2.0"
   "numpy==2.4.6"
   "moto[server]==5.2.5"
+  "confluent-kafka==2.16.1"   # the Python benchmark's baseline (bench/python)
+  "polars==2.1.0"             # Arrow PyCapsule interop tests of the Python package
+  "duckdb==2.0.0"
 )
 APT_PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config git curl ca-certificates
   librdkafka-dev libsimdjson-dev libpq-dev postgresql postgresql-contrib
-  libgtest-dev libgmock-dev googletest libbenchmark-dev libcli11-dev libyaml-cpp-dev
+  libgtest-dev libgmock-dev googletest libbenchmark-dev libcli11-dev libyaml-cpp-dev libcivetweb-dev
   nlohmann-json3-dev clang clang-format clang-tidy libclang-rt-14-dev maven tmux
 )
 # Link order of the static libraries, from the Go module's prebuilt.go.

@@ -1,0 +1,78 @@
+# Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
+"""Transform: SQL (embedded DuckDB) over Arrow data and landed data; pipeline JSON."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Union
+
+import pyarrow as pa
+
+from . import _kelt
+from ._convert import json_text
+
+
+def sql(query: str, table: Any) -> pa.Table:
+    """Run ``query`` over ``table`` (visible as ``df``) and return the result.
+
+    ``table`` is any Arrow data with ``__arrow_c_stream__``: a :class:`LandedWindow`, a
+    ``pyarrow.Table``, a polars DataFrame. It is scanned in place (no copy of its fixed-width
+    buffers). A SQL error raises :class:`kelt.InvalidError` with DuckDB's message.
+
+    >>> import pyarrow as pa, kelt
+    >>> kelt.sql("SELECT sum(x) AS s FROM df", pa.table({"x": [1, 2, 3]})).to_pylist()
+    [{'s': 6}]
+    """
+    return pa.table(_kelt.sql(query, table))
+
+
+class SqlSession:
+    """An in-memory DuckDB session with named relations over Arrow data and landing
+    sources (Parquet landing directories, DuckDB landing databases)."""
+
+    def __init__(self) -> None:
+        self._native = _kelt.SqlSession()
+
+    def register(self, name: str, table: Any) -> None:
+        """Make Arrow data queryable as view ``name`` (scanned in place at each query)."""
+        self._native.register_arrow(name, table)
+
+    def register_landing(self, name: str, location: str, *, format: str = "parquet",
+                         topic: str = "", table: str = "landing",
+                         dead_letters: bool = False, dead_letter_dir: str = "_dead_letter",
+                         s3_endpoint: str = "", s3_region: str = "",
+                         s3_access_key: str = "", s3_secret_key: str = "") -> None:
+        """Make landed data queryable as view ``name``.
+
+        ``format="parquet"``: ``location`` is a Parquet sink's root and ``topic`` the topic
+        whose published files to read (``dead_letters=True`` reads its dead letters).
+        ``format="duckdb"``: ``location`` is a DuckDB sink's database file, ``table`` its
+        landing table."""
+        self._native.register_landing(name, {
+            "format": format, "location": location, "topic": topic, "table": table,
+            "dead_letters": dead_letters, "dead_letter_dir": dead_letter_dir,
+            "s3_endpoint": s3_endpoint, "s3_region": s3_region,
+            "s3_access_key": s3_access_key, "s3_secret_key": s3_secret_key})
+
+    def query(self, sql: str) -> pa.Table:
+        """Run one statement and return its result (empty for statements without rows)."""
+        return pa.table(self._native.query(sql))
+
+    def __enter__(self) -> "SqlSession":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+
+def run_pipeline_json(pipeline: Union[str, bytes, Mapping[str, Any]]) -> str:
+    """Run a pipeline JSON document (CONTRACT §6) and return the result envelope, as
+    ``rdp_run_pipeline_json`` does: ``{"ok":true,"interchange":{"kind":"run_pipeline_json",
+    …}}`` or ``{"ok":false,"error":{"code":…,"message":…,"stage":…}}``. Never raises for
+    a failing pipeline: the envelope says what failed."""
+    return _kelt.run_pipeline_json(json_text(pipeline, "pipeline"))
+
+
+def validate_pipeline_json(pipeline: Union[str, bytes, Mapping[str, Any]]) -> str:
+    """Parse and validate a pipeline document without reading or writing anything; return
+    the envelope ``run_pipeline_json`` would give for a parse-stage failure, or ok."""
+    return _kelt.validate_pipeline_json(json_text(pipeline, "pipeline"))

@@ -1,0 +1,839 @@
+// Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
+//
+// kelt._kelt: the private native module behind the Python package. Every function calls
+// kelt's public C++ API (include/kelt/*.h) and converts at the boundary only: strings
+// and dicts in, Arrow (PyCapsules), strings and dicts out. The GIL is released around
+// every call that can block (Kafka, sinks, SQL, Load). The facade (python/kelt) owns the
+// user-facing names, defaults and docs.
+#include <arrow/api.h>
+#include <librdkafka/rdkafka.h>
+#include <librdkafka/rdkafka_mock.h>
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "arrow_interop.h"
+#include "errors.h"
+#include "kelt/dataset.h"
+#include "kelt/elt.h"
+#include "kelt/kafka.h"
+#include "kelt/load.h"
+#include "kelt/pipeline_json.h"
+#include "kelt/rdp.h"
+#include "kelt/record.h"
+#include "kelt/schema.h"
+#include "kelt/sink.h"
+#include "kelt/transform.h"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace kelt::python {
+namespace {
+
+// --- small conversions
+// ------------------------------------------------------------------
+
+Schema ParseLandingSchema(const std::string& schema_json) {
+  return ValueOrThrow(ParseSchemaJson(schema_json, SchemaDialect::kLenient));
+}
+
+LoadOptions MakeLoadOptions(const std::string& on_bad_record, bool strict_payload) {
+  std::optional<BadRecordPolicy> policy = ParseBadRecordPolicy(on_bad_record);
+  if (!policy) {
+    throw StatusError(
+        Status::Invalid("on_bad_record: expected 'fail', 'skip' or "
+                        "'dead_letter', got '" +
+                        on_bad_record + "'"));
+  }
+  LoadOptions o;
+  o.on_bad_record = *policy;
+  o.strict_payload = strict_payload;
+  return o;
+}
+
+nb::tuple TopicPartitionTuple(const TopicPartition& tp) {
+  return nb::make_tuple(nb::str(tp.topic.c_str(), tp.topic.size()), tp.partition);
+}
+
+nb::dict OffsetMapDict(const OffsetMap& offsets) {
+  nb::dict out;
+  for (const auto& [tp, next] : offsets) out[TopicPartitionTuple(tp)] = next;
+  return out;
+}
+
+// Typed reads from a config dict built by the facade; errors name the key.
+class DictReader {
+ public:
+  DictReader(nb::dict d, std::string where)
+      : d_(std::move(d)), where_(std::move(where)) {}
+
+  bool Has(const char* key) const { return d_.contains(key) && !d_[key].is_none(); }
+
+  template <typename T>
+  void Get(const char* key, T* out) const {
+    if (!Has(key)) return;
+    nb::object v = d_[key];
+    if (!nb::try_cast<T>(v, *out)) Fail(key, v);
+  }
+  template <typename T>
+  void Get(const char* key, std::optional<T>* out) const {
+    if (!Has(key)) return;
+    T value{};
+    Get(key, &value);
+    *out = value;
+  }
+  void Get(const char* key, std::map<std::string, std::string>* out) const {
+    if (!Has(key)) return;
+    nb::object v = d_[key];
+    if (!nb::isinstance<nb::dict>(v)) Fail(key, v);
+    for (auto [k, val] : nb::borrow<nb::dict>(v)) {
+      (*out)[nb::cast<std::string>(nb::str(k))] = nb::cast<std::string>(nb::str(val));
+    }
+  }
+
+ private:
+  [[noreturn]] void Fail(const char* key, nb::handle v) const {
+    throw StatusError(Status::Invalid(where_ + ": " + key +
+                                      ": unexpected value of type " +
+                                      nb::type_name(v.type()).c_str()));
+  }
+  nb::dict d_;
+  std::string where_;
+};
+
+// --- landed windows
+// ---------------------------------------------------------------------
+
+/// One loaded window: the landed rows, the dead letters and how the window went.
+struct Landed {
+  std::optional<ArrowTable> rows;
+  std::optional<ArrowTable> dead_letters;
+  LoadStats stats;
+  std::vector<PartitionSpan> spans;
+  std::string end_reason;  // empty when not from a consumer
+  bool caught_up = false;
+  int64_t bytes = 0;
+};
+
+Landed MakeLanded(LoadedWindow&& w) {
+  Landed out;
+  out.rows = ArrowTable::FromBatch(w.batch);
+  std::shared_ptr<arrow::RecordBatch> dead = w.dead_letters;
+  if (dead == nullptr) {
+    auto empty = arrow::RecordBatch::MakeEmpty(DeadLetterSchema());
+    dead = empty.ok() ? *empty : nullptr;
+  }
+  if (dead != nullptr) out.dead_letters = ArrowTable::FromBatch(dead);
+  out.stats = w.stats;
+  return out;
+}
+
+nb::dict StatsDict(const LoadStats& s) {
+  nb::dict d;
+  d["records"] = s.records;
+  d["rows"] = s.rows;
+  d["bad_records"] = s.bad_records;
+  d["skipped"] = s.skipped;
+  d["dead_lettered"] = s.dead_lettered;
+  d["tombstones"] = s.tombstones;
+  d["payload_bytes"] = s.payload_bytes;
+  return d;
+}
+
+nb::list SpansList(const std::vector<PartitionSpan>& spans) {
+  nb::list out;
+  for (const auto& s : spans) {
+    out.append(nb::make_tuple(nb::str(s.tp.topic.c_str(), s.tp.topic.size()),
+                              s.tp.partition, s.first_offset, s.last_offset, s.count));
+  }
+  return out;
+}
+
+// --- RDP's stateless calls
+// ----------------------------------------------------------------
+
+Landed LoadRecordsJsonCall(const std::string& records_json,
+                           const std::string& schema_json,
+                           const std::string& on_bad_record, bool strict_payload) {
+  Schema landing = ParseLandingSchema(schema_json);
+  LoadOptions options = MakeLoadOptions(on_bad_record, strict_payload);
+  Result<LoadedWindow> loaded = [&] {
+    nb::gil_scoped_release release;
+    return LoadRecordsJson(records_json, landing, options);
+  }();
+  return MakeLanded(ValueOrThrow(std::move(loaded)));
+}
+
+std::string PollWindowCall(const std::string& config_json) {
+  rdp::PollCall call = ValueOrThrow(rdp::ParseConsumerConfigJson(config_json));
+  nb::gil_scoped_release release;
+  auto records = ValueOrThrow(rdp::PollKafkaWindow(call));
+  return RecordsToJson(records);
+}
+
+Landed PollWindowLoadedCall(const std::string& config_json,
+                            const std::string& schema_json,
+                            const std::string& on_bad_record, bool strict_payload) {
+  rdp::PollCall call = ValueOrThrow(rdp::ParseConsumerConfigJson(config_json));
+  Schema landing = ParseLandingSchema(schema_json);
+  LoadOptions options = MakeLoadOptions(on_bad_record, strict_payload);
+  Result<LoadedWindow> loaded = [&] {
+    nb::gil_scoped_release release;
+    return rdp::PollKafkaWindowLoaded(call, landing, options);
+  }();
+  return MakeLanded(ValueOrThrow(std::move(loaded)));
+}
+
+int64_t ExportDataSetJsonCall(const std::string& producer_json,
+                              const std::string& dataset_json) {
+  ProducerOptions options = ValueOrThrow(rdp::ParseProducerConfigJson(producer_json));
+  nb::gil_scoped_release release;
+  DataSet dataset = ValueOrThrow(ParseDataSetJson(dataset_json, SchemaDialect::kLenient));
+  return ValueOrThrow(ExportDataSetToKafka(options, dataset));
+}
+
+int64_t ExportArrowCall(const std::string& producer_json, nb::handle data) {
+  ProducerOptions options = ValueOrThrow(rdp::ParseProducerConfigJson(producer_json));
+  std::shared_ptr<arrow::Table> table = ImportArrow(data, "dataset");
+  nb::gil_scoped_release release;
+  arrow::TableBatchReader reader(table);
+  std::unique_ptr<Producer> producer = ValueOrThrow(Producer::Make(options));
+  int64_t sent = 0;
+  while (true) {
+    std::shared_ptr<arrow::RecordBatch> batch;
+    arrow::Status st = reader.ReadNext(&batch);
+    if (!st.ok()) throw StatusError(Status::Invalid("dataset: " + st.ToString()));
+    if (batch == nullptr) break;
+    sent += ValueOrThrow(producer->Send(*batch));
+  }
+  ThrowIfError(producer->Close());
+  return sent;
+}
+
+std::string NormalizeSchemaCall(const std::string& schema_json) {
+  return SchemaToJson(ParseLandingSchema(schema_json));
+}
+
+// --- the stateful consumer -------------------------------------------------------------
+
+class PyConsumer {
+ public:
+  explicit PyConsumer(nb::dict config) {
+    ConsumerOptions o;
+    DictReader r(config, "consumer");
+    r.Get("brokers", &o.brokers);
+    r.Get("group_id", &o.group_id);
+    r.Get("topics", &o.topics);
+    r.Get("auto_offset_reset", &o.auto_offset_reset);
+    r.Get("session_timeout_ms", &o.session_timeout_ms);
+    r.Get("properties", &o.properties);
+    nb::gil_scoped_release release;
+    consumer_ = ValueOrThrow(Consumer::Make(o));
+  }
+
+  Landed Poll(const std::string& schema_json, int64_t max_records, int64_t max_bytes,
+              int64_t max_wait_ms, bool stop_at_end, const std::string& on_bad_record,
+              bool strict_payload) {
+    WindowOptions wo;
+    wo.max_records = max_records;
+    wo.max_bytes = max_bytes;
+    wo.max_wait = std::chrono::milliseconds(max_wait_ms);
+    wo.stop_at_end = stop_at_end;
+    std::string key = schema_json + '\n' + on_bad_record + (strict_payload ? "1" : "0");
+    nb::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(mu_);
+    Kafka();
+    if (loader_ == nullptr || key != loader_key_) {
+      // Compile the schema once and reuse the loader (and its parser) window after
+      // window.
+      Schema landing =
+          ValueOrThrow(ParseSchemaJson(schema_json, SchemaDialect::kLenient));
+      loader_ = ValueOrThrow(
+          Loader::Make(landing, MakeLoadOptions(on_bad_record, strict_payload)));
+      loader_key_ = key;
+    }
+    Window window = ValueOrThrow(consumer_->Poll(wo));
+    ThrowIfError(loader_->Reserve(static_cast<int64_t>(window.size()), window.bytes()));
+    const bool headers = loader_->needs_headers();
+    for (size_t i = 0; i < window.size(); ++i) {
+      Status st = loader_->Append(window.record(i, headers));
+      if (!st.ok()) {
+        (void)loader_->Finish();  // drop the partial window; the next poll starts clean
+        throw StatusError(st);
+      }
+    }
+    LoadedWindow loaded = ValueOrThrow(loader_->Finish());
+    Landed out = MakeLanded(std::move(loaded));
+    out.spans = window.spans();
+    out.end_reason = std::string(WindowEndName(window.end_reason()));
+    out.caught_up = window.caught_up();
+    out.bytes = window.bytes();
+    return out;
+  }
+
+  // Records as RDP's JSON plus the spans to commit them.
+  nb::tuple PollRecords(int64_t max_records, int64_t max_bytes, int64_t max_wait_ms,
+                        bool stop_at_end) {
+    WindowOptions wo;
+    wo.max_records = max_records;
+    wo.max_bytes = max_bytes;
+    wo.max_wait = std::chrono::milliseconds(max_wait_ms);
+    wo.stop_at_end = stop_at_end;
+    std::string json;
+    std::vector<PartitionSpan> spans;
+    {
+      nb::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mu_);
+      Kafka();
+      Window window = ValueOrThrow(consumer_->Poll(wo));
+      json = RecordsToJson(window.ToRecords());
+      spans = window.spans();
+    }
+    return nb::make_tuple(nb::str(json.c_str(), json.size()), SpansList(spans));
+  }
+
+  void CommitOffsets(const std::vector<std::tuple<std::string, int32_t, int64_t>>& next) {
+    std::map<TopicPartition, int64_t> offsets;
+    for (const auto& [topic, partition, offset] : next) {
+      int64_t& v = offsets[TopicPartition{topic, partition}];
+      v = std::max(v, offset);
+    }
+    nb::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(mu_);
+    Kafka();
+    ThrowIfError(consumer_->CommitOffsets(offsets));
+  }
+
+  nb::list Lag(int64_t timeout_ms) {
+    std::vector<PartitionLag> lag;
+    {
+      nb::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mu_);
+      Kafka();
+      lag = ValueOrThrow(consumer_->Lag(std::chrono::milliseconds(timeout_ms)));
+    }
+    nb::list out;
+    for (const auto& l : lag) {
+      nb::dict d;
+      d["topic"] = nb::str(l.tp.topic.c_str(), l.tp.topic.size());
+      d["partition"] = l.tp.partition;
+      d["position"] = l.position;
+      d["high_watermark"] = l.high_watermark;
+      d["lag"] = l.lag;
+      out.append(d);
+    }
+    return out;
+  }
+
+  nb::dict Committed(int64_t timeout_ms) {
+    std::vector<std::pair<TopicPartition, int64_t>> committed;
+    {
+      nb::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mu_);
+      Kafka();
+      committed =
+          ValueOrThrow(consumer_->Committed(std::chrono::milliseconds(timeout_ms)));
+    }
+    nb::dict out;
+    for (const auto& [tp, offset] : committed) out[TopicPartitionTuple(tp)] = offset;
+    return out;
+  }
+
+  nb::list Assignment() {
+    std::vector<TopicPartition> tps;
+    {
+      nb::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mu_);
+      Kafka();
+      tps = consumer_->Assignment();
+    }
+    nb::list out;
+    for (const auto& tp : tps) out.append(TopicPartitionTuple(tp));
+    return out;
+  }
+
+  nb::list TakeLostPartitions() {
+    std::vector<TopicPartition> tps;
+    {
+      nb::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mu_);
+      Kafka();
+      tps = consumer_->TakeLostPartitions();
+    }
+    nb::list out;
+    for (const auto& tp : tps) out.append(TopicPartitionTuple(tp));
+    return out;
+  }
+
+  void StartCatchUp() {
+    nb::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(mu_);
+    Kafka();
+    ThrowIfError(consumer_->StartCatchUp());
+  }
+
+  bool CaughtUp() {
+    nb::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(mu_);
+    return consumer_ != nullptr && consumer_->caught_up();
+  }
+
+  bool closed() const { return consumer_ == nullptr; }
+
+  void Close() {
+    nb::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (consumer_ == nullptr) return;
+    Status st = consumer_->Close();
+    consumer_.reset();
+    loader_.reset();
+    ThrowIfError(st);
+  }
+
+  ~PyConsumer() {
+    if (consumer_ != nullptr) {
+      nb::gil_scoped_release release;  // leaving the group talks to the broker
+      (void)consumer_->Close();
+      consumer_.reset();
+    }
+  }
+
+ private:
+  void Kafka() const {
+    if (consumer_ == nullptr)
+      throw StatusError(Status::Invalid("kafka consumer is closed"));
+  }
+
+  std::mutex mu_;
+  std::unique_ptr<Consumer> consumer_;
+  std::unique_ptr<Loader> loader_;
+  std::string loader_key_;
+};
+
+// --- the ELT loop ----------------------------------------------------------------------
+
+std::unique_ptr<Sink> MakeSinkFromDict(nb::dict d, const std::string& default_group) {
+  std::string kind;
+  DictReader r(d, "sink");
+  r.Get("kind", &kind);
+  if (kind == "parquet") {
+    ParquetSinkOptions o;
+    DictReader p(d, "parquet sink");
+    p.Get("root", &o.root);
+    p.Get("s3_endpoint", &o.s3_endpoint);
+    p.Get("s3_region", &o.s3_region);
+    p.Get("s3_access_key", &o.s3_access_key);
+    p.Get("s3_secret_key", &o.s3_secret_key);
+    p.Get("partition_by", &o.partition_by);
+    p.Get("time_layout", &o.time_layout);
+    p.Get("rotate_records", &o.rotate_records);
+    p.Get("rotate_bytes", &o.rotate_bytes);
+    if (p.Has("rotate_age_ms")) {
+      int64_t ms = 0;
+      p.Get("rotate_age_ms", &ms);
+      o.rotate_age = std::chrono::milliseconds(ms);
+    }
+    p.Get("compression", &o.compression);
+    p.Get("dead_letter_dir", &o.dead_letter_dir);
+    nb::gil_scoped_release release;
+    return ValueOrThrow(MakeParquetSink(std::move(o)));
+  }
+  if (kind == "duckdb") {
+    DuckDbSinkOptions o;
+    o.group_id = default_group;
+    DictReader p(d, "duckdb sink");
+    p.Get("path", &o.path);
+    p.Get("table", &o.table);
+    p.Get("dead_letter_table", &o.dead_letter_table);
+    p.Get("offsets_table", &o.offsets_table);
+    p.Get("group_id", &o.group_id);
+    p.Get("unique_offsets_index", &o.unique_offsets_index);
+    nb::gil_scoped_release release;
+    return ValueOrThrow(MakeDuckDbSink(std::move(o)));
+  }
+  if (kind == "postgresql") {
+    PostgresSinkOptions o;
+    o.group_id = default_group;
+    DictReader p(d, "postgresql sink");
+    p.Get("conninfo", &o.conninfo);
+    p.Get("table", &o.table);
+    p.Get("dead_letter_table", &o.dead_letter_table);
+    p.Get("offsets_table", &o.offsets_table);
+    p.Get("group_id", &o.group_id);
+    p.Get("create_table_if_missing", &o.create_table_if_missing);
+    p.Get("replace_nul_in_text", &o.replace_nul_in_text);
+    nb::gil_scoped_release release;
+    return ValueOrThrow(MakePostgresSink(std::move(o)));
+  }
+  throw StatusError(
+      Status::Invalid("sink: kind: expected 'parquet', 'duckdb' or "
+                      "'postgresql', got '" +
+                      kind + "'"));
+}
+
+nb::dict EltStatsDict(const EltStats& s) {
+  nb::dict d;
+  d["windows"] = s.windows;
+  d["records"] = s.records;
+  d["bytes"] = s.bytes;
+  d["rows"] = s.rows;
+  d["bad_records"] = s.bad_records;
+  d["dead_lettered"] = s.dead_lettered;
+  d["sink_errors"] = s.sink_errors;
+  d["caught_up"] = s.caught_up;
+  d["committed"] = OffsetMapDict(s.committed);
+  nb::dict durable;
+  for (const auto& [sink, offsets] : s.durable) {
+    durable[nb::str(sink.c_str(), sink.size())] = OffsetMapDict(offsets);
+  }
+  d["durable"] = durable;
+  return d;
+}
+
+class PyEltLoop {
+ public:
+  PyEltLoop(nb::dict config, nb::list sinks) {
+    EltOptions o;
+    DictReader r(config, "elt");
+    r.Get("brokers", &o.consumer.brokers);
+    r.Get("group_id", &o.consumer.group_id);
+    r.Get("topics", &o.consumer.topics);
+    r.Get("auto_offset_reset", &o.consumer.auto_offset_reset);
+    r.Get("session_timeout_ms", &o.consumer.session_timeout_ms);
+    r.Get("properties", &o.consumer.properties);
+    r.Get("max_records", &o.window.max_records);
+    r.Get("max_bytes", &o.window.max_bytes);
+    if (r.Has("max_wait_ms")) {
+      int64_t ms = 0;
+      r.Get("max_wait_ms", &ms);
+      o.window.max_wait = std::chrono::milliseconds(ms);
+    }
+    std::string schema_json;
+    r.Get("landing_schema", &schema_json);
+    o.landing = ParseLandingSchema(schema_json);
+    std::string policy = "dead_letter";
+    bool strict = false;
+    r.Get("on_bad_record", &policy);
+    r.Get("strict_payload", &strict);
+    o.load = MakeLoadOptions(policy, strict);
+    r.Get("until_caught_up", &o.until_caught_up);
+    r.Get("max_windows", &o.max_windows);
+    // Ctrl-C: the loop runs without the GIL, so it asks Python between windows.
+    o.should_stop = [this] {
+      if (stop_) return true;  // a callback raised
+      nb::gil_scoped_acquire acquire;
+      if (PyErr_CheckSignals() != 0) {
+        interrupted_.emplace();  // takes the KeyboardInterrupt (or the handler's error)
+        return true;
+      }
+      return false;
+    };
+    std::vector<std::unique_ptr<Sink>> made;
+    for (nb::handle s : sinks) {
+      made.push_back(MakeSinkFromDict(nb::borrow<nb::dict>(s), o.consumer.group_id));
+    }
+    nb::gil_scoped_release release;
+    loop_ = ValueOrThrow(EltLoop::Make(std::move(o), std::move(made)));
+  }
+
+  nb::dict Run(nb::object on_window) {
+    EltWindowCallback cb = Callback(on_window);
+    Result<EltStats> stats = [&] {
+      nb::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mu_);
+      Open();
+      return loop_->Run(cb);
+    }();
+    RethrowPython();
+    return EltStatsDict(ValueOrThrow(std::move(stats)));
+  }
+
+  bool Step(nb::object on_window) {
+    EltWindowCallback cb = Callback(on_window);
+    Result<bool> more = [&] {
+      nb::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mu_);
+      Open();
+      return loop_->Step(cb);
+    }();
+    RethrowPython();
+    return ValueOrThrow(std::move(more));
+  }
+
+  nb::dict Stats() {
+    std::lock_guard<std::mutex> lock(mu_);
+    Open();
+    return EltStatsDict(loop_->stats());
+  }
+
+  std::string Landing() {
+    std::lock_guard<std::mutex> lock(mu_);
+    Open();
+    return SchemaToJson(loop_->landing());
+  }
+
+  void Close() {
+    nb::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (loop_ == nullptr) return;
+    Status st = loop_->Close();
+    loop_.reset();
+    ThrowIfError(st);
+  }
+
+  ~PyEltLoop() {
+    if (loop_ != nullptr) {
+      nb::gil_scoped_release release;
+      (void)loop_->Close();
+      loop_.reset();
+    }
+  }
+
+ private:
+  void Open() const {
+    if (loop_ == nullptr) throw StatusError(Status::Invalid("ELT loop is closed"));
+  }
+
+  // A Python callback runs with the GIL; an exception it raises stops the run and is
+  // raised again by Run/Step.
+  EltWindowCallback Callback(nb::object on_window) {
+    if (on_window.is_none()) return {};
+    return [this, on_window](const EltStats& stats, const Window& window) {
+      nb::gil_scoped_acquire acquire;
+      if (callback_error_) return;
+      try {
+        nb::dict info;
+        info["records"] = static_cast<int64_t>(window.size());
+        info["bytes"] = window.bytes();
+        info["end_reason"] =
+            nb::str(std::string(WindowEndName(window.end_reason())).c_str());
+        info["spans"] = SpansList(window.spans());
+        on_window(EltStatsDict(stats), info);
+      } catch (nb::python_error& e) {
+        callback_error_.emplace(std::move(e));
+        stop_ = true;
+      }
+    };
+  }
+
+  void RethrowPython() {
+    stop_ = false;
+    if (callback_error_) {
+      nb::python_error e = std::move(*callback_error_);
+      callback_error_.reset();
+      throw e;
+    }
+    if (interrupted_) {
+      nb::python_error e = std::move(*interrupted_);
+      interrupted_.reset();
+      throw e;
+    }
+  }
+
+  std::mutex mu_;
+  std::unique_ptr<EltLoop> loop_;
+  std::optional<nb::python_error> callback_error_;
+  std::optional<nb::python_error> interrupted_;
+  bool stop_ = false;
+};
+
+// --- SQL
+// --------------------------------------------------------------------------------
+
+ArrowTable SqlCall(const std::string& query, nb::handle data) {
+  std::shared_ptr<arrow::Table> table = ImportArrow(data, "sql table");
+  Result<std::shared_ptr<arrow::Table>> out = [&] {
+    nb::gil_scoped_release release;
+    return QuerySql(query, std::move(table));
+  }();
+  return ArrowTable(ValueOrThrow(std::move(out)));
+}
+
+class PySqlSession {
+ public:
+  PySqlSession() {
+    nb::gil_scoped_release release;
+    session_ = ValueOrThrow(SqlSession::Make());
+  }
+
+  void RegisterArrow(const std::string& name, nb::handle data) {
+    std::shared_ptr<arrow::Table> table = ImportArrow(data, name.c_str());
+    nb::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(mu_);
+    ThrowIfError(session_->RegisterArrow(name, std::move(table)));
+  }
+
+  void RegisterLanding(const std::string& name, nb::dict source) {
+    LandingSource s;
+    DictReader r(source, "landing source");
+    std::string format = "parquet";
+    r.Get("format", &format);
+    if (format == "parquet") {
+      s.format = LandingSource::Format::kParquet;
+    } else if (format == "duckdb") {
+      s.format = LandingSource::Format::kDuckDb;
+    } else {
+      throw StatusError(Status::Invalid(
+          "landing source: format: expected 'parquet' or 'duckdb', got '" + format +
+          "'"));
+    }
+    r.Get("location", &s.location);
+    r.Get("topic", &s.topic);
+    r.Get("table", &s.table);
+    r.Get("dead_letters", &s.dead_letters);
+    r.Get("dead_letter_dir", &s.dead_letter_dir);
+    r.Get("s3_endpoint", &s.s3_endpoint);
+    r.Get("s3_region", &s.s3_region);
+    r.Get("s3_access_key", &s.s3_access_key);
+    r.Get("s3_secret_key", &s.s3_secret_key);
+    nb::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(mu_);
+    ThrowIfError(session_->RegisterLanding(name, s));
+  }
+
+  ArrowTable Query(const std::string& sql) {
+    Result<std::shared_ptr<arrow::Table>> out = [&] {
+      nb::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mu_);
+      return session_->Query(sql);
+    }();
+    return ArrowTable(ValueOrThrow(std::move(out)));
+  }
+
+ private:
+  std::mutex mu_;
+  std::unique_ptr<SqlSession> session_;
+};
+
+std::string RunPipelineJsonCall(const std::string& doc) {
+  nb::gil_scoped_release release;
+  return RunPipelineJson(doc);
+}
+
+std::string ValidatePipelineJsonCall(const std::string& doc) {
+  nb::gil_scoped_release release;
+  return PipelineRunResultToJson(ValidatePipeline(doc));
+}
+
+// --- test support: librdkafka's in-process mock cluster
+// ------------------------------------
+
+class MockCluster {
+ public:
+  explicit MockCluster(int brokers) {
+    char errstr[256];
+    rd_kafka_conf_t* conf = rd_kafka_conf_new();
+    rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
+    if (rk_ == nullptr) throw StatusError(Status::Kafka(errstr));
+    mc_ = rd_kafka_mock_cluster_new(rk_, brokers);
+    if (mc_ == nullptr) {
+      rd_kafka_destroy(rk_);
+      throw StatusError(Status::Kafka("could not create a mock cluster"));
+    }
+  }
+  ~MockCluster() {
+    nb::gil_scoped_release release;
+    rd_kafka_mock_cluster_destroy(mc_);
+    rd_kafka_destroy(rk_);
+  }
+  std::string bootstraps() const { return rd_kafka_mock_cluster_bootstraps(mc_); }
+  void CreateTopic(const std::string& name, int partitions) {
+    rd_kafka_resp_err_t err =
+        rd_kafka_mock_topic_create(mc_, name.c_str(), partitions, 1);
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      throw StatusError(
+          Status::Kafka(std::string("mock topic: ") + rd_kafka_err2str(err)));
+    }
+  }
+
+ private:
+  rd_kafka_t* rk_ = nullptr;
+  rd_kafka_mock_cluster_t* mc_ = nullptr;
+};
+
+}  // namespace
+}  // namespace kelt::python
+
+NB_MODULE(_kelt, m) {
+  using namespace kelt::python;
+  m.doc() = "kelt's native module (private: use the `kelt` package).";
+  RegisterErrors(m);
+
+  nb::class_<ArrowTable>(m, "ArrowTable",
+                         "An Arrow table held by kelt (PyCapsule interface).")
+      .def_prop_ro("num_rows", &ArrowTable::num_rows)
+      .def("column_names", &ArrowTable::column_names)
+      .def("__arrow_c_stream__", &ArrowTable::StreamCapsule,
+           "requested_schema"_a = nb::none())
+      .def("__arrow_c_schema__", &ArrowTable::SchemaCapsule);
+
+  nb::class_<Landed>(m, "Landed", "One loaded window.")
+      .def_prop_ro("rows", [](const Landed& l) { return *l.rows; })
+      .def_prop_ro("dead_letters", [](const Landed& l) { return l.dead_letters; })
+      .def_prop_ro("stats", [](const Landed& l) { return StatsDict(l.stats); })
+      .def_prop_ro("spans", [](const Landed& l) { return SpansList(l.spans); })
+      .def_prop_ro("end_reason", [](const Landed& l) { return l.end_reason; })
+      .def_prop_ro("caught_up", [](const Landed& l) { return l.caught_up; })
+      .def_prop_ro("bytes", [](const Landed& l) { return l.bytes; });
+
+  m.def("load_records_json", &LoadRecordsJsonCall, "records_json"_a, "schema_json"_a,
+        "on_bad_record"_a, "strict_payload"_a);
+  m.def("poll_window", &PollWindowCall, "config_json"_a);
+  m.def("poll_window_loaded", &PollWindowLoadedCall, "config_json"_a, "schema_json"_a,
+        "on_bad_record"_a, "strict_payload"_a);
+  m.def("export_dataset_json", &ExportDataSetJsonCall, "producer_json"_a,
+        "dataset_json"_a);
+  m.def("export_arrow", &ExportArrowCall, "producer_json"_a, "data"_a);
+  m.def("normalize_schema", &NormalizeSchemaCall, "schema_json"_a);
+
+  nb::class_<PyConsumer>(m, "Consumer")
+      .def(nb::init<nb::dict>(), "config"_a)
+      .def("poll", &PyConsumer::Poll, "schema_json"_a, "max_records"_a, "max_bytes"_a,
+           "max_wait_ms"_a, "stop_at_end"_a, "on_bad_record"_a, "strict_payload"_a)
+      .def("poll_records", &PyConsumer::PollRecords, "max_records"_a, "max_bytes"_a,
+           "max_wait_ms"_a, "stop_at_end"_a)
+      .def("commit_offsets", &PyConsumer::CommitOffsets, "next_offsets"_a)
+      .def("lag", &PyConsumer::Lag, "timeout_ms"_a)
+      .def("committed", &PyConsumer::Committed, "timeout_ms"_a)
+      .def("assignment", &PyConsumer::Assignment)
+      .def("take_lost_partitions", &PyConsumer::TakeLostPartitions)
+      .def("start_catch_up", &PyConsumer::StartCatchUp)
+      .def_prop_ro("caught_up", &PyConsumer::CaughtUp)
+      .def_prop_ro("closed", &PyConsumer::closed)
+      .def("close", &PyConsumer::Close);
+
+  nb::class_<PyEltLoop>(m, "EltLoop")
+      .def(nb::init<nb::dict, nb::list>(), "config"_a, "sinks"_a)
+      .def("run", &PyEltLoop::Run, "on_window"_a = nb::none())
+      .def("step", &PyEltLoop::Step, "on_window"_a = nb::none())
+      .def("stats", &PyEltLoop::Stats)
+      .def("landing_schema", &PyEltLoop::Landing)
+      .def("close", &PyEltLoop::Close);
+
+  m.def("sql", &SqlCall, "query"_a, "data"_a);
+  nb::class_<PySqlSession>(m, "SqlSession")
+      .def(nb::init<>())
+      .def("register_arrow", &PySqlSession::RegisterArrow, "name"_a, "data"_a)
+      .def("register_landing", &PySqlSession::RegisterLanding, "name"_a, "source"_a)
+      .def("query", &PySqlSession::Query, "sql"_a);
+  m.def("run_pipeline_json", &RunPipelineJsonCall, "pipeline_json"_a);
+  m.def("validate_pipeline_json", &ValidatePipelineJsonCall, "pipeline_json"_a);
+
+  nb::class_<MockCluster>(m, "MockCluster",
+                          "librdkafka's in-process mock cluster (tests).")
+      .def(nb::init<int>(), "brokers"_a = 1)
+      .def_prop_ro("bootstraps", &MockCluster::bootstraps)
+      .def("create_topic", &MockCluster::CreateTopic, "name"_a, "partitions"_a);
+}

@@ -1,0 +1,176 @@
+# Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
+"""Kafka behaviour on librdkafka's in-process mock cluster (no broker): RDP's calls, the
+stateful consumer's commit-on-request, the GIL released while polling, the ELT loop."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import pyarrow as pa
+import pytest
+
+import kelt
+
+SCHEMA = [{"name": "id", "data_type": "int64"}, {"name": "name", "data_type": "utf8"},
+          {"name": "_kafka_partition", "data_type": "int64"},
+          {"name": "_kafka_offset", "data_type": "int64"}]
+FAST = {"session.timeout.ms": "6000", "heartbeat.interval.ms": "500"}
+
+
+def produce(bootstrap, topic, ids):
+    data = pa.table({"id": list(ids), "name": [f"n{i}" for i in ids]})
+    return kelt.export_dataset_to_kafka(bootstrap, topic, data, key_column="id")
+
+
+def test_rdp_calls_round_trip(mock_cluster, fresh):
+    topic = fresh("rdp")
+    mock_cluster.create_topic(topic, 1)
+    b = mock_cluster.bootstraps
+    dataset = {"schema": {"fields": [{"name": "id", "data_type": "Int64"},
+                                     {"name": "name", "data_type": "Utf8"}]},
+               "rows": [[{"Int64": 1}, {"Utf8": "a"}], [{"Int64": 2}, "Null"]]}
+    assert kelt.export_dataset_to_kafka(b, topic, dataset) == 2
+    assert kelt.export_dataset_to_kafka(b, topic, json.dumps(dataset), key_column="name") == 2
+    recs = json.loads(kelt.poll_kafka_window(b, fresh("g"), topic, max_records=2,
+                                             properties=FAST))
+    assert [json.loads(r["value"]) for r in recs["records"]] == [
+        {"id": 1, "name": "a"}, {"id": 2, "name": None}]
+    assert [r["key"] for r in recs["records"]] == ["0", "1"]
+    w = kelt.poll_kafka_window_loaded(b, fresh("g"), topic, SCHEMA, max_records=10,
+                                      properties=FAST)
+    assert w.to_rows() == [[1, "a", 0, 0], [2, None, 0, 1], [1, "a", 0, 2], [2, None, 0, 3]]
+    assert w.stats["records"] == 4
+
+
+def test_rdp_poll_commits_so_the_next_call_advances(mock_cluster, fresh):
+    topic, group = fresh("adv"), fresh("g")
+    mock_cluster.create_topic(topic, 1)
+    produce(mock_cluster.bootstraps, topic, range(5))
+    first = kelt.poll_kafka_window_loaded(mock_cluster.bootstraps, group, topic, SCHEMA,
+                                          max_records=3, properties=FAST)
+    second = kelt.poll_kafka_window_loaded(mock_cluster.bootstraps, group, topic, SCHEMA,
+                                           max_records=3, properties=FAST)
+    assert [r[0] for r in first.to_rows()] == [0, 1, 2]
+    assert [r[0] for r in second.to_rows()] == [3, 4]
+
+
+def test_consumer_commits_only_on_request(mock_cluster, fresh):
+    topic, group = fresh("c"), fresh("g")
+    mock_cluster.create_topic(topic, 2)
+    assert produce(mock_cluster.bootstraps, topic, range(20)) == 20
+    with kelt.Consumer(mock_cluster.bootstraps, group, topic, properties=FAST) as c:
+        w = c.poll(SCHEMA, max_records=100)
+        assert w.row_count() == 20
+        assert sorted(r[0] for r in w.to_rows()) == list(range(20))
+        assert sorted(c.assignment()) == [(topic, 0), (topic, 1)]
+        assert all(o < 0 for o in c.committed().values())  # nothing committed yet
+        assert sum(l.high_watermark for l in c.lag()) == 20
+        # not committed: a new member of the group reads everything again
+    with kelt.Consumer(mock_cluster.bootstraps, group, topic, properties=FAST) as c:
+        w = c.poll(SCHEMA, max_records=100)
+        assert w.row_count() == 20 and w.end_reason == "end_of_partitions"
+        assert sorted(s.count for s in w.spans) == sorted(
+            [sum(1 for r in w.to_rows() if r[2] == p) for p in (0, 1)])
+        c.commit(w)
+        committed = c.committed()
+        assert sum(committed.values()) == 20
+        assert {s.partition: s.last_offset + 1 for s in w.spans} == {
+            p: o for (_, p), o in committed.items()}
+        assert all(l.lag == 0 for l in c.lag())
+    with kelt.Consumer(mock_cluster.bootstraps, group, [topic], properties=FAST) as c:
+        assert c.poll(SCHEMA, max_records=100, max_wait_ms=3000).row_count() == 0
+        produce(mock_cluster.bootstraps, topic, [99])
+        polled = c.poll_records(max_records=10)
+        assert [json.loads(r["value"])["id"]
+                for r in json.loads(polled.records_json)["records"]] == [99]
+        c.commit(polled)
+    assert c.closed
+    with pytest.raises(kelt.InvalidError, match="closed"):
+        c.poll(SCHEMA)
+
+
+def test_poll_releases_the_gil(mock_cluster, fresh):
+    topic = fresh("gil")
+    mock_cluster.create_topic(topic, 1)
+    ticks = 0
+    done = threading.Event()
+
+    def count():
+        nonlocal ticks
+        while not done.is_set():
+            ticks += 1
+
+    with kelt.Consumer(mock_cluster.bootstraps, fresh("g"), topic, properties=FAST) as c:
+        thread = threading.Thread(target=count)
+        thread.start()
+        try:
+            time.sleep(0.05)
+            start_ticks, start = ticks, time.monotonic()
+            w = c.poll(SCHEMA, max_wait_ms=1500, stop_at_end=False)  # an empty topic: waits
+            waited, progress = time.monotonic() - start, ticks - start_ticks
+        finally:
+            done.set()
+            thread.join()
+    assert w.row_count() == 0 and waited >= 1.0
+    # Holding the GIL would leave the counter where it was for the whole poll.
+    assert progress > 100_000, progress
+
+
+def test_export_is_a_kafka_error_when_delivery_fails(fresh):
+    with pytest.raises(kelt.KafkaError) as info:
+        kelt.export_dataset_to_kafka("127.0.0.1:1", fresh("t"), pa.table({"a": [1]}),
+                                     message_timeout_ms=500)
+    assert isinstance(info.value, OSError) and info.value.code == "KAFKA_ERROR"
+
+
+def test_elt_loop_lands_in_parquet_and_duckdb_and_resumes(mock_cluster, fresh, tmp_path):
+    topic, group = fresh("elt"), fresh("g")
+    mock_cluster.create_topic(topic, 2)
+    produce(mock_cluster.bootstraps, topic, range(50))
+    seen = []
+    sinks = [kelt.ParquetSink(root=str(tmp_path / "landing")),
+             kelt.DuckDbSink(path=str(tmp_path / "landing.duckdb"), table="events")]
+    with kelt.EltLoop(mock_cluster.bootstraps, group, topic, SCHEMA, sinks,
+                      max_records=20, until_caught_up=True, properties=FAST) as loop:
+        stats = loop.run(on_window=lambda st, win: seen.append(win["records"]))
+        assert [f["name"] for f in loop.landing_schema["fields"]][-1] == "_kafka_topic"
+    assert stats["rows"] == 50 and stats["caught_up"] and stats["bad_records"] == 0
+    assert sum(seen) == 50
+    assert sum(stats["committed"].values()) == 50
+    s = kelt.SqlSession()
+    s.register_landing("p", str(tmp_path / "landing"), topic=topic)
+    s.register_landing("d", str(tmp_path / "landing.duckdb"), format="duckdb", table="events")
+    for view in ("p", "d"):
+        assert s.query(f"SELECT count(DISTINCT id) AS n, count(*) AS c FROM {view}").to_pylist() == [
+            {"n": 50, "c": 50}]
+    # A second run finds its resume point in the sinks and lands nothing new.
+    produce(mock_cluster.bootstraps, topic, range(50, 55))
+    with kelt.EltLoop(mock_cluster.bootstraps, group, topic, SCHEMA, sinks,
+                      until_caught_up=True, properties=FAST) as loop:
+        assert loop.run()["rows"] == 5
+
+
+def test_elt_loop_callback_error_stops_the_run(mock_cluster, fresh, tmp_path):
+    topic = fresh("eltcb")
+    mock_cluster.create_topic(topic, 1)
+    produce(mock_cluster.bootstraps, topic, range(10))
+
+    def boom(stats, window):
+        raise RuntimeError("stop here")
+
+    loop = kelt.EltLoop(mock_cluster.bootstraps, fresh("g"), topic, SCHEMA,
+                        [kelt.ParquetSink(root=str(tmp_path))], max_records=3,
+                        until_caught_up=True, properties=FAST)
+    with pytest.raises(RuntimeError, match="stop here"):
+        loop.run(on_window=boom)
+    assert loop.stats["windows"] == 1
+    loop.close()
+
+
+def test_elt_loop_config_errors():
+    with pytest.raises(kelt.InvalidError, match="sink"):
+        kelt.EltLoop("b:1", "g", "t", SCHEMA, [{"kind": "nope"}])
+    with pytest.raises(kelt.InvalidError, match="at least one sink"):
+        kelt.EltLoop("b:1", "g", "t", SCHEMA, [])
