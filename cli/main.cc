@@ -118,6 +118,7 @@ int RunLoad(const LoadArgs& a) {
 // key that has one (kelt/config.h's key table), applied in the order
 // environment < --set < the specific flags.
 struct ConfigArgs {
+  bool list_keys = false;
   std::string config;
   std::vector<std::string> sets;
   std::map<std::string, std::vector<std::string>> flags;  // key → values
@@ -196,7 +197,23 @@ struct ConfigArgs {
   }
 };
 
+// The key table as Markdown (docs/USER_GUIDE.md's table is this output; a test checks).
+int PrintKeys() {
+  std::cout << "| key | type | default | environment | flag | meaning "
+               "|\n|---|---|---|---|---|---|\n";
+  for (const auto& k : kelt::EltConfigKeys()) {
+    std::string type = k.type;
+    for (size_t at = type.find('|'); at != std::string::npos; at = type.find('|', at + 2))
+      type.replace(at, 1, "\\|");
+    std::cout << "| `" << k.key << "` | " << type << " | " << k.default_value << " | `"
+              << k.env << "` | " << (k.flag.empty() ? "`--set`" : "`" + k.flag + "`")
+              << " | " << k.help << (k.secret ? " (secret: never shown)" : "") << " |\n";
+  }
+  return 0;
+}
+
 int RunValidate(const ConfigArgs& args) {
+  if (args.list_keys) return PrintKeys();
   auto c = args.Load();
   if (!c.ok()) {
     Fail(c.status(), "validate");
@@ -297,6 +314,8 @@ int main(int argc, char** argv) {
   auto* validate_cmd = app.add_subcommand(
       "validate", "Check a config (and its schema) without connecting to anything");
   validate_args.AddTo(validate_cmd);
+  validate_cmd->add_flag("--list-keys", validate_args.list_keys,
+                         "print every config key (Markdown table) and exit");
 
   kelt::cli::TailArgs tail;
   auto* tail_cmd = app.add_subcommand("tail", "Print a topic's records (never commits)");

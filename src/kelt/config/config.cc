@@ -195,7 +195,10 @@ class Reader {
       where = " (line " + std::to_string(node.Mark().line + 1) + ")";
     }
     errors_.push_back(path + ": " + msg + where);
+    error_paths_.insert(path);
   }
+
+  bool HasError(const std::string& path) const { return error_paths_.count(path) > 0; }
 
   bool from_file(const std::string& path) const { return !origins_.count(path); }
 
@@ -321,6 +324,7 @@ class Reader {
   std::filesystem::path base_dir_;
   std::map<std::string, std::string> origins_;
   std::vector<std::string> errors_;
+  std::set<std::string> error_paths_;
 };
 
 // Emit a YAML tree as JSON (an inline schema is handed to the schema parser as JSON).
@@ -408,6 +412,7 @@ void ReadSink(Reader& r, const std::string& path, const std::string& kind,
     });
   };
   auto required = [&](const char* key, const std::string& value) {
+    if (r.HasError(p + "." + key)) return;
     if (value.empty() && !(m.IsMap() && m[key].IsDefined())) {
       r.Error(p + "." + key, m, "required for a " + kind + " sink");
     } else if (value.empty()) {
@@ -615,11 +620,11 @@ void ReadRoot(Reader& r, const YAML::Node& root, EltConfig& c) {
   });
 
   // Required keys.
-  if (co.brokers.empty())
+  if (co.brokers.empty() && !r.HasError("brokers"))
     r.Error("brokers", root["brokers"], "required (Kafka bootstrap servers)");
-  if (co.group_id.empty())
+  if (co.group_id.empty() && !r.HasError("group"))
     r.Error("group", root["group"], "required (consumer group id)");
-  if (co.topics.empty())
+  if (co.topics.empty() && !r.HasError("topics"))
     r.Error("topics", root["topics"], "required (at least one topic)");
   for (size_t i = 0; i < co.topics.size(); ++i) {
     if (co.topics[i].empty())
