@@ -479,6 +479,84 @@ done:
   rd_kafka_destroy(rk);
 }
 
+/* Bad records: "fail" fails the poll with TYPE_ERROR; "dead_letter" keeps them aside. */
+static void test_kelt_bad_records_mock(void) {
+  char errstr[256];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof errstr);
+  rd_kafka_mock_cluster_t* mc = rd_kafka_mock_cluster_new(rk, 1);
+  const char* brokers = rd_kafka_mock_cluster_bootstraps(mc);
+  char config[1024], producer[512];
+  const char* policies[2] = {"fail", "dead_letter"};
+  RdpJsonSlice s = {0};
+  int i;
+
+  CHECK(rd_kafka_mock_topic_create(mc, "capi-bad", 1, 1) == RD_KAFKA_RESP_ERR_NO_ERROR);
+  snprintf(producer, sizeof producer, "{\"brokers\":\"%s\",\"topic\":\"capi-bad\"}",
+           brokers);
+  rdp_kafka_export_dataset_json(
+      &s, producer,
+      "{\"schema\":{\"fields\":[{\"name\":\"id\",\"data_type\":\"Utf8\"}]},"
+      "\"rows\":[[{\"Utf8\":\"1\"}],[{\"Utf8\":\"x\"}]]}");
+  free(take(s));
+  for (i = 0; i < 2; ++i) {
+    kelt_consumer* c = NULL;
+    kelt_window* w = NULL;
+    kelt_error* err = NULL;
+    char* json = NULL;
+    int polls;
+    kelt_status st = KELT_OK;
+    snprintf(config, sizeof config,
+             "{\"brokers\":\"%s\",\"group_id\":\"capi-bad-%s\",\"topic\":\"capi-bad\","
+             "\"max_records\":2,\"max_wait_ms\":5000,\"on_bad_record\":\"%s\"}",
+             brokers, policies[i], policies[i]);
+    CHECK(kelt_consumer_new(config, kIdSchema, &c, &err) == KELT_OK);
+    if (c == NULL) break;
+    for (polls = 0; polls < 10; ++polls) {
+      st = kelt_consumer_poll(c, &w, &err);
+      if (st != KELT_OK || kelt_window_num_records(w) > 0) break;
+      kelt_window_free(w);
+      w = NULL;
+    }
+    if (i == 0) {
+      CHECK(st == KELT_TYPE_ERROR);
+      CHECK(w == NULL);
+      if (err != NULL) {
+        CHECK_EQ_STR(kelt_error_code_name(err), "TYPE_ERROR");
+        CHECK(kelt_error_retriable(err) == 0);
+        CHECK_PREFIX(kelt_error_message(err),
+                     "schema mismatch: kafka value int64 cast failed");
+        kelt_error_free(err);
+      }
+    } else {
+      CHECK(st == KELT_OK);
+      if (w != NULL) {
+        struct ArrowArrayStream stream;
+        struct ArrowSchema schema;
+        struct ArrowArray batch;
+        CHECK(kelt_window_num_records(w) == 2);
+        CHECK(kelt_window_num_rows(w) == 1);
+        CHECK(kelt_window_info_json(w, &json, NULL) == KELT_OK);
+        CHECK(strstr(json, "\"bad_records\":1,") != NULL);
+        CHECK(strstr(json, "\"dead_lettered\":1,") != NULL);
+        kelt_string_free(json);
+        CHECK(kelt_window_dead_letters_to_arrow_stream(w, &stream, NULL) == KELT_OK);
+        CHECK(stream.get_schema(&stream, &schema) == 0);
+        CHECK_EQ_STR(schema.children[6]->name, "_error_code");
+        schema.release(&schema);
+        CHECK(stream.get_next(&stream, &batch) == 0);
+        CHECK(batch.length == 1);
+        batch.release(&batch);
+        stream.release(&stream);
+        kelt_window_free(w);
+      }
+    }
+    kelt_consumer_free(c);
+  }
+  rd_kafka_mock_cluster_destroy(mc);
+  rd_kafka_destroy(rk);
+}
+
 /* The ELT loop handle on the mock cluster: land into Parquet until caught up, then a
  * second loop over the same sink lands nothing (it resumes from the files). */
 static void test_kelt_pipeline_mock(void) {
@@ -705,6 +783,7 @@ int main(int argc, char** argv) {
     test_kelt_errors();
     test_rdp_pipeline();
     test_kelt_consumer_mock();
+    test_kelt_bad_records_mock();
     test_kelt_pipeline_mock();
   }
   printf("%d checks, %d failed\n", g_checks, g_failures);
