@@ -3,7 +3,8 @@
 #   1. scripts/bootstrap.sh        packages, venv, DuckDB, Kafka jars (cached, idempotent);
 #      scripts/lint.sh             clang-format check
 #   2. dev build (Debug, ASan+UBSan) and every GoogleTest suite through ctest
-#   3. release build of the CLI, examples and benchmarks; smoke-run them on small inputs
+#   3. release build of the CLI, examples and benchmarks; smoke-run them on small inputs;
+#      the Java and Python wrapper suites (and the Python benchmark) against a local broker
 #   4. a short libFuzzer run of each fuzz target (clang, ASan+UBSan)
 # Usage: scripts/test.sh [--no-fuzz]
 set -euo pipefail
@@ -65,6 +66,12 @@ export KELT_KAFKA_ENV="$wrappers_kafka/env"
   -Dkelt.library="$KELT_ROOT/build/release/capi/libkelt.so")
 cat java/target/surefire-reports/TEST-*.xml | grep -o '<testsuite [^>]*' \
   | sed -E 's/.* name="([^"]+)".* tests="([0-9]+)".*/  java \1: \2 tests passed/'
+
+step "wrapper suites: Python (pip install ., pytest, the consume benchmark on 100k records)"
+# Reuses build/python/<tag> and ccache: fast after the first build.
+"$KELT_VENV/bin/python" -m pip install --quiet --no-build-isolation --no-deps .
+"$KELT_VENV/bin/python" -m pytest -q -p no:cacheprovider python/tests
+"$KELT_VENV/bin/python" bench/python/consume_benchmark.py --records 100000
 bash scripts/kafka.sh stop --dir "$wrappers_kafka" >/dev/null
 trap - EXIT
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
@@ -66,6 +67,14 @@ Sink = Union[ParquetSink, DuckDbSink, PostgresSink]
 WindowCallback = Callable[[dict, dict], None]
 
 
+def _override_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return ",".join(str(v) for v in value)
+    return str(value)
+
+
 def _sink_dict(sink: Union[Sink, Mapping[str, Any]]) -> dict[str, Any]:
     if isinstance(sink, Mapping):
         return dict(sink)
@@ -108,6 +117,27 @@ class EltLoop:
         if session_timeout_ms is not None:
             config["session_timeout_ms"] = int(session_timeout_ms)
         self._native = _kelt.EltLoop(config, [_sink_dict(s) for s in sinks])
+
+    @classmethod
+    def from_config(cls, path: Union[str, "os.PathLike[str]", None] = None, *,
+                    text: Union[str, Mapping[str, Any], None] = None,
+                    base_dir: Union[str, "os.PathLike[str]"] = ".",
+                    overrides: Optional[Mapping[str, Any]] = None) -> "EltLoop":
+        """Configure the loop from a ``kelt run --config`` document: the same YAML (or
+        JSON) keys, checks, defaults and sinks as the command (docs/USER_GUIDE.md, section
+        8). Give the file's ``path``, or the document as ``text`` (YAML/JSON text or a dict;
+        relative paths in it resolve against ``base_dir``). ``overrides`` sets keys by their
+        dotted path, like ``kelt run --set``: ``{"window.max_records": 5000,
+        "brokers": "host:9092"}``. Environment variables are not read (pass them here)."""
+        if (path is None) == (text is None):
+            raise _kelt.InvalidError("EltLoop.from_config: give exactly one of path or text")
+        if text is not None and not isinstance(text, str):
+            text = json.dumps(text)
+        pairs = [(str(k), _override_text(v)) for k, v in (overrides or {}).items()]
+        self = cls.__new__(cls)
+        self._native = _kelt.EltLoop(os.fspath(path) if path is not None else "",
+                                     text or "", os.fspath(base_dir), pairs)
+        return self
 
     def run(self, on_window: Optional[WindowCallback] = None) -> dict[str, Any]:
         """Run windows until the run ends (caught up, ``max_windows``, Ctrl-C), then flush

@@ -10,11 +10,13 @@
 #include <librdkafka/rdkafka_mock.h>
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -25,6 +27,7 @@
 
 #include "arrow_interop.h"
 #include "errors.h"
+#include "kelt/config.h"
 #include "kelt/dataset.h"
 #include "kelt/elt.h"
 #include "kelt/kafka.h"
@@ -530,22 +533,27 @@ class PyEltLoop {
     o.load = MakeLoadOptions(policy, strict);
     r.Get("until_caught_up", &o.until_caught_up);
     r.Get("max_windows", &o.max_windows);
-    // Ctrl-C: the loop runs without the GIL, so it asks Python between windows.
-    o.should_stop = [this] {
-      if (stop_) return true;  // a callback raised
-      nb::gil_scoped_acquire acquire;
-      if (PyErr_CheckSignals() != 0) {
-        interrupted_.emplace();  // takes the KeyboardInterrupt (or the handler's error)
-        return true;
-      }
-      return false;
-    };
+    o.should_stop = StopHook();
     std::vector<std::unique_ptr<Sink>> made;
     for (nb::handle s : sinks) {
       made.push_back(MakeSinkFromDict(nb::borrow<nb::dict>(s), o.consumer.group_id));
     }
     nb::gil_scoped_release release;
     loop_ = ValueOrThrow(EltLoop::Make(std::move(o), std::move(made)));
+  }
+
+  /// From a `kelt run --config` document (include/kelt/config.h): the same keys, the
+  /// same checks, the same sinks as the CLI. `path` non-empty: read that file.
+  PyEltLoop(const std::string& path, const std::string& text, const std::string& base_dir,
+            const std::vector<std::pair<std::string, std::string>>& overrides) {
+    std::vector<ConfigOverride> ov;
+    for (const auto& [key, value] : overrides) ov.push_back({key, value, "python"});
+    nb::gil_scoped_release release;
+    EltConfig config = ValueOrThrow(path.empty() ? ParseEltConfig(text, base_dir, ov)
+                                                 : LoadEltConfig(path, ov));
+    std::vector<std::unique_ptr<Sink>> sinks = ValueOrThrow(MakeSinks(config));
+    config.elt.should_stop = StopHook();
+    loop_ = ValueOrThrow(EltLoop::Make(std::move(config.elt), std::move(sinks)));
   }
 
   nb::dict Run(nb::object on_window) {
@@ -604,6 +612,19 @@ class PyEltLoop {
  private:
   void Open() const {
     if (loop_ == nullptr) throw StatusError(Status::Invalid("ELT loop is closed"));
+  }
+
+  // Ctrl-C: the loop runs without the GIL, so it asks Python between windows.
+  std::function<bool()> StopHook() {
+    return [this] {
+      if (stop_) return true;  // a callback raised
+      nb::gil_scoped_acquire acquire;
+      if (PyErr_CheckSignals() != 0) {
+        interrupted_.emplace();  // takes the KeyboardInterrupt (or the handler's error)
+        return true;
+      }
+      return false;
+    };
   }
 
   // A Python callback runs with the GIL; an exception it raises stops the run and is
@@ -816,6 +837,9 @@ NB_MODULE(_kelt, m) {
 
   nb::class_<PyEltLoop>(m, "EltLoop")
       .def(nb::init<nb::dict, nb::list>(), "config"_a, "sinks"_a)
+      .def(nb::init<const std::string&, const std::string&, const std::string&,
+                    const std::vector<std::pair<std::string, std::string>>&>(),
+           "path"_a, "text"_a, "base_dir"_a, "overrides"_a)
       .def("run", &PyEltLoop::Run, "on_window"_a = nb::none())
       .def("step", &PyEltLoop::Step, "on_window"_a = nb::none())
       .def("stats", &PyEltLoop::Stats)

@@ -174,3 +174,35 @@ def test_elt_loop_config_errors():
         kelt.EltLoop("b:1", "g", "t", SCHEMA, [{"kind": "nope"}])
     with pytest.raises(kelt.InvalidError, match="at least one sink"):
         kelt.EltLoop("b:1", "g", "t", SCHEMA, [])
+
+
+def test_elt_loop_from_the_clis_config_document(mock_cluster, fresh, tmp_path):
+    topic, group = fresh("cfg"), fresh("g")
+    mock_cluster.create_topic(topic, 1)
+    produce(mock_cluster.bootstraps, topic, range(30))
+    (tmp_path / "schema.json").write_text(json.dumps({"fields": SCHEMA[:2]}))
+    config = tmp_path / "elt.yaml"
+    config.write_text(f"""
+brokers: {mock_cluster.bootstraps}
+group: {group}
+topics: [{topic}]
+schema: schema.json
+properties:
+  session.timeout.ms: "6000"
+window:
+  max_records: 7
+sinks:
+  - parquet:
+      root: landing
+""")
+    with kelt.EltLoop.from_config(config, overrides={"until_caught_up": True}) as loop:
+        stats = loop.run()
+    assert stats["rows"] == 30 and stats["windows"] >= 5
+    landed = kelt.SqlSession()
+    landed.register_landing("l", str(tmp_path / "landing"), topic=topic)
+    assert landed.query("SELECT count(*) AS n FROM l").to_pylist() == [{"n": 30}]
+    with pytest.raises(kelt.InvalidError) as info:
+        kelt.EltLoop.from_config(text={"brokers": "b:1", "group": "g", "topics": ["t"],
+                                       "sinks": [{"parquet": {"root": "x"}}],
+                                       "window": {"max_records": "many"}})
+    assert "window.max_records" in str(info.value)
