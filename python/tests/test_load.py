@@ -159,3 +159,13 @@ def test_import_in_a_fresh_interpreter_without_library_path():
     out = subprocess.run([sys.executable, "-c", "import kelt, polars, duckdb, hashlib"],
                          env=env, capture_output=True, text=True, cwd="/", timeout=120)
     assert out.returncode == 0, out.stderr
+
+
+def test_the_native_stub_covers_the_module():
+    import ast
+    from pathlib import Path
+
+    stub = ast.parse((Path(kelt.__file__).parent / "_kelt.pyi").read_text())
+    declared = {n.name for n in stub.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
+    public = {name for name in dir(kelt._kelt) if not name.startswith("_")}
+    assert public <= declared, public - declared
