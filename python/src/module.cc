@@ -560,7 +560,7 @@ class PyEltLoop {
     EltWindowCallback cb = Callback(on_window);
     Result<EltStats> stats = [&] {
       nb::gil_scoped_release release;
-      std::lock_guard<std::mutex> lock(mu_);
+      std::lock_guard<std::recursive_mutex> lock(mu_);
       Open();
       return loop_->Run(cb);
     }();
@@ -572,7 +572,7 @@ class PyEltLoop {
     EltWindowCallback cb = Callback(on_window);
     Result<bool> more = [&] {
       nb::gil_scoped_release release;
-      std::lock_guard<std::mutex> lock(mu_);
+      std::lock_guard<std::recursive_mutex> lock(mu_);
       Open();
       return loop_->Step(cb);
     }();
@@ -580,21 +580,29 @@ class PyEltLoop {
     return ValueOrThrow(std::move(more));
   }
 
+  // Release the GIL before waiting for the lock: a run in another thread holds the lock
+  // and needs the GIL for its callbacks.
   nb::dict Stats() {
-    std::lock_guard<std::mutex> lock(mu_);
-    Open();
-    return EltStatsDict(loop_->stats());
+    EltStats stats;
+    {
+      nb::gil_scoped_release release;
+      std::lock_guard<std::recursive_mutex> lock(mu_);
+      Open();
+      stats = loop_->stats();
+    }
+    return EltStatsDict(stats);
   }
 
   std::string Landing() {
-    std::lock_guard<std::mutex> lock(mu_);
+    nb::gil_scoped_release release;
+    std::lock_guard<std::recursive_mutex> lock(mu_);
     Open();
     return SchemaToJson(loop_->landing());
   }
 
   void Close() {
     nb::gil_scoped_release release;
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<std::recursive_mutex> lock(mu_);
     if (loop_ == nullptr) return;
     Status st = loop_->Close();
     loop_.reset();
@@ -663,7 +671,8 @@ class PyEltLoop {
     }
   }
 
-  std::mutex mu_;
+  // Recursive: an on_window callback may call stats() on the loop that runs it.
+  std::recursive_mutex mu_;
   std::unique_ptr<EltLoop> loop_;
   std::optional<nb::python_error> callback_error_;
   std::optional<nb::python_error> interrupted_;
@@ -756,6 +765,8 @@ class MockCluster {
   explicit MockCluster(int brokers) {
     char errstr[256];
     rd_kafka_conf_t* conf = rd_kafka_conf_new();
+    // This handle only hosts the cluster: silence its "no bootstrap.servers" notice.
+    rd_kafka_conf_set(conf, "log_level", "3", errstr, sizeof(errstr));
     rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
     if (rk_ == nullptr) throw StatusError(Status::Kafka(errstr));
     mc_ = rd_kafka_mock_cluster_new(rk_, brokers);
