@@ -19,8 +19,8 @@ def sql(query: str, table: Any) -> pa.Table:
     buffers). A SQL error raises :class:`kelt.InvalidError` with DuckDB's message.
 
     >>> import pyarrow as pa, kelt
-    >>> kelt.sql("SELECT sum(x) AS s FROM df", pa.table({"x": [1, 2, 3]})).to_pylist()
-    [{'s': 6}]
+    >>> kelt.sql("SELECT max(x) AS m FROM df", pa.table({"x": [1, 2, 3]})).to_pylist()
+    [{'m': 3}]
     """
     return pa.table(_kelt.sql(query, table))
 

@@ -169,3 +169,17 @@ def test_the_native_stub_covers_the_module():
     declared = {n.name for n in stub.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
     public = {name for name in dir(kelt._kelt) if not name.startswith("_")}
     assert public <= declared, public - declared
+
+
+def test_docstring_examples():
+    import doctest
+
+    import kelt._consumer
+    import kelt._convert
+    import kelt._rdp
+    import kelt._sql
+
+    for module in (kelt._rdp, kelt._convert, kelt._sql, kelt._consumer):
+        result = doctest.testmod(module, extraglobs={"kelt": kelt})
+        assert result.failed == 0, module.__name__
+    assert doctest.testmod(kelt._rdp).attempted >= 2
