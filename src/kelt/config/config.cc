@@ -327,8 +327,13 @@ class Reader {
   std::set<std::string> error_paths_;
 };
 
+// An inline schema's JSON is bounded: YAML aliases can make a small document expand
+// exponentially when walked.
+constexpr size_t kMaxInlineSchemaBytes = 1u << 20;
+
 // Emit a YAML tree as JSON (an inline schema is handed to the schema parser as JSON).
 void ToJson(const YAML::Node& n, std::string& out) {
+  if (out.size() > kMaxInlineSchemaBytes) return;
   auto quote = [&](const std::string& s) {
     out += '"';
     for (char c : s) {
@@ -349,6 +354,7 @@ void ToJson(const YAML::Node& n, std::string& out) {
     out += '{';
     bool first = true;
     for (const auto& kv : n) {
+      if (out.size() > kMaxInlineSchemaBytes) return;
       if (!first) out += ',';
       first = false;
       quote(kv.first.Scalar());
@@ -359,6 +365,7 @@ void ToJson(const YAML::Node& n, std::string& out) {
   } else if (n.IsSequence()) {
     out += '[';
     for (size_t i = 0; i < n.size(); ++i) {
+      if (out.size() > kMaxInlineSchemaBytes) return;
       if (i) out += ',';
       ToJson(n[i], out);
     }
@@ -494,6 +501,10 @@ void ReadSchema(Reader& r, const YAML::Node& v, EltConfig& c) {
   } else if (v.IsMap() || v.IsSequence()) {
     ToJson(v, json);
     c.schema_origin = "inline";
+    if (json.size() > kMaxInlineSchemaBytes) {
+      r.Error("schema", v, "the inline schema is too large (aliases expanding?)");
+      return;
+    }
   } else {
     r.Error("schema", v, "expected a schema file path or an inline schema");
     return;

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -320,6 +321,26 @@ TEST(ConfigTest, SchemaFileIsRelativeToTheConfigFile) {
   EXPECT_NE(badtype.status().message().find("Int65"), std::string::npos)
       << badtype.status().message();
   fs::remove_all(dir);
+}
+
+TEST(ConfigTest, AliasExpansionIsBounded) {
+  // "Billion laughs": ten levels of ten aliases would be 10^10 nodes when walked.
+  std::string text = "l0: &l0 [\"xxxxxxxxxxxxxxxx\"]\n";
+  for (int i = 1; i <= 10; ++i) {
+    text += "l" + std::to_string(i) + ": &l" + std::to_string(i) + " [";
+    for (int j = 0; j < 10; ++j) text += (j ? ", *l" : "*l") + std::to_string(i - 1);
+    text += "]\n";
+  }
+  text +=
+      "brokers: b\ngroup: g\ntopics: [t]\nschema: {fields: *l10}\n"
+      "sinks: [{parquet: {root: x}}]\n";
+  auto start = std::chrono::steady_clock::now();
+  auto c = ParseEltConfig(text, "/");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("schema: the inline schema is too large"),
+            std::string::npos)
+      << c.status().message().substr(0, 500);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
 }
 
 TEST(ConfigTest, MakeSinksMakesEachKind) {
