@@ -41,6 +41,7 @@ from ._consumer import Consumer, PartitionLag, PolledRecords
 from ._elt import DuckDbSink, EltLoop, ParquetSink, PostgresSink
 from ._sql import SqlSession, run_pipeline_json, sql, validate_pipeline_json
 from ._convert import normalize_schema
+from ._log import log_to_logging, set_log_handler
 
 __version__ = "0.1.0"
 
@@ -63,6 +64,8 @@ __all__ = [
     "StorageError",
     "UnavailableError",
     "elt_load_kafka_records_json",
+    "log_to_logging",
+    "set_log_handler",
     "export_dataset_to_kafka",
     "normalize_schema",
     "poll_kafka_window",

@@ -15,6 +15,7 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -32,6 +33,7 @@
 #include "kelt/elt.h"
 #include "kelt/kafka.h"
 #include "kelt/load.h"
+#include "kelt/log.h"
 #include "kelt/pipeline_json.h"
 #include "kelt/rdp.h"
 #include "kelt/record.h"
@@ -757,6 +759,62 @@ std::string ValidatePipelineJsonCall(const std::string& doc) {
   return PipelineRunResultToJson(ValidatePipeline(doc));
 }
 
+// --- the log hook
+// --------------------------------------------------------------------------
+
+// The Python handler, set and read under the GIL. Never freed: a librdkafka thread may
+// still be inside the hook while the interpreter shuts down.
+nb::object* g_log_handler = new nb::object();
+// False once the facade's atexit handler ran: no call into a finalizing interpreter.
+std::atomic<bool> g_log_enabled{false};
+
+bool InterpreterUsable() {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsInitialized() && !Py_IsFinalizing();
+#else
+  return Py_IsInitialized() && !_Py_IsFinalizing();
+#endif
+}
+
+void SetLogHandler(nb::object handler, const std::string& min_level) {
+  LogLevel level;
+  if (min_level == "debug") {
+    level = LogLevel::kDebug;
+  } else if (min_level == "info") {
+    level = LogLevel::kInfo;
+  } else if (min_level == "warning") {
+    level = LogLevel::kWarning;
+  } else if (min_level == "error") {
+    level = LogLevel::kError;
+  } else {
+    throw StatusError(
+        Status::Invalid("level: expected 'debug', 'info', 'warning' or 'error', got '" +
+                        min_level + "'"));
+  }
+  if (handler.is_none()) {
+    g_log_enabled.store(false);
+    SetLogHook(nullptr);
+    *g_log_handler = nb::object();
+    return;
+  }
+  *g_log_handler = handler;
+  g_log_enabled.store(true);
+  SetLogHook(
+      [](LogLevel lvl, std::string_view component, std::string_view message) {
+        // Called from any thread, librdkafka's included.
+        if (!g_log_enabled.load() || !InterpreterUsable()) return;
+        nb::gil_scoped_acquire acquire;
+        if (!g_log_enabled.load() || !g_log_handler->is_valid()) return;
+        try {
+          (*g_log_handler)(std::string(LogLevelName(lvl)), std::string(component),
+                           std::string(message));
+        } catch (nb::python_error& e) {
+          e.discard_as_unraisable("kelt log handler");
+        }
+      },
+      level);
+}
+
 // --- test support: librdkafka's in-process mock cluster
 // ------------------------------------
 
@@ -865,6 +923,8 @@ NB_MODULE(_kelt, m) {
       .def("query", &PySqlSession::Query, "sql"_a);
   m.def("run_pipeline_json", &RunPipelineJsonCall, "pipeline_json"_a);
   m.def("validate_pipeline_json", &ValidatePipelineJsonCall, "pipeline_json"_a);
+
+  m.def("set_log_handler", &SetLogHandler, "handler"_a.none(), "min_level"_a);
 
   nb::class_<MockCluster>(m, "MockCluster",
                           "librdkafka's in-process mock cluster (tests).")

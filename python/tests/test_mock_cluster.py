@@ -243,3 +243,32 @@ loop.close()
                          timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "interrupted 10 10"
+
+
+def test_log_messages_reach_python(mock_cluster, fresh, caplog):
+    import logging
+
+    topic = fresh("log")
+    mock_cluster.create_topic(topic, 1)
+    messages = []
+    kelt.set_log_handler(lambda level, component, message:
+                         messages.append((level, component, message)), "info")
+    try:
+        with kelt.Consumer(mock_cluster.bootstraps, fresh("g"), topic, properties=FAST) as c:
+            c.poll(SCHEMA, max_wait_ms=15000)
+    finally:
+        kelt.set_log_handler(None)
+    assert ("info", "kafka", "assigned 1 partition(s)") in messages
+    with pytest.raises(kelt.InvalidError, match="level"):
+        kelt.set_log_handler(print, "loud")
+
+    kelt.log_to_logging("info")
+    try:
+        with caplog.at_level(logging.INFO, logger="kelt"):
+            with kelt.Consumer(mock_cluster.bootstraps, fresh("g"), topic,
+                               properties=FAST) as c:
+                c.poll(SCHEMA, max_wait_ms=15000)
+    finally:
+        kelt.set_log_handler(None)
+    assert any(r.name == "kelt.kafka" and r.getMessage() == "assigned 1 partition(s)"
+               for r in caplog.records)
