@@ -71,7 +71,7 @@ step "wrapper suites: Python (pip install ., pytest, the consume benchmark on 10
 # Reuses build/python/<tag> and ccache: fast after the first build.
 "$KELT_VENV/bin/python" -m pip install --quiet --no-build-isolation --no-deps .
 "$KELT_VENV/bin/python" -m pytest -q -p no:cacheprovider python/tests
-"$KELT_VENV/bin/python" bench/python/consume_benchmark.py --records 100000
+"$KELT_VENV/bin/python" bench/python/consume_benchmark.py --records 100000 --repetitions 1
 bash scripts/kafka.sh stop --dir "$wrappers_kafka" >/dev/null
 trap - EXIT
 
