@@ -93,20 +93,27 @@ std::string SummaryJson(const EltStats& s, const EltConfig& c,
 }
 
 // What the progress output shows, updated by the loop thread.
-struct ProgressState {
-  std::mutex mu;
-  std::condition_variable cv;
-  bool done = false;
+struct ProgressCounts {
   int64_t records = 0;
   int64_t bytes = 0;
   int64_t rows = 0;
   int64_t bad = 0;
   int64_t windows = 0;
-  int64_t lag = -1;  // -1: not measured yet
+  int64_t lag = -1;         // -1: not measured yet
+  int64_t lag_records = 0;  // `records` when `lag` was measured
   Clock::time_point start = Clock::now();
 };
 
-std::string ProgressText(const ProgressState& p, bool bar, bool catch_up) {
+struct ProgressState {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  ProgressCounts c;
+};
+
+std::string ProgressText(ProgressCounts p, bool bar, bool catch_up) {
+  // Lag is measured every 500 ms; between measurements, what was read since counts off.
+  if (p.lag > 0) p.lag = std::max<int64_t>(0, p.lag - (p.records - p.lag_records));
   double elapsed = std::chrono::duration<double>(Clock::now() - p.start).count();
   double rate = elapsed > 0 ? static_cast<double>(p.records) / elapsed : 0;
   std::ostringstream o;
@@ -229,7 +236,7 @@ int RunService(const EltConfig& config, std::atomic<bool>* stop) {
       while (!progress.done) {
         progress.cv.wait_for(lock, interval, [&] { return progress.done; });
         if (progress.done) break;
-        std::string text = ProgressText(progress, bar, catch_up);
+        std::string text = ProgressText(progress.c, bar, catch_up);
         lock.unlock();
         if (bar) {
           DrawBar(text);
@@ -251,7 +258,8 @@ int RunService(const EltConfig& config, std::atomic<bool>* stop) {
     int64_t total = 0;
     for (const auto& l : *lag) total += l.lag > 0 ? l.lag : 0;
     std::lock_guard<std::mutex> g(progress.mu);
-    progress.lag = lag->empty() ? -1 : total;
+    progress.c.lag = lag->empty() ? -1 : total;
+    progress.c.lag_records = progress.c.records;
   };
 
   Status failure;
@@ -280,11 +288,11 @@ int RunService(const EltConfig& config, std::atomic<bool>* stop) {
     metrics.SetCaughtUp(s.caught_up);
     {
       std::lock_guard<std::mutex> g(progress.mu);
-      progress.records = s.records;
-      progress.bytes = s.bytes;
-      progress.rows = s.rows;
-      progress.bad = s.bad_records;
-      progress.windows = s.windows;
+      progress.c.records = s.records;
+      progress.c.bytes = s.bytes;
+      progress.c.rows = s.rows;
+      progress.c.bad = s.bad_records;
+      progress.c.windows = s.windows;
     }
     measure_lag(!*more);
     if (!*more) break;
@@ -301,18 +309,18 @@ int RunService(const EltConfig& config, std::atomic<bool>* stop) {
   metrics.OnStats(s);
   {
     std::lock_guard<std::mutex> g(progress.mu);
-    progress.records = s.records;
-    progress.bytes = s.bytes;
-    progress.rows = s.rows;
-    progress.bad = s.bad_records;
-    progress.windows = s.windows;
-    if (s.caught_up) progress.lag = 0;
+    progress.c.records = s.records;
+    progress.c.bytes = s.bytes;
+    progress.c.rows = s.rows;
+    progress.c.bad = s.bad_records;
+    progress.c.windows = s.windows;
+    if (s.caught_up) progress.c.lag = 0;
     progress.done = true;
   }
   progress.cv.notify_all();
   if (progress_thread.joinable()) progress_thread.join();
   if (mode != "none") {
-    std::string text = ProgressText(progress, bar, config.elt.until_caught_up);
+    std::string text = ProgressText(progress.c, bar, config.elt.until_caught_up);
     if (bar) {
       DrawBar(text);
       EndBar();

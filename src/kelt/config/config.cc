@@ -180,6 +180,24 @@ std::string SpecKey(std::string_view path) {
   return std::string(path);
 }
 
+// Control characters from the input (a quoted key "a\nb", yaml-cpp's texts) are shown
+// escaped, so each message stays one line and cannot drive the terminal.
+std::string OneLine(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\x%02x", u);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 // --- reading the tree ----------------------------------------------------------------
 
 class Reader {
@@ -189,12 +207,23 @@ class Reader {
 
   void Error(const std::string& path, const YAML::Node& node, const std::string& msg) {
     std::string where;
-    if (auto it = origins_.find(path); it != origins_.end()) {
+    auto it = origins_.find(path);
+    if (it == origins_.end()) {
+      // A map an override created ("windw" for "windw.max_records").
+      it = origins_.lower_bound(path);
+      if (it != origins_.end() &&
+          !(it->first.size() > path.size() &&
+            it->first.compare(0, path.size(), path) == 0 &&
+            (it->first[path.size()] == '.' || it->first[path.size()] == '['))) {
+        it = origins_.end();
+      }
+    }
+    if (it != origins_.end()) {
       where = " (" + it->second + ")";
     } else if (node.IsDefined() && !node.Mark().is_null()) {
       where = " (line " + std::to_string(node.Mark().line + 1) + ")";
     }
-    errors_.push_back(path + ": " + msg + where);
+    errors_.push_back(OneLine(path + ": " + msg + where));
     error_paths_.insert(path);
   }
 
@@ -696,16 +725,16 @@ Result<std::vector<Segment>> SplitPath(const std::string& key) {
         key.substr(i, dot == std::string::npos ? std::string::npos : dot - i);
     size_t br = part.find('[');
     if (br != std::string::npos) {
-      if (part.back() != ']') return Status::Invalid("bad key '" + key + "'");
+      if (part.back() != ']') return Status::Invalid(key + ": not a config key");
       int idx = 0;
       auto [p, ec] =
           std::from_chars(part.data() + br + 1, part.data() + part.size() - 1, idx);
       if (ec != std::errc() || p != part.data() + part.size() - 1 || idx < 0)
-        return Status::Invalid("bad index in key '" + key + "'");
+        return Status::Invalid(key + ": not a config key (bad list index)");
       out.push_back({part.substr(0, br)});
       out.push_back({"", idx});
     } else {
-      if (part.empty()) return Status::Invalid("bad key '" + key + "'");
+      if (part.empty()) return Status::Invalid(key + ": not a config key");
       out.push_back({part});
     }
     if (dot == std::string::npos) break;
@@ -729,7 +758,7 @@ YAML::Node ScalarOrList(const std::string& key, const std::string& value) {
 
 // Apply one override to the tree; return the canonical path it set.
 Result<std::string> ApplyOverride(YAML::Node& root, const ConfigOverride& o) {
-  if (!root.IsMap()) return Status::Invalid("the document is not a map of keys");
+  if (!root.IsMap()) return Status::Invalid("(document): expected a map of keys");
   std::string key = o.key;
   // "parquet.root" → "sinks[N].parquet.root" for the one parquet sink.
   std::string head = key.substr(0, key.find('.'));
@@ -739,7 +768,8 @@ Result<std::string> ApplyOverride(YAML::Node& root, const ConfigOverride& o) {
       sinks = YAML::Node(YAML::NodeType::Sequence);
       root["sinks"] = sinks;
     }
-    if (!sinks.IsSequence()) return Status::Invalid("sinks: expected a list of sinks");
+    if (!sinks.IsSequence())
+      return Status::Invalid("sinks: expected a list of sinks (" + o.origin + ")");
     int found = -1;
     for (size_t i = 0; i < sinks.size(); ++i) {
       if (sinks[i].IsMap() && sinks[i][head].IsDefined()) {
@@ -822,7 +852,7 @@ Result<EltConfig> ParseEltConfig(std::string_view text,
     root = YAML::Load(std::string(text));
   } catch (const YAML::Exception& e) {
     // e.msg is yaml-cpp's text without the position; the mark is 0-based.
-    return Status::ParseError("not a valid YAML document: " + e.msg + " (line " +
+    return Status::ParseError("not a valid YAML document: " + OneLine(e.msg) + " (line " +
                               std::to_string(e.mark.line + 1) + ", column " +
                               std::to_string(e.mark.column + 1) + ")");
   }
@@ -831,18 +861,18 @@ Result<EltConfig> ParseEltConfig(std::string_view text,
   try {
     for (const auto& o : overrides) {
       auto path = ApplyOverride(root, o);
-      if (!path.ok()) return path.status();
+      if (!path.ok()) return Status::Invalid(OneLine(path.status().message()));
       origins[*path] = o.origin.empty() ? "override" : o.origin;
     }
   } catch (const YAML::Exception& e) {
-    return Status::Invalid(std::string("cannot apply an override: ") + e.msg);
+    return Status::Invalid("cannot apply an override: " + OneLine(e.msg));
   }
   EltConfig c;
   Reader r(base_dir, std::move(origins));
   try {
     ReadRoot(r, root, c);
   } catch (const YAML::Exception& e) {
-    return Status::Invalid(std::string("config: ") + e.msg);
+    return Status::Invalid("config: " + OneLine(e.msg));
   }
   if (!r.errors().empty()) {
     std::string msg;

@@ -189,6 +189,12 @@ TEST(ConfigTest, SecretsAreNeverEchoed) {
       << m;
 }
 
+TEST(ConfigTest, ControlCharactersAreEscapedOneLinePerProblem) {
+  auto c = ParseEltConfig(std::string(kMinimal) + "\"bad\\nkey\": 1\n", "/");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().message(), "bad\\x0akey: unknown key (line 7)");
+}
+
 TEST(ConfigTest, YamlSyntaxErrorHasAPosition) {
   auto c = ParseEltConfig("brokers: [a, b\ngroup: g\n", "/");
   ASSERT_FALSE(c.ok());
@@ -236,6 +242,21 @@ TEST(ConfigTest, OverridesWinInOrderAndNameTheirOrigin) {
        {"parquet.root", "/tmp/p", "--parquet"}});
   ASSERT_TRUE(flags_only.ok()) << flags_only.status().ToString();
   EXPECT_EQ(flags_only->sinks[0].parquet.root, "/tmp/p");
+}
+
+TEST(ConfigTest, BadOverrideKeysAreNamed) {
+  auto unknown = ParseEltConfig(kMinimal, "/", {{"windw.max_records", "1", "--set"}});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find(
+                "windw: unknown key (did you mean 'window'?) (--set)"),
+            std::string::npos)
+      << unknown.status().message();
+  auto malformed = ParseEltConfig(kMinimal, "/", {{"window..x", "1", "--set"}});
+  ASSERT_FALSE(malformed.ok());
+  EXPECT_EQ(malformed.status().message(), "window..x: not a config key");
+  auto not_a_map = ParseEltConfig("just text", "/", {{"group", "g", "--group"}});
+  ASSERT_FALSE(not_a_map.ok());
+  EXPECT_EQ(not_a_map.status().message(), "(document): expected a map of keys");
 }
 
 TEST(ConfigTest, AmbiguousSinkShortcutIsAnError) {
