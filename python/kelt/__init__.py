@@ -39,7 +39,8 @@ from ._rdp import (
 )
 from ._consumer import Consumer, PartitionLag, PolledRecords
 from ._elt import DuckDbSink, EltLoop, ParquetSink, PostgresSink
-from ._sql import SqlSession, run_pipeline_json, sql, validate_pipeline_json
+from ._sql import (SqlSession, run_incremental, run_pipeline_json, sql,
+                   validate_pipeline_json)
 from ._convert import normalize_schema
 from ._log import log_to_logging, set_log_handler
 
@@ -70,6 +71,7 @@ __all__ = [
     "normalize_schema",
     "poll_kafka_window",
     "poll_kafka_window_loaded",
+    "run_incremental",
     "run_pipeline_json",
     "sql",
     "validate_pipeline_json",

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Union
+from typing import Any, Mapping, Sequence, Union
 
 import pyarrow as pa
 
@@ -62,6 +62,26 @@ class SqlSession:
 
     def __exit__(self, *exc: object) -> None:
         pass
+
+
+def run_incremental(name: str, sql: str, location: str, output_path: str, *,
+                    format: str = "parquet", topic: str = "", table: str = "landing",
+                    output_table: str = "curated",
+                    state_table: str = "_kelt_transform_state",
+                    key: Sequence[str] = (), s3_endpoint: str = "", s3_region: str = "",
+                    s3_access_key: str = "", s3_secret_key: str = "") -> dict[str, Any]:
+    """Run an incremental SQL model once: read only what was landed since its last run
+    (``df``: a Parquet sink's root + ``topic``, or a DuckDB sink's file + ``table``), apply
+    ``sql`` and append the result to ``output_table`` in the DuckDB file ``output_path`` —
+    or, with ``key`` columns, replace the rows with the same key — writing the model's
+    offsets in the same transaction. Returns files_read, rows_read, rows_written and
+    next_offsets ``{(topic, partition): offset}``."""
+    return _kelt.run_incremental(
+        {"name": name, "sql": sql, "output_path": output_path, "output_table": output_table,
+         "state_table": state_table, "key": list(key)},
+        {"format": format, "location": location, "topic": topic, "table": table,
+         "s3_endpoint": s3_endpoint, "s3_region": s3_region,
+         "s3_access_key": s3_access_key, "s3_secret_key": s3_secret_key})
 
 
 def run_pipeline_json(pipeline: Union[str, bytes, Mapping[str, Any]]) -> str:

@@ -693,6 +693,8 @@ ArrowTable SqlCall(const std::string& query, nb::handle data) {
   return ArrowTable(ValueOrThrow(std::move(out)));
 }
 
+LandingSource LandingSourceFromDict(nb::dict source);
+
 class PySqlSession {
  public:
   PySqlSession() {
@@ -708,28 +710,7 @@ class PySqlSession {
   }
 
   void RegisterLanding(const std::string& name, nb::dict source) {
-    LandingSource s;
-    DictReader r(source, "landing source");
-    std::string format = "parquet";
-    r.Get("format", &format);
-    if (format == "parquet") {
-      s.format = LandingSource::Format::kParquet;
-    } else if (format == "duckdb") {
-      s.format = LandingSource::Format::kDuckDb;
-    } else {
-      throw StatusError(Status::Invalid(
-          "landing source: format: expected 'parquet' or 'duckdb', got '" + format +
-          "'"));
-    }
-    r.Get("location", &s.location);
-    r.Get("topic", &s.topic);
-    r.Get("table", &s.table);
-    r.Get("dead_letters", &s.dead_letters);
-    r.Get("dead_letter_dir", &s.dead_letter_dir);
-    r.Get("s3_endpoint", &s.s3_endpoint);
-    r.Get("s3_region", &s.s3_region);
-    r.Get("s3_access_key", &s.s3_access_key);
-    r.Get("s3_secret_key", &s.s3_secret_key);
+    LandingSource s = LandingSourceFromDict(source);
     nb::gil_scoped_release release;
     std::lock_guard<std::mutex> lock(mu_);
     ThrowIfError(session_->RegisterLanding(name, s));
@@ -748,6 +729,54 @@ class PySqlSession {
   std::mutex mu_;
   std::unique_ptr<SqlSession> session_;
 };
+
+LandingSource LandingSourceFromDict(nb::dict source) {
+  LandingSource s;
+  DictReader r(source, "landing source");
+  std::string format = "parquet";
+  r.Get("format", &format);
+  if (format == "parquet") {
+    s.format = LandingSource::Format::kParquet;
+  } else if (format == "duckdb") {
+    s.format = LandingSource::Format::kDuckDb;
+  } else {
+    throw StatusError(Status::Invalid(
+        "landing source: format: expected 'parquet' or 'duckdb', got '" + format + "'"));
+  }
+  r.Get("location", &s.location);
+  r.Get("topic", &s.topic);
+  r.Get("table", &s.table);
+  r.Get("dead_letters", &s.dead_letters);
+  r.Get("dead_letter_dir", &s.dead_letter_dir);
+  r.Get("s3_endpoint", &s.s3_endpoint);
+  r.Get("s3_region", &s.s3_region);
+  r.Get("s3_access_key", &s.s3_access_key);
+  r.Get("s3_secret_key", &s.s3_secret_key);
+  return s;
+}
+
+nb::dict RunIncrementalCall(nb::dict model_dict, nb::dict source) {
+  IncrementalModel model;
+  DictReader r(model_dict, "incremental model");
+  r.Get("name", &model.name);
+  r.Get("sql", &model.sql);
+  r.Get("output_path", &model.output_path);
+  r.Get("output_table", &model.output_table);
+  r.Get("state_table", &model.state_table);
+  r.Get("key", &model.key);
+  model.source = LandingSourceFromDict(source);
+  IncrementalRun run;
+  {
+    nb::gil_scoped_release release;
+    run = ValueOrThrow(RunIncremental(model));
+  }
+  nb::dict d;
+  d["files_read"] = run.files_read;
+  d["rows_read"] = run.rows_read;
+  d["rows_written"] = run.rows_written;
+  d["next_offsets"] = OffsetMapDict(run.next_offsets);
+  return d;
+}
 
 std::string RunPipelineJsonCall(const std::string& doc) {
   nb::gil_scoped_release release;
@@ -921,6 +950,7 @@ NB_MODULE(_kelt, m) {
       .def("register_arrow", &PySqlSession::RegisterArrow, "name"_a, "data"_a)
       .def("register_landing", &PySqlSession::RegisterLanding, "name"_a, "source"_a)
       .def("query", &PySqlSession::Query, "sql"_a);
+  m.def("run_incremental", &RunIncrementalCall, "model"_a, "source"_a);
   m.def("run_pipeline_json", &RunPipelineJsonCall, "pipeline_json"_a);
   m.def("validate_pipeline_json", &ValidatePipelineJsonCall, "pipeline_json"_a);
 

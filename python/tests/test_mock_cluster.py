@@ -149,11 +149,20 @@ def test_elt_loop_lands_in_parquet_and_duckdb_and_resumes(mock_cluster, fresh, t
     for view in ("p", "d"):
         assert s.query(f"SELECT count(DISTINCT id) AS n, count(*) AS c FROM {view}").to_pylist() == [
             {"n": 50, "c": 50}]
+    # An incremental model reads only what is new each run.
+    model = dict(name="ids", sql="SELECT id, name FROM df WHERE id % 2 = 0",
+                 location=str(tmp_path / "landing"), topic=topic,
+                 output_path=str(tmp_path / "curated.duckdb"))
+    first = kelt.run_incremental(**model)
+    assert first["rows_read"] == 50 and first["rows_written"] == 25
+    assert sum(first["next_offsets"].values()) == 50
     # A second run finds its resume point in the sinks and lands nothing new.
     produce(mock_cluster.bootstraps, topic, range(50, 55))
     with kelt.EltLoop(mock_cluster.bootstraps, group, topic, SCHEMA, sinks,
                       until_caught_up=True, properties=FAST) as loop:
         assert loop.run()["rows"] == 5
+    second = kelt.run_incremental(**model)
+    assert second["rows_read"] == 5 and second["rows_written"] == 3  # 50, 52, 54
 
 
 def test_elt_loop_callback_error_stops_the_run(mock_cluster, fresh, tmp_path):
