@@ -468,19 +468,12 @@ kelt_status kelt_consumer_poll(kelt_consumer* consumer, kelt_window** out,
     if (out == nullptr) return NullArg("out");
     *out = nullptr;
     if (consumer->closed) return Status::Invalid("consumer: already closed");
-    KELT_ASSIGN_OR_RAISE(kelt::Window w, consumer->consumer->Poll(consumer->window));
-    kelt::Loader& loader = *consumer->loader;
-    KELT_RETURN_NOT_OK(loader.Reserve(static_cast<int64_t>(w.size()), w.bytes()));
-    const bool headers = loader.needs_headers();
-    for (size_t i = 0; i < w.size(); ++i) {
-      Status st = loader.Append(w.record(i, headers));
-      if (!st.ok()) {
-        (void)loader.Finish();  // drop the partial window; the loader stays usable
-        return st;
-      }
-    }
+    KELT_ASSIGN_OR_RAISE(
+        kelt::LoadedPoll polled,
+        kelt::PollLoaded(*consumer->consumer, *consumer->loader, consumer->window));
+    const kelt::Window& w = polled.window;
     auto handle = std::make_unique<kelt_window>();
-    KELT_ASSIGN_OR_RAISE(handle->landed, loader.Finish());
+    handle->landed = std::move(polled.loaded);
     handle->spans = w.spans();
     handle->end = w.end_reason();
     handle->records = static_cast<int64_t>(w.size());

@@ -180,9 +180,10 @@ KELT_EXPORT kelt_status kelt_consumer_new(const char* config_json,
 /* Poll the next window (it ends at max_records, max_bytes, the end of every assigned
  * partition, or max_wait_ms) and load it. *out receives a window owned by the caller
  * (kelt_window_free); it stays valid after the consumer is freed. Under on_bad_record
- * "fail" a bad record fails the call (KELT_TYPE_ERROR): the consumer has then read past
- * that window without committing it, so free the consumer and create a new one to read
- * it again (or use "skip" / "dead_letter", which never fail on a record). */
+ * "fail" a bad record fails the call (KELT_TYPE_ERROR, naming the record's topic,
+ * partition and offset) and the window is given back: the next poll reads it again, so
+ * no record is passed over by a later commit (use "skip" / "dead_letter" to land the
+ * rest and keep the bad record aside). */
 KELT_EXPORT kelt_status kelt_consumer_poll(kelt_consumer* consumer, kelt_window** out,
                                            kelt_error** err);
 

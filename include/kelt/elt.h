@@ -82,10 +82,14 @@ class EltLoop {
   Result<EltStats> Run(const EltWindowCallback& on_window = {});
 
   /// One window: poll, load, write, commit what became durable. False when the run is
-  /// over (caught up or max_windows reached).
+  /// over (caught up or max_windows reached). An error is final: the failed window was
+  /// not committed and must not be passed over, so later calls return the error again.
+  /// Close() the loop (healthy sinks are flushed and committed, a failed sink's
+  /// non-durable data is dropped) and make a new one: it resumes from the sinks.
   Result<bool> Step(const EltWindowCallback& on_window = {});
 
-  /// Flush the sinks, commit, close the consumer and the sinks.
+  /// Flush the sinks (after an error: only those that did not fail), commit what every
+  /// sink holds durably, close the consumer and the sinks.
   Status Close();
 
   const EltStats& stats() const;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "kelt/dataset.h"
+#include "kelt/load.h"
 #include "kelt/record.h"
 #include "kelt/status.h"
 
@@ -152,6 +153,13 @@ class Consumer {
   /// owns (others are skipped). For callers that track durability themselves.
   Status CommitOffsets(const std::map<TopicPartition, int64_t>& next_offsets);
 
+  /// Give `window` back: the next Poll starts again at its first record of every
+  /// partition this consumer still owns, so a window that could not be made durable (a
+  /// bad record under the `fail` policy, a sink error) is read again instead of being
+  /// passed over by the next commit. Records polled after it are read again too.
+  /// `window` (and any window polled before the call) can no longer be committed.
+  Status Rewind(const Window& window);
+
   /// Enter catch-up mode: snapshot each assigned partition's high watermark (and each
   /// partition assigned later, at assignment) and never read past it. Windows then end
   /// with kEndOfPartitions once every partition reached its mark; caught_up() says so.
@@ -221,6 +229,20 @@ class Producer {
   explicit Producer(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+/// One window polled and loaded.
+struct LoadedPoll {
+  Window window;
+  LoadedWindow loaded;
+};
+
+/// Poll one window from `consumer` and load it with `loader`. When loading fails (a bad
+/// record under the `fail` policy; the error names the record's topic, partition and
+/// offset) the partial window is dropped and the window is given back
+/// (Consumer::Rewind): the next call reads it again, so no record is ever passed over by
+/// a later commit.
+Result<LoadedPoll> PollLoaded(Consumer& consumer, Loader& loader,
+                              const WindowOptions& options);
 
 /// RDP's export_dataset_to_kafka: send one dataset and wait for every delivery; return
 /// the rows delivered. Calls with identical options reuse one process-wide producer

@@ -62,8 +62,9 @@ class Consumer:
         The window ends at ``max_records`` records, ``max_bytes`` of payload, when every
         assigned partition is at its end (``stop_at_end``), or after ``max_wait_ms``. It is
         not committed: call :meth:`commit` once what you did with it is durable. Under
-        ``on_bad_record="fail"`` a bad record raises and the window is dropped (reopen the
-        consumer to re-read it from the committed offsets).
+        ``on_bad_record="fail"`` a bad record raises (naming its topic, partition and
+        offset) and the window is given back: the next poll reads it again, so nothing is
+        passed over by a later commit (poll with ``"dead_letter"`` to land the rest).
         """
         return LandedWindow(self._native.poll(schema_json(landing_schema), int(max_records),
                                               int(max_bytes), int(max_wait_ms),

@@ -269,17 +269,10 @@ class PyConsumer {
           Loader::Make(landing, MakeLoadOptions(on_bad_record, strict_payload)));
       loader_key_ = key;
     }
-    Window window = ValueOrThrow(consumer_->Poll(wo));
-    ThrowIfError(loader_->Reserve(static_cast<int64_t>(window.size()), window.bytes()));
-    const bool headers = loader_->needs_headers();
-    for (size_t i = 0; i < window.size(); ++i) {
-      Status st = loader_->Append(window.record(i, headers));
-      if (!st.ok()) {
-        (void)loader_->Finish();  // drop the partial window; the next poll starts clean
-        throw StatusError(st);
-      }
-    }
-    LoadedWindow loaded = ValueOrThrow(loader_->Finish());
+    // A window that fails to load is given back: the next poll reads it again.
+    LoadedPoll polled = ValueOrThrow(PollLoaded(*consumer_, *loader_, wo));
+    const Window& window = polled.window;
+    LoadedWindow loaded = std::move(polled.loaded);
     Landed out = MakeLanded(std::move(loaded));
     out.spans = window.spans();
     out.end_reason = std::string(WindowEndName(window.end_reason()));

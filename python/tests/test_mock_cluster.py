@@ -91,6 +91,25 @@ def test_consumer_commits_only_on_request(mock_cluster, fresh):
         c.poll(SCHEMA)
 
 
+def test_a_window_that_fails_to_load_is_read_again(mock_cluster, fresh):
+    topic, group = fresh("poison"), fresh("g")
+    mock_cluster.create_topic(topic, 1)
+    payloads = [json.dumps({"id": i, "name": f"n{i}"}) for i in range(6)]
+    payloads[3] = '{"id": "three"}'
+    assert kelt.export_dataset_to_kafka(mock_cluster.bootstraps, topic,
+                                        pa.table({"payload": payloads}),
+                                        value_column="payload") == 6
+    with kelt.Consumer(mock_cluster.bootstraps, group, topic, properties=FAST) as c:
+        for _ in range(2):  # the same record fails again: the window was given back
+            with pytest.raises(kelt.SchemaMismatchError, match=rf"record {topic}\[0\]@3: "):
+                c.poll(SCHEMA, max_records=100)
+        w = c.poll(SCHEMA, max_records=100, on_bad_record="dead_letter")
+        assert [r[0] for r in w.to_rows()] == [0, 1, 2, 4, 5]
+        assert w.dead_letters["_kafka_offset"].to_pylist() == [3]
+        c.commit(w)
+        assert c.committed() == {(topic, 0): 6}
+
+
 def test_poll_releases_the_gil(mock_cluster, fresh):
     topic = fresh("gil")
     mock_cluster.create_topic(topic, 1)

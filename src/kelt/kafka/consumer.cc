@@ -460,6 +460,59 @@ class Consumer::Impl {
     return FlushCommits();
   }
 
+  Status Rewind(const Window& w) {
+    if (closed_) return Status::Invalid("kafka consumer is closed");
+    const Window::Impl& win = *w.impl_;
+    kafka::PartitionListPtr list(
+        rd_kafka_topic_partition_list_new(static_cast<int>(win.spans.size())));
+    std::set<TopicPartition> rewound;
+    for (size_t i = 0; i < win.spans.size(); ++i) {
+      const PartitionSpan& s = win.spans[i];
+      auto it = partitions_.find(s.tp);
+      if (it == partitions_.end() || it->second.generation != win.span_generations[i]) {
+        continue;  // lost since the poll (its next owner reads it), or rewound already
+      }
+      rd_kafka_topic_partition_list_add(list.get(), s.tp.topic.c_str(), s.tp.partition)
+          ->offset = s.first_offset;
+      rewound.insert(s.tp);
+    }
+    if (list->cnt == 0) return Status::OK();
+    // Fetched messages of these partitions are outdated by the seek (librdkafka drops
+    // them on dequeue); those carried over here are dropped now.
+    std::erase_if(pending_, [&](const kafka::MessagePtr& m) {
+      return rewound.count({rd_kafka_topic_name(m->rkt), m->partition}) > 0;
+    });
+    if (rd_kafka_error_t* error =
+            rd_kafka_seek_partitions(rk_.get(), list.get(), 10000)) {
+      Status st = Status::Kafka(std::string("rewinding the window: ") +
+                                rd_kafka_error_string(error));
+      rd_kafka_error_destroy(error);
+      return st;
+    }
+    for (int i = 0; i < list->cnt; ++i) {
+      const auto& e = list->elems[i];
+      if (e.err) {
+        return kafka::KafkaError(e.err, std::string("rewinding ") + e.topic + "[" +
+                                            std::to_string(e.partition) + "]");
+      }
+    }
+    bool resume = false;
+    for (int i = 0; i < list->cnt; ++i) {
+      const auto& e = list->elems[i];
+      PartitionState& ps = partitions_[{e.topic, e.partition}];
+      ps.generation = ++generation_;  // windows polled before cannot commit it
+      ps.next_offset = e.offset;
+      ps.eof_offset = -1;
+      if (ps.mark_reached && ps.mark >= 0 && e.offset < ps.mark) {
+        ps.mark_reached = false;  // catch-up paused it at the mark: read up to it again
+        resume = true;
+      }
+    }
+    if (resume) rd_kafka_resume_partitions(rk_.get(), list.get());
+    cached_rkt_ = nullptr;
+    return Status::OK();
+  }
+
   Status CommitOffsets(const std::map<TopicPartition, int64_t>& next_offsets) {
     if (closed_) return Status::Invalid("kafka consumer is closed");
     for (const auto& [tp, offset] : next_offsets) {
@@ -846,6 +899,7 @@ Result<Window> Consumer::Poll(const WindowOptions& options) {
   return impl_->Poll(options);
 }
 Status Consumer::Commit(const Window& window) { return impl_->Commit(window); }
+Status Consumer::Rewind(const Window& window) { return impl_->Rewind(window); }
 Status Consumer::CommitOffsets(const std::map<TopicPartition, int64_t>& next_offsets) {
   return impl_->CommitOffsets(next_offsets);
 }
@@ -861,5 +915,36 @@ Result<std::vector<std::pair<TopicPartition, int64_t>>> Consumer::Committed(
   return impl_->Committed(timeout);
 }
 Status Consumer::Close() { return impl_->Close(); }
+
+Result<LoadedPoll> PollLoaded(Consumer& consumer, Loader& loader,
+                              const WindowOptions& options) {
+  KELT_ASSIGN_OR_RAISE(Window w, consumer.Poll(options));
+  auto load = [&]() -> Result<LoadedWindow> {
+    KELT_RETURN_NOT_OK(loader.Reserve(static_cast<int64_t>(w.size()), w.bytes()));
+    const bool headers = loader.needs_headers();
+    for (size_t i = 0; i < w.size(); ++i) {
+      RecordView r = w.record(i, headers);
+      Status st = loader.Append(r);
+      if (!st.ok()) {
+        return st.WithPrefix("record " + std::string(r.topic) + "[" +
+                             std::to_string(r.partition) + "]@" +
+                             std::to_string(r.offset) + ": ");
+      }
+    }
+    return loader.Finish();
+  }();
+  if (!load.ok()) {
+    (void)loader.Finish();  // drop the partial window; the loader stays usable
+    Status rewound = consumer.Rewind(w);
+    if (!rewound.ok()) {
+      // The consumer has read past the window: only a new consumer reads it again.
+      return rewound.WithPrefix(load.status().message() +
+                                "; giving the window back failed (close this consumer "
+                                "and make a new one to read it again): ");
+    }
+    return load.status();
+  }
+  return LoadedPoll{std::move(w), std::move(*load)};
+}
 
 }  // namespace kelt

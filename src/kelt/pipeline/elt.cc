@@ -12,6 +12,7 @@
 #include <arrow/record_batch.h>
 
 #include <algorithm>
+#include <set>
 
 #include "kelt/log.h"
 
@@ -88,14 +89,31 @@ class EltLoop::Impl {
     return start;
   }
 
+  // A failed step is final: the window it read was neither fully written nor
+  // committed, and a later step would commit past it. Close() then keeps what the
+  // healthy sinks hold; a new loop resumes from the sinks and reads it again.
   Result<bool> Step(const EltWindowCallback& on_window) {
     if (closed_) return Status::Invalid("the ELT loop is closed");
+    if (!failed_.ok()) {
+      return failed_.WithPrefix(
+          "the ELT loop stopped at an earlier error (close it and make a new loop, "
+          "which resumes from what the sinks hold): ");
+    }
+    auto r = StepOnce(on_window);
+    if (!r.ok()) failed_ = r.status();
+    return r;
+  }
+
+  Result<bool> StepOnce(const EltWindowCallback& on_window) {
     if (o_.max_windows > 0 && stats_.windows >= o_.max_windows) return false;
     KELT_ASSIGN_OR_RAISE(Window w, consumer_->Poll(o_.window));
     std::vector<TopicPartition> lost = consumer_->TakeLostPartitions();
     if (!lost.empty()) {
       for (auto& sink : sinks_) {
-        KELT_RETURN_NOT_OK(sink->Drop(lost));
+        if (Status st = sink->Drop(lost); !st.ok()) {
+          failed_sinks_.insert(sink.get());
+          return st.WithPrefix("sink " + sink->name() + ": ");
+        }
         for (const auto& tp : lost) stats_.durable[sink->name()].erase(tp);
       }
       for (const auto& tp : lost) stats_.committed.erase(tp);
@@ -108,6 +126,7 @@ class EltLoop::Impl {
       auto adv = sink->Tick(std::chrono::steady_clock::now());
       if (!adv.ok()) {
         ++stats_.sink_errors;
+        failed_sinks_.insert(sink.get());
         return adv.status().WithPrefix("sink " + sink->name() + ": ");
       }
       Merge(sink->name(), *adv);
@@ -144,6 +163,7 @@ class EltLoop::Impl {
       auto adv = sink->Write(sw);
       if (!adv.ok()) {
         ++stats_.sink_errors;
+        failed_sinks_.insert(sink.get());
         return adv.status().WithPrefix("sink " + sink->name() + ": ");
       }
       Merge(sink->name(), *adv);
@@ -196,6 +216,20 @@ class EltLoop::Impl {
     closed_ = true;
     Status first;
     for (auto& sink : sinks_) {
+      if (failed_sinks_.count(sink.get())) {
+        // Its state is suspect: forget what is not durable rather than flush it (the
+        // records are read again from its durable point by the next loop).
+        std::vector<TopicPartition> tps = consumer_->Assignment();
+        for (const auto& [tp, next] : stats_.durable[sink->name()]) tps.push_back(tp);
+        std::sort(tps.begin(), tps.end());
+        tps.erase(std::unique(tps.begin(), tps.end()), tps.end());
+        Status st = sink->Drop(tps);
+        if (!st.ok()) {
+          Log(LogLevel::kWarning, "elt",
+              "sink " + sink->name() + ": dropping after its failure: " + st.message());
+        }
+        continue;
+      }
       auto adv = sink->Flush();
       if (adv.ok()) {
         Merge(sink->name(), *adv);
@@ -220,6 +254,8 @@ class EltLoop::Impl {
   std::unique_ptr<Consumer> consumer_;
   EltStats stats_;
   bool closed_ = false;
+  Status failed_;  ///< the error that ended the run, if any
+  std::set<const Sink*> failed_sinks_;
 };
 
 EltLoop::EltLoop(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

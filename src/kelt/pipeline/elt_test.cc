@@ -80,7 +80,15 @@ class MemorySink final : public Sink {
     pending_.clear();
     return advanced;
   }
-  Status Drop(const std::vector<TopicPartition>&) override { return Status::OK(); }
+  // Forget the rows not yet durable of these partitions.
+  Status Drop(const std::vector<TopicPartition>& tps) override {
+    for (const auto& tp : tps) {
+      pending_.erase(tp);
+      std::erase_if(pending_rows_,
+                    [&](const auto& r) { return r.first == tp.partition; });
+    }
+    return Status::OK();
+  }
   Status Close() override { return Flush().status(); }
 
  private:
@@ -241,6 +249,106 @@ TEST(EltLoopTest, AFailingSinkStopsTheRunAndARestartLosesNothing) {
     EXPECT_EQ(store->rows.size(), 30u);
     EXPECT_EQ(unique.size(), 30u);
   }
+}
+
+// Offsets of the rows a store holds, each counted once, and whether any came twice.
+std::set<int64_t> Offsets(const Store& store, bool* duplicated) {
+  std::set<int64_t> out;
+  for (const auto& [partition, offset] : store.rows) {
+    if (!out.insert(offset).second) *duplicated = true;
+  }
+  return out;
+}
+
+// A bad record under `fail` stops the loop; stepping on must not pass over its window
+// (a later commit would lose it). A new loop with another policy lands it all once.
+TEST(EltLoopTest, ABadRecordUnderFailStopsTheLoopAndNothingAfterItIsCommitted) {
+  MockCluster mc;
+  mc.CreateTopic("e7", 1);
+  ProduceIds(mc, "e7", 0, 10);
+  {
+    ProducerOptions po;
+    po.brokers = mc.bootstraps();
+    po.topic = "e7";
+    auto producer = Producer::Make(po);
+    ASSERT_TRUE(producer.ok());
+    ASSERT_TRUE((*producer)->SendRaw({{std::nullopt, "{\"id\":\"ten\"}"}}).ok());
+  }
+  ProduceIds(mc, "e7", 11, 19);
+  auto store = std::make_shared<Store>();
+  EltOptions o = Options(mc, "e7", "g7");
+  o.load.on_bad_record = BadRecordPolicy::kFail;
+  {
+    auto loop = MakeLoop(o, {store});
+    ASSERT_TRUE(loop);
+    Result<bool> step = true;
+    for (int i = 0; i < 50 && step.ok() && *step; ++i) step = loop->Step();
+    ASSERT_FALSE(step.ok()) << "the bad record did not fail the window";
+    EXPECT_NE(step.status().message().find("record e7[0]@10"), std::string::npos)
+        << step.status().ToString();
+    for (int i = 0; i < 3; ++i) {
+      auto again = loop->Step();
+      ASSERT_FALSE(again.ok()) << "a step after the failure went on past its window";
+      EXPECT_NE(again.status().message().find("stopped at an earlier error"),
+                std::string::npos)
+          << again.status().ToString();
+    }
+    EXPECT_EQ(loop->stats().records, 7);
+    ASSERT_TRUE(loop->Close().ok());
+  }
+  EXPECT_EQ(Committed(mc, "e7", "g7", 0), 7);
+  EXPECT_EQ(store->rows.size(), 7u);
+
+  o.load.on_bad_record = BadRecordPolicy::kDeadLetter;
+  auto loop = MakeLoop(o, {store});
+  ASSERT_TRUE(loop);
+  auto stats = loop->Run();
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  EXPECT_EQ(stats->dead_lettered, 1);
+  bool duplicated = false;
+  std::set<int64_t> offsets = Offsets(*store, &duplicated);
+  EXPECT_FALSE(duplicated);
+  EXPECT_EQ(offsets.size(), 29u);
+  EXPECT_FALSE(offsets.count(10)) << "the bad record landed as a row";
+  EXPECT_EQ(Committed(mc, "e7", "g7", 0), 30);
+}
+
+// Sinks that buffer (like a Parquet rotation): after one fails, Close flushes the
+// healthy one and drops the failed one's buffer; nothing is committed past what both
+// hold, and the next loop lands every offset exactly once in both.
+TEST(EltLoopTest, CloseAfterAFailureFlushesHealthySinksAndDropsTheFailedOne) {
+  MockCluster mc;
+  mc.CreateTopic("e8", 1);
+  ProduceIds(mc, "e8", 0, 30);
+  auto good = std::make_shared<Store>();
+  auto bad = std::make_shared<Store>();
+  good->buffer_until_flush = bad->buffer_until_flush = true;
+  bad->fail_on_write = 2;
+  {
+    auto loop = MakeLoop(Options(mc, "e8", "g8"), {good, bad});
+    ASSERT_TRUE(loop);
+    Result<bool> step = true;
+    for (int i = 0; i < 50 && step.ok() && *step; ++i) step = loop->Step();
+    ASSERT_FALSE(step.ok());
+    ASSERT_FALSE(loop->Step().ok());
+    ASSERT_TRUE(loop->Close().ok());
+  }
+  EXPECT_EQ(good->rows.size(), 14u);  // both windows it was given
+  EXPECT_TRUE(bad->rows.empty()) << "the failed sink flushed a window with a hole";
+  // Nothing is durable in both: the group has no committed offset.
+  EXPECT_LT(Committed(mc, "e8", "g8", 0), 0);
+
+  bad->fail_on_write = -1;
+  auto loop = MakeLoop(Options(mc, "e8", "g8"), {good, bad});
+  ASSERT_TRUE(loop);
+  auto stats = loop->Run();
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  for (const auto& store : {good, bad}) {
+    bool duplicated = false;
+    EXPECT_EQ(Offsets(*store, &duplicated).size(), 30u);
+    EXPECT_FALSE(duplicated);
+  }
+  EXPECT_EQ(Committed(mc, "e8", "g8", 0), 30);
 }
 
 TEST(EltLoopTest, RefusesAConsumerResumeHookAndNoSinks) {
