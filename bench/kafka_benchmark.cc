@@ -21,6 +21,12 @@
 // printed too (informative).
 // Consumer rates run from the first record received (the group join is excluded);
 // the wall time including the join is printed too.
+//   - ELT (--consumers ...,elt): the whole loop of the landing issue, kelt::EltLoop with
+//     windows of `window` records into a local Parquet sink (zstd), until caught up, in a
+//     child process of its own so that its peak RSS is its own (wait4). Compared with the
+//     bare consumer loop on wall time, both including their group join (the loop's time
+//     also holds process start, sink open, the final flush and commit): target >= 0.60,
+//     and peak RSS under 300 MB with windows of 100,000 (--window 100000).
 //
 // It does not start a broker:
 //   bash scripts/kafka.sh start --dir build/kafka-bench
@@ -40,7 +46,10 @@
 // --consumer-property queued.min.messages=10000000.
 #include <arrow/api.h>
 #include <librdkafka/rdkafka.h>
+#include <spawn.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -48,6 +57,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -59,10 +69,12 @@
 #include <vector>
 
 #include "json_corpus.h"
+#include "kelt/elt.h"
 #include "kelt/kafka.h"
 #include "kelt/load.h"
 #include "kelt/log.h"
 #include "kelt/schema.h"
+#include "kelt/sink.h"
 
 #ifndef KELT_SOURCE_DIR
 #error "KELT_SOURCE_DIR must be defined (bench/CMakeLists.txt does)"
@@ -89,12 +101,15 @@ struct Args {
   // Profiling aids: read this existing topic (of --records records) instead of producing
   // (skips the producer comparison), and run only some consumer contenders.
   std::string consume_topic;
-  std::string consumers = "bare,kelt,load";
+  std::string consumers = "bare,kelt,load,elt";
   // Extra librdkafka properties for every consumer, bare and kelt alike.
   std::vector<std::pair<std::string, std::string>> consumer_properties;
   // librdkafka debug contexts for every consumer (e.g. "fetch,consumer"), printed with
   // kelt's log lines on stderr.
   std::string debug;
+  // Internal: run one ELT loop over this topic/group into this directory and report
+  // (the child process of the `elt` contender).
+  std::string elt_child_topic, elt_child_group, elt_child_dir;
 };
 
 void Usage() {
@@ -103,7 +118,8 @@ void Usage() {
       "usage: kafka_benchmark --bootstrap HOST:PORT [--records N] [--partitions P]\n"
       "                       [--window W] [--repetitions R] [--message-timeout-ms MS]\n"
       "                       [--dir KAFKA_DIR] [--no-send-batch]\n"
-      "                       [--consume-topic EXISTING] [--consumers bare,kelt,load]\n"
+      "                       [--consume-topic EXISTING] [--consumers "
+      "bare,kelt,load,elt]\n"
       "                       [--consumer-property KEY=VALUE ...] [--debug CONTEXTS]\n"
       "defaults: --records 2000000 --partitions 4 --window 10000 --repetitions 3\n"
       "          --message-timeout-ms 30000 --dir $KELT_KAFKA_DIR\n");
@@ -158,6 +174,12 @@ Args ParseArgs(int argc, char** argv) {
       a.consumer_properties.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
     } else if (arg == "--debug") {
       a.debug = next();
+    } else if (arg == "--elt-child-topic") {
+      a.elt_child_topic = next();
+    } else if (arg == "--elt-child-group") {
+      a.elt_child_group = next();
+    } else if (arg == "--elt-child-dir") {
+      a.elt_child_dir = next();
     } else if (arg == "--no-send-batch") {
       a.send_batch = false;
     } else if (arg == "-h" || arg == "--help") {
@@ -223,6 +245,7 @@ struct Run {
   double cpu = 0;      // process CPU seconds during `seconds` (all threads)
   double commit = 0;   // consumers: seconds spent in synchronous commits
   int64_t commits = 0;
+  int64_t max_rss_kb = 0;  // ELT child: its peak resident set
   double rate() const { return seconds > 0 ? static_cast<double>(records) / seconds : 0; }
   double mbps() const {
     return seconds > 0 ? static_cast<double>(payload_bytes) / seconds / 1e6 : 0;
@@ -632,6 +655,103 @@ Run KeltConsume(const Args& args, const std::string& topic, const std::string& g
   return r;
 }
 
+// (d) The ELT loop in this process (the child): Extract → Load → Parquet (zstd) →
+// commit, until caught up. Prints one line for the parent: records, payload bytes, rows
+// and committed offsets summed, CPU seconds.
+int EltChild(const Args& args) {
+  kelt::EltOptions o;
+  o.consumer.brokers = args.bootstrap;
+  o.consumer.group_id = args.elt_child_group;
+  o.consumer.topics = {args.elt_child_topic};
+  for (const auto& [k, v] : args.consumer_properties) o.consumer.properties[k] = v;
+  o.window.max_records = args.window;
+  o.landing = LandingSchema();
+  o.until_caught_up = true;
+  kelt::ParquetSinkOptions po;
+  po.root = args.elt_child_dir;
+  auto sink = kelt::MakeParquetSink(po);
+  if (!sink.ok()) Die("MakeParquetSink: " + sink.status().ToString());
+  std::vector<std::unique_ptr<kelt::Sink>> sinks;
+  sinks.push_back(sink.MoveValueUnsafe());
+  auto loop = kelt::EltLoop::Make(std::move(o), std::move(sinks));
+  if (!loop.ok()) Die("EltLoop::Make: " + loop.status().ToString());
+  auto stats = (*loop)->Run();
+  if (!stats.ok()) Die("EltLoop::Run: " + stats.status().ToString());
+  int64_t committed = 0;
+  for (const auto& [tp, next] : stats->committed) committed += next;
+  std::printf("elt %lld %lld %lld %lld %.3f\n", static_cast<long long>(stats->records),
+              static_cast<long long>(stats->bytes), static_cast<long long>(stats->rows),
+              static_cast<long long>(committed), CpuSeconds());
+  return 0;
+}
+
+// The parent's side: spawn this program as the ELT child, time it from spawn to exit,
+// take its peak RSS from wait4, check that every record landed and was committed.
+Run KeltElt(const Args& args, const char* self, const std::string& topic,
+            const std::string& group) {
+  std::string dir_template =
+      (std::filesystem::temp_directory_path() / "kelt-elt-bench-XXXXXX").string();
+  if (mkdtemp(dir_template.data()) == nullptr) Die("mkdtemp failed");
+  const std::string dir = dir_template;
+  std::vector<std::string> argv_s = {self,
+                                     "--bootstrap",
+                                     args.bootstrap,
+                                     "--window",
+                                     std::to_string(args.window),
+                                     "--elt-child-topic",
+                                     topic,
+                                     "--elt-child-group",
+                                     group,
+                                     "--elt-child-dir",
+                                     dir};
+  for (const auto& [k, v] : args.consumer_properties) {
+    argv_s.push_back("--consumer-property");
+    argv_s.push_back(k + "=" + v);
+  }
+  std::vector<char*> argv_c;
+  for (auto& a : argv_s) argv_c.push_back(a.data());
+  argv_c.push_back(nullptr);
+  int out[2];
+  if (pipe(out) != 0) Die("pipe failed");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addclose(&actions, out[0]);
+  const auto start = Clock::now();
+  pid_t pid = 0;
+  if (posix_spawn(&pid, self, &actions, nullptr, argv_c.data(), environ) != 0)
+    Die("posix_spawn of the ELT child failed");
+  posix_spawn_file_actions_destroy(&actions);
+  close(out[1]);
+  std::string line;
+  char buf[512];
+  for (ssize_t n; (n = read(out[0], buf, sizeof(buf))) > 0;) line.append(buf, n);
+  close(out[0]);
+  int status = 0;
+  rusage ru{};
+  if (wait4(pid, &status, 0, &ru) != pid) Die("wait4 failed");
+  const auto end = Clock::now();
+  std::filesystem::remove_all(dir);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) Die("the ELT child failed");
+  long long records = 0, bytes = 0, rows = 0, committed = 0;
+  double cpu = 0;
+  if (std::sscanf(line.c_str(), "elt %lld %lld %lld %lld %lf", &records, &bytes, &rows,
+                  &committed, &cpu) != 5) {
+    Die("unexpected ELT child output: " + line);
+  }
+  if (rows != records || committed != records) {
+    Die("ELT child landed " + std::to_string(rows) + " rows and committed " +
+        std::to_string(committed) + " of " + std::to_string(records) + " records");
+  }
+  Run r;
+  r.records = records;
+  r.payload_bytes = bytes;
+  r.seconds = r.wall = Seconds(end - start);
+  r.cpu = cpu;
+  r.max_rss_kb = ru.ru_maxrss;
+  return r;
+}
+
 void Pause() { std::this_thread::sleep_for(std::chrono::seconds(1)); }
 
 void PrintBest(const Contender& c, bool with_wall) {
@@ -688,10 +808,30 @@ void PrintOutsideCommitRatio(const char* label, const Contender& kelt,
               Median(paired), paired.size());
 }
 
+// The ELT loop (wall, incl. everything) against the bare consumer's wall (incl. join).
+void PrintEltRatio(const Contender& elt, const Contender& bare, int64_t window) {
+  std::vector<double> paired;
+  int64_t rss = 0;
+  for (size_t i = 0; i < std::min(elt.runs.size(), bare.runs.size()); ++i) {
+    if (elt.runs[i].wall > 0 && bare.runs[i].wall > 0)
+      paired.push_back(bare.runs[i].wall / elt.runs[i].wall);
+  }
+  for (const Run& r : elt.runs) rss = std::max(rss, r.max_rss_kb);
+  if (paired.empty()) return;
+  const double median = Median(paired);
+  std::printf("ratio %-44s %.2fx median of %zu paired (target >= 0.60) %s\n",
+              "ELT -> Parquet / bare loop (wall, incl. join)", median, paired.size(),
+              median >= 0.60 ? "ok" : "BELOW TARGET");
+  std::printf(
+      "peak RSS of the ELT loop: %.1f MB (windows of %lld; target < 300 MB at 100000)\n",
+      static_cast<double>(rss) / 1024.0, static_cast<long long>(window));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const Args args = ParseArgs(argc, argv);
+  if (!args.elt_child_topic.empty()) return EltChild(args);
   if (!args.debug.empty()) {
     kelt::SetLogHook(
         [](kelt::LogLevel, std::string_view component, std::string_view message) {
@@ -810,7 +950,7 @@ int main(int argc, char** argv) {
   // --- consumer, on the topic the first bare run wrote
   const std::string source = produce ? topic("bare", 0) : args.consume_topic;
   Contender bare_c{"bare consume_batch_queue+commit"}, kelt_c{"kelt Consumer (Extract)"},
-      load_c{"kelt Extract + Load"};
+      load_c{"kelt Extract + Load"}, elt_c{"kelt ELT loop -> Parquet zstd"};
   auto loader_made = kelt::Loader::Make(LandingSchema());
   if (!loader_made.ok()) Die("Loader::Make: " + loader_made.status().ToString());
   std::unique_ptr<kelt::Loader> loader = loader_made.MoveValueUnsafe();
@@ -846,8 +986,15 @@ int main(int argc, char** argv) {
       PrintRun(load_c.name.c_str(), rep, load_c.runs.back(), true);
       Pause();
     }
+    if (wanted("elt")) {
+      elt_c.runs.push_back(KeltElt(args, "/proc/self/exe", source, group("g-elt")));
+      PrintRun(elt_c.name.c_str(), rep, elt_c.runs.back(), true);
+      std::printf("         peak RSS %.1f MB\n",
+                  static_cast<double>(elt_c.runs.back().max_rss_kb) / 1024.0);
+      Pause();
+    }
   }
-  for (const Contender* c : {&bare_c, &kelt_c, &load_c}) {
+  for (const Contender* c : {&bare_c, &kelt_c, &load_c, &elt_c}) {
     for (const Run& r : c->runs) {
       if (r.records != args.records) {
         Die(c->name + " read " + std::to_string(r.records) + " records, expected " +
@@ -858,11 +1005,12 @@ int main(int argc, char** argv) {
 
   std::printf("\n== best of %d (max records/s) ==\n", args.repetitions);
   for (const Contender* c : {&bare_p, &raw_p, &batch_p}) PrintBest(*c, false);
-  for (const Contender* c : {&bare_c, &kelt_c, &load_c}) PrintBest(*c, true);
+  for (const Contender* c : {&bare_c, &kelt_c, &load_c, &elt_c}) PrintBest(*c, true);
   PrintRatio("producer: kelt SendRaw / bare producev", raw_p, bare_p, true);
   PrintRatio("producer: kelt Send(batch) / bare producev", batch_p, bare_p, false);
   PrintRatio("consumer: kelt Extract / bare batch loop", kelt_c, bare_c, true);
   PrintRatio("consumer: kelt Extract+Load / bare loop", load_c, bare_c, false);
   PrintOutsideCommitRatio("consumer outside commits: kelt / bare", kelt_c, bare_c);
+  PrintEltRatio(elt_c, bare_c, args.window);
   return 0;  // a ratio below target is a finding, not a crash
 }

@@ -186,7 +186,7 @@ struct OpenFile {
   std::shared_ptr<arrow::io::OutputStream> out;
   std::shared_ptr<arrow::io::BufferOutputStream> memory;  // object store
   std::unique_ptr<parquet::arrow::FileWriter> writer;
-  bool touched = false;  // rows written since the last row group was started
+  bool touched = false;  // a row group was started for the current window
 };
 
 // The open rotation of one partition.
@@ -297,6 +297,11 @@ class ParquetSink final : public Sink {
     KELT_RETURN_NOT_OK(WriteRuns(w.batch, topic_col.get(), single, part, off, false));
     if (w.dead_letters && w.dead_letters->num_rows() > 0) {
       KELT_RETURN_NOT_OK(WriteDeadLetters(w.dead_letters));
+    }
+    // The next window starts a new row group in every file, which writes this one out:
+    // the writers hold at most one window's rows in memory, whatever the rotation size.
+    for (auto& [tp, rot] : rotations_) {
+      for (auto& [key, f] : rot.files) f.touched = false;
     }
     // Rotate what is big enough.
     for (auto it = rotations_.begin(); it != rotations_.end();) {
