@@ -23,7 +23,7 @@
 // the wall time including the join is printed too.
 //   - ELT (--consumers ...,elt): the whole loop of the landing issue, kelt::EltLoop with
 //     windows of `window` records into a local Parquet sink (zstd), until caught up, in a
-//     child process of its own so that its peak RSS is its own (wait4). Compared with the
+//     child process of its own so that its peak RSS is its own (VmHWM). Compared with the
 //     bare consumer loop on wall time, both including their group join (the loop's time
 //     also holds process start, sink open, the final flush and commit): target >= 0.60,
 //     and peak RSS under 300 MB with windows of 100,000 (--window 100000).
@@ -679,14 +679,25 @@ int EltChild(const Args& args) {
   if (!stats.ok()) Die("EltLoop::Run: " + stats.status().ToString());
   int64_t committed = 0;
   for (const auto& [tp, next] : stats->committed) committed += next;
-  std::printf("elt %lld %lld %lld %lld %.3f\n", static_cast<long long>(stats->records),
+  // Peak RSS of this process image (VmHWM): wait4's ru_maxrss would also count the
+  // parent's memory, which the spawned child shared until exec.
+  long long hwm_kb = -1;
+  if (FILE* f = std::fopen("/proc/self/status", "r"); f != nullptr) {
+    char line[256];
+    while (std::fgets(line, sizeof(line), f) != nullptr) {
+      if (std::sscanf(line, "VmHWM: %lld kB", &hwm_kb) == 1) break;
+    }
+    std::fclose(f);
+  }
+  std::printf("elt %lld %lld %lld %lld %.3f %lld\n",
+              static_cast<long long>(stats->records),
               static_cast<long long>(stats->bytes), static_cast<long long>(stats->rows),
-              static_cast<long long>(committed), CpuSeconds());
+              static_cast<long long>(committed), CpuSeconds(), hwm_kb);
   return 0;
 }
 
 // The parent's side: spawn this program as the ELT child, time it from spawn to exit,
-// take its peak RSS from wait4, check that every record landed and was committed.
+// take its peak RSS (its own VmHWM), check that every record landed and was committed.
 Run KeltElt(const Args& args, const char* self, const std::string& topic,
             const std::string& group) {
   std::string dir_template =
@@ -728,15 +739,15 @@ Run KeltElt(const Args& args, const char* self, const std::string& topic,
   for (ssize_t n; (n = read(out[0], buf, sizeof(buf))) > 0;) line.append(buf, n);
   close(out[0]);
   int status = 0;
-  rusage ru{};
-  if (wait4(pid, &status, 0, &ru) != pid) Die("wait4 failed");
+  if (waitpid(pid, &status, 0) != pid) Die("waitpid failed");
   const auto end = Clock::now();
   std::filesystem::remove_all(dir);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) Die("the ELT child failed");
-  long long records = 0, bytes = 0, rows = 0, committed = 0;
+  long long records = 0, bytes = 0, rows = 0, committed = 0, hwm_kb = 0;
   double cpu = 0;
-  if (std::sscanf(line.c_str(), "elt %lld %lld %lld %lld %lf", &records, &bytes, &rows,
-                  &committed, &cpu) != 5) {
+  if (std::sscanf(line.c_str(), "elt %lld %lld %lld %lld %lf %lld", &records, &bytes,
+                  &rows, &committed, &cpu, &hwm_kb) != 6 ||
+      hwm_kb <= 0) {
     Die("unexpected ELT child output: " + line);
   }
   if (rows != records || committed != records) {
@@ -748,7 +759,7 @@ Run KeltElt(const Args& args, const char* self, const std::string& topic,
   r.payload_bytes = bytes;
   r.seconds = r.wall = Seconds(end - start);
   r.cpu = cpu;
-  r.max_rss_kb = ru.ru_maxrss;
+  r.max_rss_kb = hwm_kb;
   return r;
 }
 

@@ -147,6 +147,8 @@ class Consumer {
   /// Commit, synchronously, the offset after the last record of every partition in
   /// `window` that this consumer still owns. Call it only when the window is durable.
   /// Partitions lost since the poll are skipped and reported by TakeLostPartitions().
+  /// A commit the group refuses because a rebalance is in progress is kept and made at
+  /// the revocation, the next poll or Close (the call then returns OK before it is).
   Status Commit(const Window& window);
 
   /// Commit, synchronously, these next offsets for the partitions this consumer still

@@ -178,14 +178,7 @@ TEST(ConsumerTest, PollLoadedGivesBackAWindowThatFailsToLoad) {
   MockCluster mc;
   mc.CreateTopic("t-poison", 1);
   ProduceIds(mc, "t-poison", 0, 5);
-  {
-    ProducerOptions po;
-    po.brokers = mc.bootstraps();
-    po.topic = "t-poison";
-    auto producer = Producer::Make(po);
-    ASSERT_TRUE(producer.ok());
-    ASSERT_TRUE((*producer)->SendRaw({{std::nullopt, "{\"id\":\"five\"}"}}).ok());
-  }
+  ProduceRaw(mc, "t-poison", {{std::nullopt, "{\"id\":\"five\"}"}});
   ProduceIds(mc, "t-poison", 6, 4);
   auto c = Consumer::Make(ConsumerFor(mc, "t-poison", "g-poison"));
   ASSERT_TRUE(c.ok()) << c.status().ToString();

@@ -52,20 +52,27 @@ inline ConsumerOptions ConsumerFor(const MockCluster& mc, const std::string& top
   return o;
 }
 
-// Produce `n` JSON records {"id":i} with keys "k<i>"; return them by id.
-inline void ProduceIds(const MockCluster& mc, const std::string& topic, int from, int n) {
+// Produce these messages (key, value) and check every one was delivered.
+inline void ProduceRaw(
+    const MockCluster& mc, const std::string& topic,
+    const std::vector<std::pair<std::optional<std::string>, std::string>>& msgs) {
   ProducerOptions po;
   po.brokers = mc.bootstraps();
   po.topic = topic;
   auto producer = Producer::Make(po);
   ASSERT_TRUE(producer.ok()) << producer.status().ToString();
+  auto sent = (*producer)->SendRaw(msgs);
+  ASSERT_TRUE(sent.ok()) << sent.status().ToString();
+  ASSERT_EQ(*sent, static_cast<int64_t>(msgs.size()));
+}
+
+// Produce `n` JSON records {"id":i} with keys "k<i>"; return them by id.
+inline void ProduceIds(const MockCluster& mc, const std::string& topic, int from, int n) {
   std::vector<std::pair<std::optional<std::string>, std::string>> msgs;
   for (int i = from; i < from + n; ++i) {
     msgs.emplace_back("k" + std::to_string(i), "{\"id\":" + std::to_string(i) + "}");
   }
-  auto sent = (*producer)->SendRaw(msgs);
-  ASSERT_TRUE(sent.ok()) << sent.status().ToString();
-  ASSERT_EQ(*sent, n);
+  ProduceRaw(mc, topic, msgs);
 }
 
 }  // namespace kelt

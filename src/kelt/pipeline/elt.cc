@@ -44,6 +44,17 @@ class EltLoop::Impl {
       return Status::Invalid("the ELT loop sets the consumer's resume hook itself");
     }
     landing_ = WithIdentityColumns(o_.landing);
+    // Each row's identity: sinks read these columns as these types.
+    for (const auto& [name, type] : {std::pair{"_kafka_topic", TypeId::kUtf8},
+                                     std::pair{"_kafka_partition", TypeId::kInt64},
+                                     std::pair{"_kafka_offset", TypeId::kInt64}}) {
+      const Field& f = landing_.fields[static_cast<size_t>(landing_.FieldIndex(name))];
+      if (f.type != type) {
+        return Status::Invalid(
+            std::string("landing schema: the ELT loop needs column '") + name + "' as " +
+            std::string(TypeName(type)) + ", not " + std::string(TypeName(f.type)));
+      }
+    }
     KELT_ASSIGN_OR_RAISE(loader_, Loader::Make(landing_, o_.load));
     for (auto& sink : sinks_) {
       Status st = sink->Open(loader_->arrow_schema(), DeadLetterSchema());
@@ -117,6 +128,17 @@ class EltLoop::Impl {
         for (const auto& tp : lost) stats_.durable[sink->name()].erase(tp);
       }
       for (const auto& tp : lost) stats_.committed.erase(tp);
+      // A partition revoked and assigned back within this poll was resumed (the hook
+      // ran) before the drop above erased the sinks' durable points: ask them again, so
+      // a sink ahead of another keeps skipping the rows it holds.
+      std::vector<TopicPartition> assigned = consumer_->Assignment();
+      std::vector<TopicPartition> back;
+      for (const auto& tp : lost) {
+        if (std::find(assigned.begin(), assigned.end(), tp) != assigned.end()) {
+          back.push_back(tp);
+        }
+      }
+      if (!back.empty()) KELT_RETURN_NOT_OK(Resume(back).status());
     }
     if (!w.empty()) {
       KELT_RETURN_NOT_OK(LoadAndWrite(w));

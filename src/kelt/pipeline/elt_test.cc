@@ -266,14 +266,7 @@ TEST(EltLoopTest, ABadRecordUnderFailStopsTheLoopAndNothingAfterItIsCommitted) {
   MockCluster mc;
   mc.CreateTopic("e7", 1);
   ProduceIds(mc, "e7", 0, 10);
-  {
-    ProducerOptions po;
-    po.brokers = mc.bootstraps();
-    po.topic = "e7";
-    auto producer = Producer::Make(po);
-    ASSERT_TRUE(producer.ok());
-    ASSERT_TRUE((*producer)->SendRaw({{std::nullopt, "{\"id\":\"ten\"}"}}).ok());
-  }
+  ProduceRaw(mc, "e7", {{std::nullopt, "{\"id\":\"ten\"}"}});
   ProduceIds(mc, "e7", 11, 19);
   auto store = std::make_shared<Store>();
   EltOptions o = Options(mc, "e7", "g7");
@@ -349,6 +342,28 @@ TEST(EltLoopTest, CloseAfterAFailureFlushesHealthySinksAndDropsTheFailedOne) {
     EXPECT_FALSE(duplicated);
   }
   EXPECT_EQ(Committed(mc, "e8", "g8", 0), 30);
+}
+
+// The identity columns are read by the sinks as utf8/int64: another type is refused
+// up front, naming the column, instead of being misread.
+TEST(EltLoopTest, RefusesIdentityColumnsOfAnotherType) {
+  MockCluster mc;
+  for (const auto& [name, type] : {std::pair{"_kafka_offset", TypeId::kUtf8},
+                                   std::pair{"_kafka_partition", TypeId::kFloat64},
+                                   std::pair{"_kafka_topic", TypeId::kInt64}}) {
+    EltOptions o = Options(mc, "e9", "g9");
+    Field f;
+    f.name = name;
+    f.type = type;
+    o.landing.fields.push_back(f);
+    std::vector<std::unique_ptr<Sink>> sinks;
+    sinks.push_back(std::make_unique<MemorySink>("m", std::make_shared<Store>()));
+    auto loop = EltLoop::Make(o, std::move(sinks));
+    ASSERT_FALSE(loop.ok()) << name;
+    EXPECT_NE(loop.status().message().find(std::string("'") + name + "'"),
+              std::string::npos)
+        << loop.status().ToString();
+  }
 }
 
 TEST(EltLoopTest, RefusesAConsumerResumeHookAndNoSinks) {

@@ -221,6 +221,17 @@ class ParquetSink final : public Sink {
           "parquet sink needs the _kafka_partition and _kafka_offset columns in the "
           "landing schema (file names carry the offsets)");
     }
+    for (int col : {partition_col_, offset_col_, topic_col_}) {
+      if (col < 0) continue;
+      const auto& f = landing->field(col);
+      const arrow::Type::type want =
+          col == topic_col_ ? arrow::Type::STRING : arrow::Type::INT64;
+      if (f->type()->id() != want) {
+        return Status::Invalid("parquet sink: column '" + f->name() + "' must be " +
+                               (want == arrow::Type::STRING ? "utf8" : "int64") +
+                               ", not " + f->type()->ToString());
+      }
+    }
     if (!o_.partition_by.empty()) {
       by_col_ = landing->GetFieldIndex(o_.partition_by);
       if (by_col_ < 0) {
