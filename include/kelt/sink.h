@@ -108,6 +108,11 @@ struct ParquetSinkOptions {
   std::chrono::milliseconds rotate_age{60'000};
   /// zstd (default), snappy, gzip, lz4, none.
   std::string compression = "zstd";
+  /// Dictionary encoding: "auto" (default) for columns that repeat values (utf8,
+  /// binary, bool, date, _kafka_topic, _kafka_partition, …) and not for numbers and
+  /// timestamps, whose dictionaries cost time and memory for mostly unique values;
+  /// "all"; "none".
+  std::string dictionary = "auto";
   /// Where dead-letter batches go, relative to root; empty: "_dead_letter".
   std::string dead_letter_dir = "_dead_letter";
 };

@@ -26,6 +26,7 @@ class ParquetSink:
     rotate_bytes: int = 128 << 20
     rotate_age_ms: int = 60_000
     compression: str = "zstd"
+    dictionary: str = "auto"
     dead_letter_dir: str = "_dead_letter"
     s3_endpoint: str = ""
     s3_region: str = ""

@@ -89,6 +89,8 @@ const std::vector<KeySpec>& Specs() {
       {"parquet.rotate_bytes", "integer", "134217728", "", "file rotation: bytes"},
       {"parquet.rotate_age_ms", "integer", "60000", "", "file rotation: age"},
       {"parquet.compression", "zstd|snappy|gzip|lz4|none", "zstd", "", "codec"},
+      {"parquet.dictionary", "auto|all|none", "auto", "",
+       "dictionary encoding (auto: not for numbers and timestamps)"},
       {"parquet.dead_letter_dir", "string", "_dead_letter", "",
        "dead letters' directory under the root"},
       {"duckdb.path", "string", "(required)", "--duckdb",
@@ -476,6 +478,10 @@ void ReadSink(Reader& r, const std::string& path, const std::string& kind,
       if (auto s =
               r.Enum(p + ".compression", v, {"zstd", "snappy", "gzip", "lz4", "none"}))
         o.compression = *s;
+    });
+    With(m, "dictionary", [&](const YAML::Node& v) {
+      if (auto s = r.Enum(p + ".dictionary", v, {"auto", "all", "none"}))
+        o.dictionary = *s;
     });
     str("dead_letter_dir", o.dead_letter_dir);
   } else if (kind == "duckdb") {

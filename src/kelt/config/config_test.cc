@@ -45,6 +45,7 @@ sinks:
       rotate_records: 1000
       rotate_age_ms: 5000
       compression: snappy
+      dictionary: none
       partition_by: base
   - duckdb:
       path: /tmp/x.duckdb
@@ -89,6 +90,7 @@ TEST(ConfigTest, ParsesEveryKey) {
   EXPECT_EQ(c->sinks[0].parquet.rotate_records, 1000);
   EXPECT_EQ(c->sinks[0].parquet.rotate_age.count(), 5000);
   EXPECT_EQ(c->sinks[0].parquet.compression, "snappy");
+  EXPECT_EQ(c->sinks[0].parquet.dictionary, "none");
   EXPECT_EQ(c->sinks[0].parquet.partition_by, "base");
   EXPECT_EQ(c->sinks[1].kind, SinkConfig::Kind::kDuckDb);
   EXPECT_EQ(c->sinks[1].duckdb.path, "/tmp/x.duckdb");

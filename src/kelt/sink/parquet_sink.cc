@@ -199,6 +199,29 @@ struct Rotation {
   std::map<std::pair<bool, std::string>, OpenFile> files;  // (dead letter?, dir)
 };
 
+// Whether dictionary encoding is likely to pay for a column (ParquetSinkOptions
+// "auto"): numbers and timestamps are mostly unique (offsets, ids, amounts, event
+// times), and their dictionaries cost a hash table per column chunk for nothing.
+bool DictionaryPays(const arrow::Field& f) {
+  if (f.name() == "_kafka_partition") return true;
+  switch (f.type()->id()) {
+    case arrow::Type::INT8:
+    case arrow::Type::INT16:
+    case arrow::Type::INT32:
+    case arrow::Type::INT64:
+    case arrow::Type::UINT8:
+    case arrow::Type::UINT16:
+    case arrow::Type::UINT32:
+    case arrow::Type::UINT64:
+    case arrow::Type::FLOAT:
+    case arrow::Type::DOUBLE:
+    case arrow::Type::TIMESTAMP:
+      return false;
+    default:
+      return true;
+  }
+}
+
 class ParquetSink final : public Sink {
  public:
   explicit ParquetSink(ParquetSinkOptions options) : o_(std::move(options)) {}
@@ -258,6 +281,19 @@ class ParquetSink final : public Sink {
     KELT_ASSIGN_OR_RAISE(auto codec, ParseCompression(o_.compression));
     wp.compression(codec);
     wp.max_row_group_length(1 << 20);
+    if (o_.dictionary == "none") {
+      wp.disable_dictionary();
+    } else if (o_.dictionary == "auto") {
+      for (const auto& schema : {landing, dead_letter}) {
+        for (const auto& f : schema->fields()) {
+          if (!DictionaryPays(*f)) wp.disable_dictionary(f->name());
+        }
+      }
+    } else if (o_.dictionary != "all") {
+      return Status::Invalid(
+          "parquet sink dictionary: expected auto, all or none, not '" + o_.dictionary +
+          "'");
+    }
     writer_props_ = wp.build();
     parquet::ArrowWriterProperties::Builder ap;
     ap.store_schema();

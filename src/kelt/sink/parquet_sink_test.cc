@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 
 #include "kelt/elt.h"
@@ -209,6 +210,47 @@ TEST(ParquetSink, EachWindowIsARowGroupOfItsOwn) {
     ASSERT_EQ(meta->num_row_groups(), 3) << rel;
     for (int g = 0; g < 3; ++g) EXPECT_EQ(meta->RowGroup(g)->num_rows(), rows_per_group);
   }
+}
+
+// "auto" dictionary-encodes text and the partition but not numbers (ids, offsets);
+// "all" and "none" do what they say; anything else is refused.
+TEST(ParquetSink, DictionaryEncodingByColumnKind) {
+  Schema landing = Landing();
+  auto loader = Loader::Make(landing);
+  ASSERT_TRUE(loader.ok());
+  for (const std::string mode : {"auto", "all", "none"}) {
+    TempDir dir;
+    ParquetSinkOptions o;
+    o.root = dir.path();
+    o.dictionary = mode;
+    auto sink = MakeParquetSink(o);
+    ASSERT_TRUE(sink.ok());
+    ASSERT_TRUE((*sink)->Open((*loader)->arrow_schema(), DeadLetterSchema()).ok());
+    ASSERT_TRUE((*sink)->Write(Window(Records("t", 0, 0, 20), landing)).ok());
+    ASSERT_TRUE((*sink)->Flush().ok());
+    auto in = arrow::io::ReadableFile::Open(
+        dir.path() + "/t/t+0+00000000000000000000+00000000000000000019.parquet");
+    ASSERT_TRUE(in.ok()) << mode;
+    auto meta = parquet::ParquetFileReader::Open(*in)->metadata();
+    std::map<std::string, bool> dict;
+    for (int c = 0; c < meta->num_columns(); ++c) {
+      dict[meta->schema()->Column(c)->name()] =
+          meta->RowGroup(0)->ColumnChunk(c)->has_dictionary_page();
+    }
+    const bool numbers = mode == "all", text = mode != "none";
+    EXPECT_EQ(dict.at("id"), numbers) << mode;
+    EXPECT_EQ(dict.at("_kafka_offset"), numbers) << mode;
+    EXPECT_EQ(dict.at("name"), text) << mode;
+    EXPECT_EQ(dict.at("_kafka_partition"), text) << mode;
+  }
+  TempDir bad_dir;
+  ParquetSinkOptions bad;
+  bad.root = bad_dir.path();
+  bad.dictionary = "some";
+  auto sink = MakeParquetSink(bad);
+  ASSERT_TRUE(sink.ok());
+  Status st = (*sink)->Open((*loader)->arrow_schema(), DeadLetterSchema());
+  EXPECT_NE(st.message().find("dictionary"), std::string::npos) << st.ToString();
 }
 
 TEST(ParquetSink, ReplayBelowTheDurablePointAddsNothing) {
