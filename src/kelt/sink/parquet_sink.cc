@@ -14,8 +14,8 @@
 //
 // Local files are written to a hidden in-progress name, fsynced, renamed, and the
 // directory fsynced. Object-store files are built in memory (compressed) and uploaded
-// in one request per file when the rotation closes: an object exists completely or not
-// at all.
+// in one upload per file (a PUT or a multipart upload) when the rotation closes: an
+// object exists completely or not at all.
 #include "kelt/sink/parquet_sink.h"
 
 #include <arrow/array.h>
