@@ -239,10 +239,10 @@ struct LoadedPoll {
 };
 
 /// Poll one window from `consumer` and load it with `loader`. When loading fails (a bad
-/// record under the `fail` policy; the error names the record's topic, partition and
-/// offset) the partial window is dropped and the window is given back
-/// (Consumer::Rewind): the next call reads it again, so no record is ever passed over by
-/// a later commit.
+/// record under the `fail` policy; the loader's error, RDP's text, names the record's
+/// topic, partition and offset) the partial window is dropped and the window is given
+/// back (Consumer::Rewind): the next call reads it again, so no record is ever passed
+/// over by a later commit.
 Result<LoadedPoll> PollLoaded(Consumer& consumer, Loader& loader,
                               const WindowOptions& options);
 

@@ -101,7 +101,7 @@ def test_a_window_that_fails_to_load_is_read_again(mock_cluster, fresh):
                                         value_column="payload") == 6
     with kelt.Consumer(mock_cluster.bootstraps, group, topic, properties=FAST) as c:
         for _ in range(2):  # the same record fails again: the window was given back
-            with pytest.raises(kelt.SchemaMismatchError, match=rf"record {topic}\[0\]@3: "):
+            with pytest.raises(kelt.SchemaMismatchError, match=rf"^schema mismatch: .*\(at {topic}\[0\]@3, "):
                 c.poll(SCHEMA, max_records=100)
         w = c.poll(SCHEMA, max_records=100, on_bad_record="dead_letter")
         assert [r[0] for r in w.to_rows()] == [0, 1, 2, 4, 5]

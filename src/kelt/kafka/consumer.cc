@@ -919,17 +919,12 @@ Status Consumer::Close() { return impl_->Close(); }
 Result<LoadedPoll> PollLoaded(Consumer& consumer, Loader& loader,
                               const WindowOptions& options) {
   KELT_ASSIGN_OR_RAISE(Window w, consumer.Poll(options));
+  // The loader's errors keep RDP's texts and name the record ("(at topic[p]@offset, …").
   auto load = [&]() -> Result<LoadedWindow> {
     KELT_RETURN_NOT_OK(loader.Reserve(static_cast<int64_t>(w.size()), w.bytes()));
     const bool headers = loader.needs_headers();
     for (size_t i = 0; i < w.size(); ++i) {
-      RecordView r = w.record(i, headers);
-      Status st = loader.Append(r);
-      if (!st.ok()) {
-        return st.WithPrefix("record " + std::string(r.topic) + "[" +
-                             std::to_string(r.partition) + "]@" +
-                             std::to_string(r.offset) + ": ");
-      }
+      KELT_RETURN_NOT_OK(loader.Append(w.record(i, headers)));
     }
     return loader.Finish();
   }();

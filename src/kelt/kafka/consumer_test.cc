@@ -191,7 +191,7 @@ TEST(ConsumerTest, PollLoadedGivesBackAWindowThatFailsToLoad) {
   for (int attempt = 0; attempt < 3; ++attempt) {
     auto polled = PollLoaded(**c, **strict, opts);
     ASSERT_FALSE(polled.ok()) << "attempt " << attempt << " passed the bad record";
-    EXPECT_NE(polled.status().message().find("record t-poison[0]@5: "), std::string::npos)
+    EXPECT_NE(polled.status().message().find("(at t-poison[0]@5, "), std::string::npos)
         << polled.status().ToString();
   }
   auto polled = PollLoaded(**c, **lenient, opts);
