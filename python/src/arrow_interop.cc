@@ -46,7 +46,13 @@ Status FromArrow(const arrow::Status& st, const char* what) {
 }  // namespace
 
 ArrowTable ArrowTable::FromBatch(const std::shared_ptr<arrow::RecordBatch>& batch) {
-  auto table = arrow::Table::FromRecordBatches(batch->schema(), {batch});
+  return FromBatches(batch->schema(), {batch});
+}
+
+ArrowTable ArrowTable::FromBatches(
+    const std::shared_ptr<arrow::Schema>& schema,
+    const std::vector<std::shared_ptr<arrow::RecordBatch>>& batches) {
+  auto table = arrow::Table::FromRecordBatches(schema, batches);
   if (!table.ok()) throw StatusError(FromArrow(table.status(), "landed window"));
   return ArrowTable(table.MoveValueUnsafe());
 }

@@ -9,9 +9,11 @@
 #include <nanobind/nanobind.h>
 
 #include <memory>
+#include <vector>
 
 namespace arrow {
 class RecordBatch;
+class Schema;
 class Table;
 }  // namespace arrow
 
@@ -23,6 +25,10 @@ class ArrowTable {
   explicit ArrowTable(std::shared_ptr<arrow::Table> table) : table_(std::move(table)) {}
   /// Wrap one batch (zero-copy: the table's only chunk).
   static ArrowTable FromBatch(const std::shared_ptr<arrow::RecordBatch>& batch);
+  /// Several batches of `schema`, in order, as the table's chunks (zero-copy).
+  static ArrowTable FromBatches(
+      const std::shared_ptr<arrow::Schema>& schema,
+      const std::vector<std::shared_ptr<arrow::RecordBatch>>& batches);
 
   const std::shared_ptr<arrow::Table>& table() const { return table_; }
   int64_t num_rows() const;

@@ -15,6 +15,7 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -23,6 +24,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -145,6 +147,22 @@ Landed MakeLanded(LoadedWindow&& w) {
   return out;
 }
 
+// A window loaded in parts (LoadWindowParallel): one table of all their batches, in
+// order, without copying them.
+Landed MakeLandedParts(std::vector<LoadedWindow>&& parts) {
+  if (parts.size() == 1) return MakeLanded(std::move(parts[0]));
+  Landed out;
+  std::vector<std::shared_ptr<arrow::RecordBatch>> rows, dead;
+  for (LoadedWindow& part : parts) {
+    rows.push_back(part.batch);
+    if (part.dead_letters != nullptr) dead.push_back(part.dead_letters);
+    out.stats += part.stats;
+  }
+  out.rows = ArrowTable::FromBatches(rows[0]->schema(), rows);
+  out.dead_letters = ArrowTable::FromBatches(DeadLetterSchema(), dead);
+  return out;
+}
+
 nb::dict StatsDict(const LoadStats& s) {
   nb::dict d;
   d["records"] = s.records;
@@ -260,20 +278,24 @@ class PyConsumer {
     nb::gil_scoped_release release;
     std::lock_guard<std::mutex> lock(mu_);
     Kafka();
-    if (loader_ == nullptr || key != loader_key_) {
-      // Compile the schema once and reuse the loader (and its parser) window after
-      // window.
+    if (loaders_.empty() || key != loader_key_) {
+      // Compile the schema once and reuse the loaders (and their parsers) window after
+      // window: one per core (up to 4), since large windows load in parallel.
       Schema landing =
           ValueOrThrow(ParseSchemaJson(schema_json, SchemaDialect::kLenient));
-      loader_ = ValueOrThrow(
-          Loader::Make(landing, MakeLoadOptions(on_bad_record, strict_payload)));
+      const unsigned cores = std::clamp(std::thread::hardware_concurrency(), 1u, 4u);
+      loaders_.clear();
+      loader_ptrs_.clear();
+      for (unsigned i = 0; i < cores; ++i) {
+        loaders_.push_back(ValueOrThrow(
+            Loader::Make(landing, MakeLoadOptions(on_bad_record, strict_payload))));
+        loader_ptrs_.push_back(loaders_.back().get());
+      }
       loader_key_ = key;
     }
     // A window that fails to load is given back: the next poll reads it again.
-    LoadedPoll polled = ValueOrThrow(PollLoaded(*consumer_, *loader_, wo));
-    const Window& window = polled.window;
-    LoadedWindow loaded = std::move(polled.loaded);
-    Landed out = MakeLanded(std::move(loaded));
+    auto [window, parts] = ValueOrThrow(PollLoadedParallel(*consumer_, loader_ptrs_, wo));
+    Landed out = MakeLandedParts(std::move(parts));
     out.spans = window.spans();
     out.end_reason = std::string(WindowEndName(window.end_reason()));
     out.caught_up = window.caught_up();
@@ -396,7 +418,8 @@ class PyConsumer {
     if (consumer_ == nullptr) return;
     Status st = consumer_->Close();
     consumer_.reset();
-    loader_.reset();
+    loaders_.clear();
+    loader_ptrs_.clear();
     ThrowIfError(st);
   }
 
@@ -416,7 +439,8 @@ class PyConsumer {
 
   std::mutex mu_;
   std::unique_ptr<Consumer> consumer_;
-  std::unique_ptr<Loader> loader_;
+  std::vector<std::unique_ptr<Loader>> loaders_;
+  std::vector<Loader*> loader_ptrs_;
   std::string loader_key_;
 };
 

@@ -3,7 +3,7 @@
 // Consumer and producer behaviour on librdkafka's in-process mock cluster: window
 // endings, commit-after-durable, rebalances, injected broker errors, a consumer killed
 // mid-window. Throughput is measured on the real broker (bench/), not here.
-#include <arrow/record_batch.h>
+#include <arrow/api.h>
 #include <gtest/gtest.h>
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
@@ -200,6 +200,65 @@ TEST(ConsumerTest, PollLoadedGivesBackAWindowThatFailsToLoad) {
   EXPECT_EQ(polled->loaded.batch->num_rows(), 9);
   EXPECT_EQ(polled->loaded.dead_letters->num_rows(), 1);
   ASSERT_TRUE((*c)->Commit(polled->window).ok());
+  ASSERT_TRUE((*c)->Close().ok());
+}
+
+// Loaders share a window in order; the first bad record in record order is reported,
+// and the failed window is given back whole.
+TEST(ConsumerTest, ParallelLoadKeepsRecordOrderAndReportsTheFirstBadRecord) {
+  MockCluster mc;
+  mc.CreateTopic("t-par", 1);
+  ProduceIds(mc, "t-par", 0, 25);
+  ProduceRaw(mc, "t-par", {{std::nullopt, "{\"id\":\"x\"}"}});  // offset 25
+  ProduceIds(mc, "t-par", 26, 10);
+  ProduceRaw(mc, "t-par", {{std::nullopt, "{\"id\":\"y\"}"}});  // offset 36
+  ProduceIds(mc, "t-par", 37, 3);
+  auto c = Consumer::Make(ConsumerFor(mc, "t-par", "g-par"));
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  const Schema landing({{"id", TypeId::kInt64}, {"_kafka_offset", TypeId::kInt64}});
+  std::vector<std::unique_ptr<Loader>> owned;
+  std::vector<Loader*> strict, lenient;
+  for (int i = 0; i < 6; ++i) {
+    auto l = Loader::Make(
+        landing,
+        {.on_bad_record = i < 3 ? BadRecordPolicy::kFail : BadRecordPolicy::kDeadLetter});
+    ASSERT_TRUE(l.ok());
+    owned.push_back(std::move(*l));
+    (i < 3 ? strict : lenient).push_back(owned.back().get());
+  }
+  WindowOptions opts;
+  opts.max_records = 100;
+  // 40 records, 3 loaders of >= 5 each: shares 0-12, 13-25, 26-39; the first bad record
+  // (offset 25) is in the second share, the other (36) in the third.
+  auto w = (*c)->Poll(opts);
+  ASSERT_TRUE(w.ok());
+  ASSERT_EQ(w->size(), 40u);
+  auto failed = LoadWindowParallel(*w, strict, 5);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.status().message().find("(at t-par[0]@25, "), std::string::npos)
+      << failed.status().ToString();
+  auto parts = LoadWindowParallel(*w, lenient, 5);
+  ASSERT_TRUE(parts.ok()) << parts.status().ToString();
+  ASSERT_EQ(parts->size(), 3u);
+  std::vector<int64_t> offsets, dead;
+  for (const LoadedWindow& part : *parts) {
+    auto off = std::static_pointer_cast<arrow::Int64Array>(
+        part.batch->GetColumnByName("_kafka_offset"));
+    for (int64_t i = 0; i < off->length(); ++i) offsets.push_back(off->Value(i));
+    auto d = std::static_pointer_cast<arrow::Int64Array>(
+        part.dead_letters->GetColumnByName("_kafka_offset"));
+    for (int64_t i = 0; i < d->length(); ++i) dead.push_back(d->Value(i));
+  }
+  std::vector<int64_t> want;
+  for (int64_t o = 0; o < 40; ++o) {
+    if (o != 25 && o != 36) want.push_back(o);
+  }
+  EXPECT_EQ(offsets, want);
+  EXPECT_EQ(dead, (std::vector<int64_t>{25, 36}));
+  // A small window uses one loader.
+  auto one = LoadWindowParallel(*w, lenient, 1000);
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(one->size(), 1u);
   ASSERT_TRUE((*c)->Close().ok());
 }
 
