@@ -39,6 +39,9 @@ struct EltOptions {
   /// Stop once every partition assigned reached the high watermark it had when the run
   /// started (or when it was assigned): the bounded backfill.
   bool until_caught_up = false;
+  /// A window loads on every core (up to 4) when each core gets at least this many
+  /// records; smaller windows load on one.
+  int64_t min_records_per_loader = 16'384;
   /// Stop after this many windows (0: no limit). For tests and smoke runs.
   int64_t max_windows = 0;
   /// Polled between windows: true ends the run cleanly (sinks flushed, offsets

@@ -10,9 +10,11 @@
 #include "kelt/elt.h"
 
 #include <arrow/record_batch.h>
+#include <arrow/table.h>
 
 #include <algorithm>
 #include <set>
+#include <thread>
 
 #include "kelt/log.h"
 
@@ -55,9 +57,15 @@ class EltLoop::Impl {
             std::string(TypeName(type)) + ", not " + std::string(TypeName(f.type)));
       }
     }
-    KELT_ASSIGN_OR_RAISE(loader_, Loader::Make(landing_, o_.load));
+    // One loader per core (up to 4): large windows load in parallel.
+    const unsigned cores = std::clamp(std::thread::hardware_concurrency(), 1u, 4u);
+    for (unsigned k = 0; k < cores; ++k) {
+      KELT_ASSIGN_OR_RAISE(auto loader, Loader::Make(landing_, o_.load));
+      loader_ptrs_.push_back(loader.get());
+      loaders_.push_back(std::move(loader));
+    }
     for (auto& sink : sinks_) {
-      Status st = sink->Open(loader_->arrow_schema(), DeadLetterSchema());
+      Status st = sink->Open(loaders_[0]->arrow_schema(), DeadLetterSchema());
       if (!st.ok()) return st.WithPrefix("opening sink " + sink->name() + ": ");
       stats_.durable[sink->name()];
     }
@@ -162,19 +170,34 @@ class EltLoop::Impl {
   }
 
   Status LoadAndWrite(const Window& w) {
-    KELT_RETURN_NOT_OK(loader_->Reserve(static_cast<int64_t>(w.size()), w.bytes()));
-    const bool headers = loader_->needs_headers();
-    for (size_t i = 0; i < w.size(); ++i) {
-      RecordView r = w.record(i, headers);
-      Status st = loader_->Append(r);
-      if (!st.ok()) {
-        // kFail: the window is abandoned; nothing of it was written or committed.
-        return st.WithPrefix("record " + std::string(r.topic) + "[" +
-                             std::to_string(r.partition) + "]@" +
-                             std::to_string(r.offset) + ": ");
+    // Large windows load on every core (contiguous shares, in order), then become one
+    // batch for the sinks. A bad record under kFail abandons the window: nothing of it
+    // was written or committed (the loader's error names the record).
+    KELT_ASSIGN_OR_RAISE(std::vector<LoadedWindow> parts,
+                         LoadWindowParallel(w, loader_ptrs_, o_.min_records_per_loader));
+    LoadedWindow landed;
+    if (parts.size() == 1) {
+      landed = std::move(parts[0]);
+    } else {
+      std::vector<std::shared_ptr<arrow::RecordBatch>> rows, dead;
+      for (LoadedWindow& part : parts) {
+        rows.push_back(std::move(part.batch));
+        if (part.dead_letters != nullptr) dead.push_back(std::move(part.dead_letters));
+        landed.stats += part.stats;
       }
+      auto batch = arrow::ConcatenateRecordBatches(rows);
+      if (!batch.ok()) {
+        return Status::Internal("joining a window's loaded parts: " +
+                                batch.status().ToString());
+      }
+      landed.batch = batch.MoveValueUnsafe();
+      auto dead_batch = arrow::ConcatenateRecordBatches(dead);
+      if (!dead_batch.ok()) {
+        return Status::Internal("joining a window's dead letters: " +
+                                dead_batch.status().ToString());
+      }
+      landed.dead_letters = dead_batch.MoveValueUnsafe();
     }
-    KELT_ASSIGN_OR_RAISE(LoadedWindow landed, loader_->Finish());
     stats_.records += static_cast<int64_t>(w.size());
     stats_.bytes += w.bytes();
     stats_.rows += landed.stats.rows;
@@ -272,7 +295,8 @@ class EltLoop::Impl {
   EltOptions o_;
   std::vector<std::unique_ptr<Sink>> sinks_;
   Schema landing_;
-  std::unique_ptr<Loader> loader_;
+  std::vector<std::unique_ptr<Loader>> loaders_;
+  std::vector<Loader*> loader_ptrs_;
   std::unique_ptr<Consumer> consumer_;
   EltStats stats_;
   bool closed_ = false;
