@@ -10,43 +10,12 @@
 
 #include "commands.h"
 #include "kelt/kafka.h"
+#include "terminal.h"
 
 namespace kelt::cli {
 namespace {
 
 constexpr size_t kBatch = 20000;  // messages per Send: memory stays bounded
-
-std::string JsonString(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
 
 // A JSON number exactly as RFC 8259 spells it: -?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?
 bool IsJsonNumber(std::string_view s) {

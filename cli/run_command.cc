@@ -25,23 +25,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string JsonString(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
 // {"topic":{"0":next,...},...}
 std::string OffsetsJson(const OffsetMap& m) {
   std::map<std::string, std::vector<std::pair<int32_t, int64_t>>> by_topic;

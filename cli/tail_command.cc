@@ -13,41 +13,10 @@
 #include "commands.h"
 #include "kelt/kafka.h"
 #include "kelt/record.h"
+#include "terminal.h"
 
 namespace kelt::cli {
 namespace {
-
-std::string JsonString(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
 
 std::string IsoTime(int64_t ms) {
   std::time_t t = static_cast<std::time_t>(ms / 1000);

@@ -12,6 +12,8 @@
 #include <mutex>
 #include <thread>
 
+#include "kelt/common/text.h"
+
 namespace kelt::cli {
 namespace {
 
@@ -41,39 +43,6 @@ std::string Timestamp() {
   return buf;
 }
 
-std::string JsonEscape(std::string_view s) {
-  std::string out;
-  out.reserve(s.size() + 2);
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out;
-}
-
 struct LogConfig {
   bool json = false;
   std::vector<std::string> secrets;
@@ -95,11 +64,12 @@ void Emit(LogLevel level, std::string_view component, std::string_view message) 
   std::string line;
   if (g_log.json) {
     line = "{\"ts\":\"" + Timestamp() + "\",\"level\":\"" +
-           std::string(LogLevelName(level)) + "\",\"component\":\"" +
-           JsonEscape(component) + "\",\"msg\":\"" + JsonEscape(msg) + "\"}\n";
+           std::string(LogLevelName(level)) +
+           "\",\"component\":" + JsonString(component) + ",\"msg\":" + JsonString(msg) +
+           "}\n";
   } else {
     line = "ts=" + Timestamp() + " level=" + std::string(LogLevelName(level)) +
-           " component=" + std::string(component) + " msg=\"" + JsonEscape(msg) + "\"\n";
+           " component=" + std::string(component) + " msg=" + JsonString(msg) + "\n";
   }
   WriteStderr(line);
 }
@@ -209,6 +179,12 @@ std::string HumanSeconds(double s) {
     std::snprintf(buf, sizeof(buf), "%.1fs", s);
   }
   return buf;
+}
+
+std::string JsonString(std::string_view s) {
+  std::string out;
+  text::AppendJsonString(&out, s);
+  return out;
 }
 
 }  // namespace kelt::cli

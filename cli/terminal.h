@@ -39,6 +39,9 @@ void EndBar();
 void WatchSignals(std::atomic<bool>* stop);
 
 /// Human-readable counts: 1234567 → "1.23M", bytes → "1.2 MiB", seconds → "1m05s".
+/// `s` as a JSON string literal, quotes included (invalid UTF-8 becomes U+FFFD).
+std::string JsonString(std::string_view s);
+
 std::string HumanCount(double n);
 std::string HumanBytes(double n);
 std::string HumanSeconds(double s);
