@@ -21,11 +21,13 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <optional>
 #include <random>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "broker_env.h"
@@ -198,6 +200,52 @@ void AddOffsets(const arrow::Table& t, Offsets* out, std::set<int64_t>* ids) {
   }
 }
 
+// The sink holds every produced offset (n in all) exactly once: landed rows and dead
+// letters together, the dead letters being exactly the malformed records.
+void ExpectExactlyOnce(const Offsets& landed, const Offsets& dead, int n,
+                       const std::set<int>& bad_ids) {
+  EXPECT_EQ(landed.size() + dead.size(), static_cast<size_t>(n));
+  EXPECT_EQ(dead.size(), bad_ids.size());
+  Offsets all = landed;
+  all.insert(dead.begin(), dead.end());
+  std::set<std::pair<int64_t, int64_t>> unique(all.begin(), all.end());
+  EXPECT_EQ(unique.size(), all.size()) << "duplicates";
+  int reported = 0;
+  for (auto it = all.begin(); it != all.end() && reported < 10;
+       it = all.upper_bound(*it)) {
+    if (all.count(*it) > 1) {
+      ++reported;
+      ADD_FAILURE() << "partition " << it->first << " offset " << it->second << " stored "
+                    << all.count(*it) << " times";
+    }
+  }
+  // Offsets per partition are 0..count-1 without a hole.
+  std::map<int64_t, int64_t> per_partition;
+  for (auto [p, o] : unique) per_partition[p] = std::max(per_partition[p], o + 1);
+  int64_t total = 0;
+  for (auto [p, count] : per_partition) total += count;
+  EXPECT_EQ(total, n) << "holes";
+}
+
+// Every file of a local Parquet landing root: rows, dead letters and landed ids; returns
+// how many hidden (temporary) files are left.
+int ReadLocalLanding(const std::string& root, Offsets* landed, Offsets* dead,
+                     std::set<int64_t>* ids) {
+  int hidden = 0;
+  for (const auto& e : fs::recursive_directory_iterator(root)) {
+    if (!e.is_regular_file()) continue;
+    std::string name = e.path().filename().string();
+    if (name[0] == '.') {
+      ++hidden;
+      continue;
+    }
+    bool is_dead = fs::relative(e.path(), root).string().rfind("_dead_letter", 0) == 0;
+    AddOffsets(*ReadParquet(e.path().string()), is_dead ? dead : landed,
+               is_dead ? nullptr : ids);
+  }
+  return hidden;
+}
+
 class EltCrashTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -215,21 +263,8 @@ class EltCrashTest : public ::testing::Test {
     if (!HasFailure()) fs::remove_all(dir_);
   }
 
-  // The sink holds every produced offset exactly once: landed rows and dead letters
-  // together, the dead letters being exactly the malformed records.
   void ExpectExactlyOnce(const Offsets& landed, const Offsets& dead) {
-    EXPECT_EQ(landed.size() + dead.size(), static_cast<size_t>(n_));
-    EXPECT_EQ(dead.size(), bad_ids_.size());
-    Offsets all = landed;
-    all.insert(dead.begin(), dead.end());
-    std::set<std::pair<int64_t, int64_t>> unique(all.begin(), all.end());
-    EXPECT_EQ(unique.size(), all.size()) << "duplicates";
-    // Offsets per partition are 0..count-1 without a hole.
-    std::map<int64_t, int64_t> per_partition;
-    for (auto [p, o] : unique) per_partition[p] = std::max(per_partition[p], o + 1);
-    int64_t total = 0;
-    for (auto [p, count] : per_partition) total += count;
-    EXPECT_EQ(total, n_) << "holes";
+    kelt::ExpectExactlyOnce(landed, dead, n_, bad_ids_);
   }
 
   int n_ = 0, kills_ = 0;
@@ -255,19 +290,8 @@ TEST_F(EltCrashTest, ParquetHoldsEveryOffsetExactlyOnceAfterKills) {
       kills_, &rng_, files);
   Offsets landed, dead;
   std::set<int64_t> ids;
-  int hidden = 0;
-  for (const auto& e : fs::recursive_directory_iterator(root)) {
-    if (!e.is_regular_file()) continue;
-    std::string name = e.path().filename().string();
-    if (name[0] == '.') {
-      ++hidden;
-      continue;
-    }
-    bool is_dead = fs::relative(e.path(), root).string().rfind("_dead_letter", 0) == 0;
-    AddOffsets(*ReadParquet(e.path().string()), is_dead ? &dead : &landed,
-               is_dead ? nullptr : &ids);
-  }
-  EXPECT_EQ(hidden, 0) << "temporary files left behind";
+  EXPECT_EQ(ReadLocalLanding(root, &landed, &dead, &ids), 0)
+      << "temporary files left behind";
   ExpectExactlyOnce(landed, dead);
   EXPECT_EQ(ids.size(), static_cast<size_t>(n_) - bad_ids_.size());
 }
@@ -424,6 +448,237 @@ TEST_F(EltCrashTest, DuckDbHoldsEveryOffsetExactlyOnceAfterKills) {
   int64_t total = 0;
   for (auto [p, n] : next) total += n;
   EXPECT_EQ(total, n_);
+}
+
+// Scale-out: two loops in one consumer group split the partitions, and a member that
+// joins and one that leaves mid-stream still leave every offset in each sink once.
+// The children are dynamic members (a leaving one sends LeaveGroup: the rebalance is
+// immediate) paced by a sleep per window, and report their assignment and committed
+// offsets in a status file, so each step waits for a fact, not for a delay.
+struct ChildStatus {
+  std::set<int> assigned;
+  size_t max_assigned = 0;
+  std::map<int, int64_t> committed;  // partition → next offset committed
+  int64_t committed_total() const {
+    int64_t n = 0;
+    for (auto [p, next] : committed) n += next;
+    return n;
+  }
+};
+
+ChildStatus ReadStatus(const std::string& path) {
+  ChildStatus s;
+  std::ifstream in(path);
+  std::string key, value;
+  while (in >> key) {
+    std::getline(in, value);
+    std::istringstream items(value);
+    std::string item;
+    while (std::getline(items, item, ',')) {
+      item.erase(0, item.find_first_not_of(' '));
+      if (item.empty()) continue;
+      if (key == "assigned") s.assigned.insert(std::atoi(item.c_str()));
+      if (key == "max_assigned")
+        s.max_assigned = std::strtoull(item.c_str(), nullptr, 10);
+      if (key == "committed") {
+        auto colon = item.find(':');
+        s.committed[std::atoi(item.c_str())] = std::atoll(item.c_str() + colon + 1);
+      }
+    }
+  }
+  return s;
+}
+
+// SIGKILLs and reaps the children still running when the test ends early.
+struct Children {
+  std::vector<pid_t> pids;
+  ~Children() {
+    for (pid_t pid : pids) {
+      if (pid > 0 && ::kill(pid, SIGKILL) == 0) waitpid(pid, nullptr, 0);
+    }
+  }
+  // Wait for `pid` to exit (at most `timeout`); its wait status, or -1.
+  int Reap(pid_t pid, std::chrono::seconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    int status = 0;
+    while (waitpid(pid, &status, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() > deadline) return -1;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    for (pid_t& p : pids) {
+      if (p == pid) p = -1;
+    }
+    return status;
+  }
+};
+
+// Poll `ready` every 20 ms until it holds, `timeout` passes or one of `running` exits.
+bool WaitUntil(const std::function<bool()>& ready, std::chrono::seconds timeout,
+               const std::vector<pid_t>& running) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!ready()) {
+    for (pid_t pid : running) {
+      int status = 0;
+      if (waitpid(pid, &status, WNOHANG) == pid) {
+        ADD_FAILURE() << "child " << pid << " exited early (status " << status << ")";
+        return false;
+      }
+    }
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
+class EltScaleOutTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (Bootstrap().empty()) GTEST_FAIL() << "KELT_KAFKA_ENV names no broker env file";
+    n_ = EnvInt("KELT_SCALE_N", 20000);
+    topic_ = testing::UniqueTopic("scale");
+    CreateTopic(topic_, kPartitions);
+    Produce(topic_, n_, &bad_ids_);
+    char tmpl[] = "/tmp/kelt-scale-XXXXXX";
+    dir_ = ::mkdtemp(tmpl);
+  }
+  void TearDown() override {
+    if (!HasFailure()) fs::remove_all(dir_);
+  }
+
+  static constexpr int kPartitions = 4;
+  int n_ = 0;
+  std::string topic_, dir_;
+  std::set<int> bad_ids_;
+};
+
+TEST_F(EltScaleOutTest, TwoMembersJoinAndLeaveMidStreamLandEveryOffsetOnce) {
+  auto pgenv = testing::ReadBrokerEnv("KELT_PG_ENV", KELT_PG_ENV_FILE);
+  const std::string conninfo = pgenv["KELT_PG_CONNINFO"];
+  ASSERT_FALSE(conninfo.empty()) << "KELT_PG_ENV names no PostgreSQL env file";
+  const std::string group = topic_ + "-g";
+  const std::string root = dir_ + "/landing";
+  const std::string table = "scale_" + std::to_string(std::random_device{}());
+  // Both members write the same Parquet root and the same PostgreSQL table.
+  auto child = [&](const std::string& name) -> std::vector<std::string> {
+    return {KELT_ELT_CHILD, Bootstrap(), topic_, group, "parquet", root, "50",
+            "--instance-id=", "--window-sleep-ms=30",
+            // While the two share the topic, each goes slowly: B cannot finish its share
+            // before it learns that A left (the next heartbeat, <= 3 s).
+            "--slow-below=" + std::to_string(kPartitions), "--slow-sleep-ms=250",
+            "--status=" + dir_ + "/" + name + ".status", "--postgres=" + conninfo,
+            "--postgres-table=" + table, "--verbose"};
+  };
+  const std::string a_status = dir_ + "/a.status", b_status = dir_ + "/b.status";
+  Children children;
+
+  // 1. A alone owns every partition and reads part of the topic.
+  const pid_t a = Spawn(child("a"));
+  children.pids.push_back(a);
+  ASSERT_TRUE(
+      WaitUntil([&] { return ReadStatus(a_status).assigned.size() == kPartitions; },
+                std::chrono::seconds(60), {a}))
+      << "A never owned all " << kPartitions << " partitions";
+  const int64_t before_b = ReadStatus(a_status).committed_total();
+
+  // 2. B joins: the group splits the partitions, and B lands some of its own.
+  const pid_t b = Spawn(child("b"));
+  children.pids.push_back(b);
+  ChildStatus sa, sb;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        sa = ReadStatus(a_status);
+        sb = ReadStatus(b_status);
+        return !sa.assigned.empty() && sa.assigned.size() < kPartitions &&
+               !sb.assigned.empty() && sb.committed_total() > 0;
+      },
+      std::chrono::seconds(60), {a, b}))
+      << "the group did not split the partitions between A and B";
+  std::set<int> both = sa.assigned;
+  both.insert(sb.assigned.begin(), sb.assigned.end());
+  EXPECT_EQ(both.size(), static_cast<size_t>(kPartitions))
+      << "A and B do not own every partition once between them";
+  EXPECT_EQ(sa.assigned.size() + sb.assigned.size(), static_cast<size_t>(kPartitions));
+  std::fprintf(stderr, "split: A owns %zu partitions, B %zu; committed %lld before B\n",
+               sa.assigned.size(), sb.assigned.size(), static_cast<long long>(before_b));
+
+  // 3. A leaves mid-stream (SIGTERM: flush, commit, leave the group); B takes over.
+  ASSERT_EQ(::kill(a, SIGTERM), 0);
+  const int a_exit = children.Reap(a, std::chrono::seconds(60));
+  ASSERT_TRUE(a_exit >= 0 && WIFEXITED(a_exit) && WEXITSTATUS(a_exit) == 0)
+      << "A did not stop cleanly on SIGTERM (status " << a_exit << ")";
+  int64_t at_leave = 0;
+  for (auto [p, next] : ReadStatus(a_status).committed) at_leave += next;
+  for (auto [p, next] : ReadStatus(b_status).committed) at_leave += next;
+  std::fprintf(stderr, "A left with about %lld of %d offsets committed\n",
+               static_cast<long long>(at_leave), n_);
+
+  // 4. B runs until caught up over every partition and exits 0.
+  const int b_exit = children.Reap(b, std::chrono::seconds(120));
+  ASSERT_TRUE(b_exit >= 0 && WIFEXITED(b_exit) && WEXITSTATUS(b_exit) == 0)
+      << "B did not finish caught up (status " << b_exit << ")";
+  EXPECT_EQ(ReadStatus(b_status).max_assigned, static_cast<size_t>(kPartitions))
+      << "B never took over A's partitions: A left after B had caught up, the test did "
+         "not exercise a member leaving mid-stream";
+
+  // 5. Each sink holds every offset once; the group committed every partition's end.
+  Offsets landed, dead;
+  std::set<int64_t> ids;
+  EXPECT_EQ(ReadLocalLanding(root, &landed, &dead, &ids), 0)
+      << "temporary files left behind";
+  {
+    SCOPED_TRACE("parquet");
+    ExpectExactlyOnce(landed, dead, n_, bad_ids_);
+  }
+  EXPECT_EQ(ids.size(), static_cast<size_t>(n_) - bad_ids_.size());
+
+  PGconn* conn = PQconnectdb(conninfo.c_str());
+  ASSERT_EQ(PQstatus(conn), CONNECTION_OK) << PQerrorMessage(conn);
+  {
+    SCOPED_TRACE("postgres");
+    ExpectExactlyOnce(
+        QueryOffsets(conn,
+                     "SELECT _kafka_partition, _kafka_offset FROM \"" + table + "\""),
+        QueryOffsets(conn, "SELECT _kafka_partition, _kafka_offset FROM \"" + table +
+                               "_dead_letter\""),
+        n_, bad_ids_);
+  }
+  Offsets stored = QueryOffsets(
+      conn,
+      "SELECT partition, next_offset FROM kelt_offsets WHERE group_id = '" + group + "'");
+  PQfinish(conn);
+
+  // The group's committed offsets, read by a fresh member once it owns every partition.
+  ConsumerOptions co;
+  co.brokers = Bootstrap();
+  co.group_id = group;
+  co.topics = {topic_};
+  auto checker = Consumer::Make(co);
+  ASSERT_TRUE(checker.ok()) << checker.status().ToString();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while ((*checker)->Assignment().size() < kPartitions &&
+         std::chrono::steady_clock::now() < deadline) {
+    auto w = (*checker)->Poll({.max_records = 1,
+                               .max_wait = std::chrono::milliseconds(200),
+                               .stop_at_end = true});
+    ASSERT_TRUE(w.ok()) << w.status().ToString();
+  }
+  ASSERT_EQ((*checker)->Assignment().size(), static_cast<size_t>(kPartitions));
+  auto committed = (*checker)->Committed(std::chrono::seconds(10));
+  ASSERT_TRUE(committed.ok()) << committed.status().ToString();
+  auto lag = (*checker)->Lag(std::chrono::seconds(10));
+  ASSERT_TRUE(lag.ok()) << lag.status().ToString();
+  std::map<int64_t, int64_t> ends;
+  int64_t total_end = 0;
+  for (const auto& l : *lag) {
+    ends[l.tp.partition] = l.high_watermark;
+    total_end += l.high_watermark;
+  }
+  EXPECT_EQ(total_end, n_);
+  for (const auto& [tp, next] : *committed) {
+    EXPECT_EQ(next, ends[tp.partition]) << "group offset of partition " << tp.partition;
+  }
+  EXPECT_EQ(stored, Offsets(ends.begin(), ends.end())) << "kelt_offsets rows";
+  EXPECT_TRUE((*checker)->Close().ok());
 }
 
 }  // namespace

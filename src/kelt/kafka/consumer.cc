@@ -409,14 +409,23 @@ class Consumer::Impl {
           return it != partitions_.end() && it->second.generation == generation;
         });
       }
+      // Partitions revoked in this call and assigned straight back whose messages of
+      // this batch were dropped below: read them again from their new start.
+      std::set<TopicPartition> restart;
       for (ssize_t i = 0; i < n; ++i) {
         kafka::MessagePtr m(batch[static_cast<size_t>(i)]);
-        // The rebalance callback yields, so every message of this batch was dequeued
-        // before the revocation: those of revoked partitions are stale even when the
-        // partition came straight back (librdkafka 2.0.2 does not purge them itself).
-        if (revoked_in_call && m->rkt != nullptr &&
-            just_revoked_.count({rd_kafka_topic_name(m->rkt), m->partition})) {
-          continue;
+        // Messages of a partition revoked in this call may have been dequeued before
+        // the revocation (stale, even when the partition came straight back: librdkafka
+        // 2.0.2 does not purge them itself) or after it was assigned again: the yield in
+        // the rebalance callback does not end rd_kafka_consume_batch_queue's batch. They
+        // cannot be told apart, so all are dropped and a partition that is ours again is
+        // sought back to where its new assignment starts.
+        if (revoked_in_call && m->rkt != nullptr) {
+          TopicPartition tp{rd_kafka_topic_name(m->rkt), m->partition};
+          if (just_revoked_.count(tp)) {
+            if (partitions_.count(tp)) restart.insert(tp);
+            continue;
+          }
         }
         if (m->err) {
           Status st = HandleMessageError(*m);
@@ -435,6 +444,7 @@ class Consumer::Impl {
         }
         KELT_RETURN_NOT_OK(offer(m));
       }
+      if (!restart.empty()) KELT_RETURN_NOT_OK(SeekToStart(restart));
       if (!pending_.empty()) win.end = WindowEnd::kMaxBytes;
     }
     if (catch_up_) win.caught_up = CaughtUp();
@@ -458,6 +468,51 @@ class Consumer::Impl {
       pending = std::max(pending, s.last_offset + 1);
     }
     return FlushCommits();
+  }
+
+  // Seek `tps` (assigned, nothing handed out since) to where their assignment starts:
+  // the resume hook's offset, else the group's committed offset, else the reset policy.
+  Status SeekToStart(const std::set<TopicPartition>& tps) {
+    kafka::PartitionListPtr list(
+        rd_kafka_topic_partition_list_new(static_cast<int>(tps.size())));
+    for (const auto& tp : tps) {
+      rd_kafka_topic_partition_list_add(list.get(), tp.topic.c_str(), tp.partition)
+          ->offset = RD_KAFKA_OFFSET_INVALID;
+    }
+    kafka::PartitionListPtr committed(rd_kafka_topic_partition_list_copy(list.get()));
+    rd_kafka_resp_err_t err = rd_kafka_committed(rk_.get(), committed.get(), 10000);
+    if (err) return kafka::KafkaError(err, "fetching committed offsets to re-read from");
+    for (int i = 0; i < list->cnt; ++i) {
+      auto& e = list->elems[i];
+      const PartitionState& ps = partitions_[{e.topic, e.partition}];
+      if (ps.start >= 0) {
+        e.offset = ps.start;
+      } else if (committed->elems[i].offset >= 0) {
+        e.offset = committed->elems[i].offset;
+      } else {
+        e.offset = options_.auto_offset_reset == "latest" ? RD_KAFKA_OFFSET_END
+                                                          : RD_KAFKA_OFFSET_BEGINNING;
+      }
+    }
+    if (rd_kafka_error_t* error =
+            rd_kafka_seek_partitions(rk_.get(), list.get(), 10000)) {
+      Status st = Status::Kafka(std::string("re-reading a reassigned partition: ") +
+                                rd_kafka_error_string(error));
+      rd_kafka_error_destroy(error);
+      return st;
+    }
+    for (int i = 0; i < list->cnt; ++i) {
+      const auto& e = list->elems[i];
+      if (e.err) {
+        return kafka::KafkaError(e.err, std::string("re-reading ") + e.topic + "[" +
+                                            std::to_string(e.partition) + "]");
+      }
+    }
+    std::erase_if(pending_, [&](const kafka::MessagePtr& m) {
+      return tps.count({rd_kafka_topic_name(m->rkt), m->partition}) > 0;
+    });
+    cached_rkt_ = nullptr;
+    return Status::OK();
   }
 
   Status Rewind(const Window& w) {
