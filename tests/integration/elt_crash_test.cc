@@ -172,9 +172,9 @@ std::shared_ptr<arrow::Table> ReadParquet(
     std::shared_ptr<arrow::io::RandomAccessFile> in) {
   auto reader = parquet::arrow::OpenFile(in, arrow::default_memory_pool());
   EXPECT_TRUE(reader.ok()) << reader.status().ToString();
-  std::shared_ptr<arrow::Table> table;
-  EXPECT_TRUE((*reader)->ReadTable(&table).ok());
-  return table;
+  auto table = (*reader)->ReadTable();
+  EXPECT_TRUE(table.ok()) << table.status().ToString();
+  return table.ok() ? *table : nullptr;
 }
 
 std::shared_ptr<arrow::Table> ReadParquet(const std::string& path) {
