@@ -42,6 +42,10 @@ struct EltOptions {
   /// A window loads on every core (up to 4) when each core gets at least this many
   /// records; smaller windows load on one.
   int64_t min_records_per_loader = 16'384;
+  /// With until_caught_up: fail when no partition has been assigned this long after the
+  /// start (a broker that cannot be reached, a topic that does not exist, more members
+  /// than partitions) instead of waiting forever. 0: wait forever.
+  std::chrono::milliseconds assignment_timeout{60'000};
   /// Stop after this many windows (0: no limit). For tests and smoke runs.
   int64_t max_windows = 0;
   /// Polled between windows: true ends the run cleanly (sinks flushed, offsets

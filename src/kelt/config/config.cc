@@ -65,6 +65,8 @@ const std::vector<KeySpec>& Specs() {
        "stop at the end of the topic as it was when the run started"},
       {"max_windows", "integer", "0", "--max-windows",
        "stop after this many windows (0: no limit)"},
+      {"assignment_timeout_ms", "integer", "60000", "",
+       "with until_caught_up: fail when no partition is assigned this long (0: wait)"},
       {"metrics.port", "integer", "0", "--metrics-port",
        "serve Prometheus /metrics on this port (0: off)"},
       {"metrics.host", "string", "127.0.0.1", "--metrics-host",
@@ -636,6 +638,10 @@ void ReadRoot(Reader& r, const YAML::Node& root, EltConfig& c) {
   });
   With(root, "max_windows", [&](const YAML::Node& v) {
     if (auto x = r.Int("max_windows", v, 0, INT64_MAX)) c.elt.max_windows = *x;
+  });
+  With(root, "assignment_timeout_ms", [&](const YAML::Node& v) {
+    if (auto x = r.Int("assignment_timeout_ms", v, 0, INT64_MAX))
+      c.elt.assignment_timeout = std::chrono::milliseconds(*x);
   });
   With(root, "metrics", [&](const YAML::Node& m) {
     if (!r.CheckMap("metrics", m, ChildKeys("metrics"))) return;

@@ -35,6 +35,7 @@ window:
   stop_at_end: false
 until_caught_up: yes
 max_windows: 7
+assignment_timeout_ms: 5000
 metrics: {port: 9464, host: 0.0.0.0}
 log: {format: json, level: debug}
 progress: lines
@@ -78,6 +79,7 @@ TEST(ConfigTest, ParsesEveryKey) {
   EXPECT_FALSE(c->elt.window.stop_at_end);
   EXPECT_TRUE(c->elt.until_caught_up);
   EXPECT_EQ(c->elt.max_windows, 7);
+  EXPECT_EQ(c->elt.assignment_timeout, std::chrono::milliseconds(5000));
   EXPECT_EQ(c->metrics_port, 9464);
   EXPECT_EQ(c->metrics_host, "0.0.0.0");
   EXPECT_EQ(c->log_format, "json");

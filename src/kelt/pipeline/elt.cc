@@ -126,6 +126,22 @@ class EltLoop::Impl {
   Result<bool> StepOnce(const EltWindowCallback& on_window) {
     if (o_.max_windows > 0 && stats_.windows >= o_.max_windows) return false;
     KELT_ASSIGN_OR_RAISE(Window w, consumer_->Poll(o_.window));
+    if (o_.until_caught_up && !assigned_once_) {
+      assigned_once_ = !consumer_->Assignment().empty();
+      if (!assigned_once_ && o_.assignment_timeout.count() > 0 &&
+          std::chrono::steady_clock::now() - started_ > o_.assignment_timeout) {
+        std::string topics;
+        for (const auto& t : o_.consumer.topics)
+          topics += (topics.empty() ? "" : ", ") + t;
+        return Status::Unavailable(
+            "no partition of " + topics + " was assigned to group " +
+            o_.consumer.group_id + " within " +
+            std::to_string(o_.assignment_timeout.count() / 1000) +
+            " s: is the broker at " + o_.consumer.brokers +
+            " reachable, does the topic exist, and has the group fewer members than "
+            "partitions? (assignment_timeout_ms)");
+      }
+    }
     std::vector<TopicPartition> lost = consumer_->TakeLostPartitions();
     if (!lost.empty()) {
       for (auto& sink : sinks_) {
@@ -301,6 +317,8 @@ class EltLoop::Impl {
   EltStats stats_;
   bool closed_ = false;
   Status failed_;  ///< the error that ended the run, if any
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  bool assigned_once_ = false;
   std::set<const Sink*> failed_sinks_;
 };
 

@@ -393,6 +393,27 @@ TEST(EltLoopTest, RefusesIdentityColumnsOfAnotherType) {
   }
 }
 
+// A catch-up run against a broker nobody answers at fails after assignment_timeout,
+// naming the brokers and the topic, instead of waiting forever.
+TEST(EltLoopTest, CatchUpWithNoAssignmentFailsAfterTheTimeout) {
+  MockCluster mc;
+  EltOptions o = Options(mc, "e11", "g11");
+  o.consumer.brokers = "127.0.0.1:1";
+  o.window.max_wait = std::chrono::milliseconds(200);
+  o.assignment_timeout = std::chrono::milliseconds(1500);
+  auto loop = MakeLoop(o, {std::make_shared<Store>()});
+  ASSERT_TRUE(loop);
+  const auto start = std::chrono::steady_clock::now();
+  auto stats = loop->Run();
+  ASSERT_FALSE(stats.ok());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+  for (const char* part :
+       {"no partition of e11", "127.0.0.1:1", "assignment_timeout_ms"}) {
+    EXPECT_NE(stats.status().message().find(part), std::string::npos)
+        << stats.status().ToString();
+  }
+}
+
 TEST(EltLoopTest, RefusesAConsumerResumeHookAndNoSinks) {
   MockCluster mc;
   EltOptions o = Options(mc, "e6", "g6");
