@@ -103,3 +103,14 @@ set_target_properties(kelt::duckdb PROPERTIES
   INTERFACE_LINK_LIBRARIES
     "-Wl,--start-group;${_kelt_duckdb_archives};-Wl,--end-group;Threads::Threads;${CMAKE_DL_LIBS};m")
 message(STATUS "kelt: DuckDB C API from ${KELT_DUCKDB_ROOT}")
+
+# Link `target` so that simdjson and OpenSSL come before Arrow/Parquet in its DT_NEEDED
+# list: pyarrow's libparquet exports simdjson symbols of another version and ~1,100
+# OpenSSL symbols, and the first library in load order that defines a symbol wins, so
+# otherwise librdkafka's and libpq's TLS (and kelt's JSON) would bind to those copies.
+# (--no-as-needed: the target may call neither directly, yet they must come first.)
+find_package(OpenSSL REQUIRED)
+function(kelt_link_first_party_symbols target)
+  target_link_libraries(${target} PRIVATE -Wl,--no-as-needed simdjson::simdjson
+                        OpenSSL::SSL OpenSSL::Crypto -Wl,--as-needed)
+endfunction()

@@ -80,3 +80,17 @@ def test_dead_letters_are_arrow_too():
     w = kelt.elt_load_kafka_records_json(recs, SCHEMA, on_bad_record="dead_letter")
     assert w.row_count() == 0 and pa.table(w).num_rows == 0
     assert w.dead_letters.column("_kafka_offset").to_pylist() == [5]
+
+
+def test_module_loads_simdjson_and_openssl_before_parquet():
+    """pyarrow's libparquet exports its own simdjson and OpenSSL symbols: the module must
+    list the system ones first in DT_NEEDED (scripts/check_link_order.sh)."""
+    import subprocess
+    from pathlib import Path
+
+    import kelt._kelt
+
+    script = Path(__file__).resolve().parents[2] / "scripts" / "check_link_order.sh"
+    done = subprocess.run(["bash", str(script), kelt._kelt.__file__], capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stderr
