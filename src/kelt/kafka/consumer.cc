@@ -470,6 +470,24 @@ class Consumer::Impl {
     return FlushCommits();
   }
 
+  // Seek every partition of `list` to its offset; errors name `what` and the partition.
+  Status Seek(rd_kafka_topic_partition_list_t* list, const char* what) {
+    if (rd_kafka_error_t* error = rd_kafka_seek_partitions(rk_.get(), list, 10000)) {
+      Status st = Status::Kafka(std::string(what) +
+                                " partitions: " + rd_kafka_error_string(error));
+      rd_kafka_error_destroy(error);
+      return st;
+    }
+    for (int i = 0; i < list->cnt; ++i) {
+      const auto& e = list->elems[i];
+      if (e.err) {
+        return kafka::KafkaError(e.err, std::string(what) + " " + e.topic + "[" +
+                                            std::to_string(e.partition) + "]");
+      }
+    }
+    return Status::OK();
+  }
+
   // Seek `tps` (assigned, nothing handed out since) to where their assignment starts:
   // the resume hook's offset, else the group's committed offset, else the reset policy.
   Status SeekToStart(const std::set<TopicPartition>& tps) {
@@ -494,20 +512,7 @@ class Consumer::Impl {
                                                           : RD_KAFKA_OFFSET_BEGINNING;
       }
     }
-    if (rd_kafka_error_t* error =
-            rd_kafka_seek_partitions(rk_.get(), list.get(), 10000)) {
-      Status st = Status::Kafka(std::string("re-reading a reassigned partition: ") +
-                                rd_kafka_error_string(error));
-      rd_kafka_error_destroy(error);
-      return st;
-    }
-    for (int i = 0; i < list->cnt; ++i) {
-      const auto& e = list->elems[i];
-      if (e.err) {
-        return kafka::KafkaError(e.err, std::string("re-reading ") + e.topic + "[" +
-                                            std::to_string(e.partition) + "]");
-      }
-    }
+    KELT_RETURN_NOT_OK(Seek(list.get(), "re-reading"));
     std::erase_if(pending_, [&](const kafka::MessagePtr& m) {
       return tps.count({rd_kafka_topic_name(m->rkt), m->partition}) > 0;
     });
@@ -537,20 +542,7 @@ class Consumer::Impl {
     std::erase_if(pending_, [&](const kafka::MessagePtr& m) {
       return rewound.count({rd_kafka_topic_name(m->rkt), m->partition}) > 0;
     });
-    if (rd_kafka_error_t* error =
-            rd_kafka_seek_partitions(rk_.get(), list.get(), 10000)) {
-      Status st = Status::Kafka(std::string("rewinding the window: ") +
-                                rd_kafka_error_string(error));
-      rd_kafka_error_destroy(error);
-      return st;
-    }
-    for (int i = 0; i < list->cnt; ++i) {
-      const auto& e = list->elems[i];
-      if (e.err) {
-        return kafka::KafkaError(e.err, std::string("rewinding ") + e.topic + "[" +
-                                            std::to_string(e.partition) + "]");
-      }
-    }
+    KELT_RETURN_NOT_OK(Seek(list.get(), "rewinding"));
     bool resume = false;
     for (int i = 0; i < list->cnt; ++i) {
       const auto& e = list->elems[i];
