@@ -105,6 +105,7 @@ class EltLoop:
                  strict_payload: bool = False, until_caught_up: bool = False,
                  max_windows: int = 0, auto_offset_reset: str = "earliest",
                  session_timeout_ms: Optional[int] = None,
+                 assignment_timeout_ms: int = 60_000, min_records_per_loader: int = 16_384,
                  properties: Optional[Mapping[str, Any]] = None) -> None:
         config: dict[str, Any] = {
             "brokers": brokers, "group_id": group_id, "topics": topics_list(topics),
@@ -113,6 +114,8 @@ class EltLoop:
             "on_bad_record": check_policy(on_bad_record),
             "strict_payload": bool(strict_payload), "until_caught_up": bool(until_caught_up),
             "max_windows": int(max_windows), "auto_offset_reset": auto_offset_reset,
+            "assignment_timeout_ms": int(assignment_timeout_ms),
+            "min_records_per_loader": int(min_records_per_loader),
             "properties": properties_dict(properties),
         }
         if session_timeout_ms is not None:

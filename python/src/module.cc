@@ -553,6 +553,12 @@ class PyEltLoop {
     o.load = MakeLoadOptions(policy, strict);
     r.Get("until_caught_up", &o.until_caught_up);
     r.Get("max_windows", &o.max_windows);
+    r.Get("min_records_per_loader", &o.min_records_per_loader);
+    if (r.Has("assignment_timeout_ms")) {
+      int64_t ms = 0;
+      r.Get("assignment_timeout_ms", &ms);
+      o.assignment_timeout = std::chrono::milliseconds(ms);
+    }
     o.should_stop = StopHook();
     std::vector<std::unique_ptr<Sink>> made;
     for (nb::handle s : sinks) {

@@ -208,6 +208,15 @@ def test_elt_loop_config_errors():
         kelt.EltLoop("b:1", "g", "t", SCHEMA, [])
 
 
+def test_catch_up_without_an_assignment_fails_after_the_timeout(tmp_path):
+    loop = kelt.EltLoop("127.0.0.1:1", "g-none", "t-none", SCHEMA,
+                        [kelt.ParquetSink(root=str(tmp_path))], until_caught_up=True,
+                        max_wait_ms=200, assignment_timeout_ms=1500,
+                        min_records_per_loader=2)
+    with pytest.raises(kelt.KeltError, match=r"no partition of t-none .*127\.0\.0\.1:1"):
+        loop.run()
+
+
 def test_elt_loop_from_the_clis_config_document(mock_cluster, fresh, tmp_path):
     topic, group = fresh("cfg"), fresh("g")
     mock_cluster.create_topic(topic, 1)
