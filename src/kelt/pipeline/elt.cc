@@ -216,9 +216,6 @@ class EltLoop::Impl {
     }
     stats_.records += static_cast<int64_t>(w.size());
     stats_.bytes += w.bytes();
-    stats_.rows += landed.stats.rows;
-    stats_.bad_records += landed.stats.bad_records;
-    stats_.dead_lettered += landed.stats.dead_lettered;
     SinkWindow sw{landed.batch, landed.dead_letters, w.spans()};
     for (auto& sink : sinks_) {
       auto adv = sink->Write(sw);
@@ -229,6 +226,10 @@ class EltLoop::Impl {
       }
       Merge(sink->name(), *adv);
     }
+    // Landed: every sink got the window.
+    stats_.rows += landed.stats.rows;
+    stats_.bad_records += landed.stats.bad_records;
+    stats_.dead_lettered += landed.stats.dead_lettered;
     return Status::OK();
   }
 
