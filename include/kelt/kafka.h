@@ -248,19 +248,20 @@ Result<LoadedPoll> PollLoaded(Consumer& consumer, Loader& loader,
                               const WindowOptions& options);
 
 /// Load `window` with several loaders at once (one thread each; loaders made with the
-/// same schema and options): loader k takes the k-th contiguous share of the records,
-/// so the parts, in order, hold the rows in record order. Windows under
-/// `min_records_per_loader` records per loader use fewer loaders (at least one). On
-/// an error the first failing record's error (in record order) is returned and every
-/// loader is reset.
+/// same schema and options, e.g. by MakeLoaderPerCore): loader k takes the k-th
+/// contiguous share of the records, so the parts, in order, hold the rows in record
+/// order. Windows under `min_records_per_loader` records per loader use fewer loaders (at
+/// least one). On an error the first failing record's error (in record order) is returned
+/// and every loader is reset.
 Result<std::vector<LoadedWindow>> LoadWindowParallel(
-    const Window& window, std::span<Loader* const> loaders,
+    const Window& window, std::span<const std::unique_ptr<Loader>> loaders,
     int64_t min_records_per_loader = 16'384);
 
 /// PollLoaded with LoadWindowParallel: the window and its loaded parts. A window that
 /// fails to load is given back, as in PollLoaded.
 Result<std::pair<Window, std::vector<LoadedWindow>>> PollLoadedParallel(
-    Consumer& consumer, std::span<Loader* const> loaders, const WindowOptions& options);
+    Consumer& consumer, std::span<const std::unique_ptr<Loader>> loaders,
+    const WindowOptions& options);
 
 /// RDP's export_dataset_to_kafka: send one dataset and wait for every delivery; return
 /// the rows delivered. Calls with identical options reuse one process-wide producer

@@ -10,6 +10,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "kelt/record.h"
 #include "kelt/schema.h"
@@ -114,6 +115,11 @@ class Loader {
   explicit Loader(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+/// One loader per core (up to 4), all for `landing` with `options`: what
+/// LoadWindowParallel (kelt/kafka.h) shares a large window among.
+Result<std::vector<std::unique_ptr<Loader>>> MakeLoaderPerCore(
+    const Schema& landing, const LoadOptions& options);
 
 /// Load a span of owned records into one batch.
 Result<LoadedWindow> LoadRecords(std::span<const StreamRecord> records,

@@ -15,7 +15,6 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
-#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -24,7 +23,6 @@
 #include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -280,21 +278,15 @@ class PyConsumer {
     Kafka();
     if (loaders_.empty() || key != loader_key_) {
       // Compile the schema once and reuse the loaders (and their parsers) window after
-      // window: one per core (up to 4), since large windows load in parallel.
+      // window: one per core, since large windows load in parallel.
       Schema landing =
           ValueOrThrow(ParseSchemaJson(schema_json, SchemaDialect::kLenient));
-      const unsigned cores = std::clamp(std::thread::hardware_concurrency(), 1u, 4u);
-      loaders_.clear();
-      loader_ptrs_.clear();
-      for (unsigned i = 0; i < cores; ++i) {
-        loaders_.push_back(ValueOrThrow(
-            Loader::Make(landing, MakeLoadOptions(on_bad_record, strict_payload))));
-        loader_ptrs_.push_back(loaders_.back().get());
-      }
+      loaders_ = ValueOrThrow(
+          MakeLoaderPerCore(landing, MakeLoadOptions(on_bad_record, strict_payload)));
       loader_key_ = key;
     }
     // A window that fails to load is given back: the next poll reads it again.
-    auto [window, parts] = ValueOrThrow(PollLoadedParallel(*consumer_, loader_ptrs_, wo));
+    auto [window, parts] = ValueOrThrow(PollLoadedParallel(*consumer_, loaders_, wo));
     Landed out = MakeLandedParts(std::move(parts));
     out.spans = window.spans();
     out.end_reason = std::string(WindowEndName(window.end_reason()));
@@ -419,7 +411,6 @@ class PyConsumer {
     Status st = consumer_->Close();
     consumer_.reset();
     loaders_.clear();
-    loader_ptrs_.clear();
     ThrowIfError(st);
   }
 
@@ -440,7 +431,6 @@ class PyConsumer {
   std::mutex mu_;
   std::unique_ptr<Consumer> consumer_;
   std::vector<std::unique_ptr<Loader>> loaders_;
-  std::vector<Loader*> loader_ptrs_;
   std::string loader_key_;
 };
 

@@ -470,8 +470,18 @@ class Consumer::Impl {
     return FlushCommits();
   }
 
-  // Seek every partition of `list` to its offset; errors name `what` and the partition.
+  // Seek every partition of `list` to its offset, dropping the records of those
+  // partitions carried over here (fetched ones are outdated by the seek; librdkafka
+  // drops them on dequeue). Errors name `what` and the partition.
   Status Seek(rd_kafka_topic_partition_list_t* list, const char* what) {
+    std::set<TopicPartition> sought;
+    for (int i = 0; i < list->cnt; ++i) {
+      sought.insert({list->elems[i].topic, list->elems[i].partition});
+    }
+    std::erase_if(pending_, [&](const kafka::MessagePtr& m) {
+      return sought.count({rd_kafka_topic_name(m->rkt), m->partition}) > 0;
+    });
+    cached_rkt_ = nullptr;
     if (rd_kafka_error_t* error = rd_kafka_seek_partitions(rk_.get(), list, 10000)) {
       Status st = Status::Kafka(std::string(what) +
                                 " partitions: " + rd_kafka_error_string(error));
@@ -512,12 +522,7 @@ class Consumer::Impl {
                                                           : RD_KAFKA_OFFSET_BEGINNING;
       }
     }
-    KELT_RETURN_NOT_OK(Seek(list.get(), "re-reading"));
-    std::erase_if(pending_, [&](const kafka::MessagePtr& m) {
-      return tps.count({rd_kafka_topic_name(m->rkt), m->partition}) > 0;
-    });
-    cached_rkt_ = nullptr;
-    return Status::OK();
+    return Seek(list.get(), "re-reading");
   }
 
   Status Rewind(const Window& w) {
@@ -525,7 +530,6 @@ class Consumer::Impl {
     const Window::Impl& win = *w.impl_;
     kafka::PartitionListPtr list(
         rd_kafka_topic_partition_list_new(static_cast<int>(win.spans.size())));
-    std::set<TopicPartition> rewound;
     for (size_t i = 0; i < win.spans.size(); ++i) {
       const PartitionSpan& s = win.spans[i];
       auto it = partitions_.find(s.tp);
@@ -534,14 +538,8 @@ class Consumer::Impl {
       }
       rd_kafka_topic_partition_list_add(list.get(), s.tp.topic.c_str(), s.tp.partition)
           ->offset = s.first_offset;
-      rewound.insert(s.tp);
     }
     if (list->cnt == 0) return Status::OK();
-    // Fetched messages of these partitions are outdated by the seek (librdkafka drops
-    // them on dequeue); those carried over here are dropped now.
-    std::erase_if(pending_, [&](const kafka::MessagePtr& m) {
-      return rewound.count({rd_kafka_topic_name(m->rkt), m->partition}) > 0;
-    });
     KELT_RETURN_NOT_OK(Seek(list.get(), "rewinding"));
     bool resume = false;
     for (int i = 0; i < list->cnt; ++i) {
@@ -556,7 +554,6 @@ class Consumer::Impl {
       }
     }
     if (resume) rd_kafka_resume_partitions(rk_.get(), list.get());
-    cached_rkt_ = nullptr;
     return Status::OK();
   }
 
@@ -998,9 +995,9 @@ Status GiveBack(Consumer& consumer, const Window& w, const Status& failure) {
 
 }  // namespace
 
-Result<std::vector<LoadedWindow>> LoadWindowParallel(const Window& window,
-                                                     std::span<Loader* const> loaders,
-                                                     int64_t min_records_per_loader) {
+Result<std::vector<LoadedWindow>> LoadWindowParallel(
+    const Window& window, std::span<const std::unique_ptr<Loader>> loaders,
+    int64_t min_records_per_loader) {
   if (loaders.empty()) return Status::Invalid("LoadWindowParallel: no loader");
   const size_t n = window.size();
   size_t k = loaders.size();
@@ -1033,7 +1030,8 @@ Result<LoadedPoll> PollLoaded(Consumer& consumer, Loader& loader,
 }
 
 Result<std::pair<Window, std::vector<LoadedWindow>>> PollLoadedParallel(
-    Consumer& consumer, std::span<Loader* const> loaders, const WindowOptions& options) {
+    Consumer& consumer, std::span<const std::unique_ptr<Loader>> loaders,
+    const WindowOptions& options) {
   KELT_ASSIGN_OR_RAISE(Window w, consumer.Poll(options));
   auto parts = LoadWindowParallel(w, loaders);
   if (!parts.ok()) return GiveBack(consumer, w, parts.status());

@@ -216,15 +216,13 @@ TEST(ConsumerTest, ParallelLoadKeepsRecordOrderAndReportsTheFirstBadRecord) {
   auto c = Consumer::Make(ConsumerFor(mc, "t-par", "g-par"));
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   const Schema landing({{"id", TypeId::kInt64}, {"_kafka_offset", TypeId::kInt64}});
-  std::vector<std::unique_ptr<Loader>> owned;
-  std::vector<Loader*> strict, lenient;
+  std::vector<std::unique_ptr<Loader>> strict, lenient;
   for (int i = 0; i < 6; ++i) {
     auto l = Loader::Make(
         landing,
         {.on_bad_record = i < 3 ? BadRecordPolicy::kFail : BadRecordPolicy::kDeadLetter});
     ASSERT_TRUE(l.ok());
-    owned.push_back(std::move(*l));
-    (i < 3 ? strict : lenient).push_back(owned.back().get());
+    (i < 3 ? strict : lenient).push_back(std::move(*l));
   }
   WindowOptions opts;
   opts.max_records = 100;

@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -55,6 +56,17 @@ LoadStats& LoadStats::operator+=(const LoadStats& o) {
   tombstones += o.tombstones;
   payload_bytes += o.payload_bytes;
   return *this;
+}
+
+Result<std::vector<std::unique_ptr<Loader>>> MakeLoaderPerCore(
+    const Schema& landing, const LoadOptions& options) {
+  const unsigned cores = std::clamp(std::thread::hardware_concurrency(), 1u, 4u);
+  std::vector<std::unique_ptr<Loader>> loaders;
+  for (unsigned k = 0; k < cores; ++k) {
+    KELT_ASSIGN_OR_RAISE(auto loader, Loader::Make(landing, options));
+    loaders.push_back(std::move(loader));
+  }
+  return loaders;
 }
 
 std::shared_ptr<arrow::Schema> DeadLetterSchema() {

@@ -14,7 +14,6 @@
 
 #include <algorithm>
 #include <set>
-#include <thread>
 
 #include "kelt/log.h"
 
@@ -57,13 +56,8 @@ class EltLoop::Impl {
             std::string(TypeName(type)) + ", not " + std::string(TypeName(f.type)));
       }
     }
-    // One loader per core (up to 4): large windows load in parallel.
-    const unsigned cores = std::clamp(std::thread::hardware_concurrency(), 1u, 4u);
-    for (unsigned k = 0; k < cores; ++k) {
-      KELT_ASSIGN_OR_RAISE(auto loader, Loader::Make(landing_, o_.load));
-      loader_ptrs_.push_back(loader.get());
-      loaders_.push_back(std::move(loader));
-    }
+    // Large windows load on every core.
+    KELT_ASSIGN_OR_RAISE(loaders_, MakeLoaderPerCore(landing_, o_.load));
     for (auto& sink : sinks_) {
       Status st = sink->Open(loaders_[0]->arrow_schema(), DeadLetterSchema());
       if (!st.ok()) return st.WithPrefix("opening sink " + sink->name() + ": ");
@@ -190,7 +184,7 @@ class EltLoop::Impl {
     // batch for the sinks. A bad record under kFail abandons the window: nothing of it
     // was written or committed (the loader's error names the record).
     KELT_ASSIGN_OR_RAISE(std::vector<LoadedWindow> parts,
-                         LoadWindowParallel(w, loader_ptrs_, o_.min_records_per_loader));
+                         LoadWindowParallel(w, loaders_, o_.min_records_per_loader));
     LoadedWindow landed;
     if (parts.size() == 1) {
       landed = std::move(parts[0]);
@@ -313,7 +307,6 @@ class EltLoop::Impl {
   std::vector<std::unique_ptr<Sink>> sinks_;
   Schema landing_;
   std::vector<std::unique_ptr<Loader>> loaders_;
-  std::vector<Loader*> loader_ptrs_;
   std::unique_ptr<Consumer> consumer_;
   EltStats stats_;
   bool closed_ = false;
