@@ -27,6 +27,7 @@
 #include <arrow/record_batch.h>
 #include <arrow/scalar.h>
 #include <arrow/type.h>
+#include <arrow/type_traits.h>
 #include <arrow/util/byte_size.h>
 #include <fcntl.h>
 #include <parquet/arrow/writer.h>
@@ -204,22 +205,9 @@ struct Rotation {
 // times), and their dictionaries cost a hash table per column chunk for nothing.
 bool DictionaryPays(const arrow::Field& f) {
   if (f.name() == "_kafka_partition") return true;
-  switch (f.type()->id()) {
-    case arrow::Type::INT8:
-    case arrow::Type::INT16:
-    case arrow::Type::INT32:
-    case arrow::Type::INT64:
-    case arrow::Type::UINT8:
-    case arrow::Type::UINT16:
-    case arrow::Type::UINT32:
-    case arrow::Type::UINT64:
-    case arrow::Type::FLOAT:
-    case arrow::Type::DOUBLE:
-    case arrow::Type::TIMESTAMP:
-      return false;
-    default:
-      return true;
-  }
+  const arrow::Type::type id = f.type()->id();
+  return !(arrow::is_integer(id) || arrow::is_floating(id) ||
+           id == arrow::Type::TIMESTAMP);
 }
 
 class ParquetSink final : public Sink {
