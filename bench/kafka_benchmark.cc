@@ -664,6 +664,7 @@ int EltChild(const Args& args) {
   o.consumer.group_id = args.elt_child_group;
   o.consumer.topics = {args.elt_child_topic};
   for (const auto& [k, v] : args.consumer_properties) o.consumer.properties[k] = v;
+  if (!args.debug.empty()) o.consumer.properties["debug"] = args.debug;
   o.window.max_records = args.window;
   o.landing = LandingSchema();
   o.until_caught_up = true;
@@ -718,6 +719,10 @@ Run KeltElt(const Args& args, const char* self, const std::string& topic,
   for (const auto& [k, v] : args.consumer_properties) {
     argv_s.push_back("--consumer-property");
     argv_s.push_back(k + "=" + v);
+  }
+  if (!args.debug.empty()) {
+    argv_s.push_back("--debug");
+    argv_s.push_back(args.debug);
   }
   std::vector<char*> argv_c;
   for (auto& a : argv_s) argv_c.push_back(a.data());
@@ -842,7 +847,6 @@ void PrintEltRatio(const Contender& elt, const Contender& bare, int64_t window) 
 
 int main(int argc, char** argv) {
   const Args args = ParseArgs(argc, argv);
-  if (!args.elt_child_topic.empty()) return EltChild(args);
   if (!args.debug.empty()) {
     kelt::SetLogHook(
         [](kelt::LogLevel, std::string_view component, std::string_view message) {
@@ -853,6 +857,7 @@ int main(int argc, char** argv) {
         },
         kelt::LogLevel::kDebug);
   }
+  if (!args.elt_child_topic.empty()) return EltChild(args);
   const std::string prefix = "kelt-bench-" + std::to_string(std::time(nullptr));
   const bool produce = args.consume_topic.empty();
   auto wanted = [&](const char* name) {

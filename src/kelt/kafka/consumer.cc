@@ -15,17 +15,26 @@
 //    dequeued before a revocation with those after it: librdkafka 2.0.2 does not purge
 //    a batch's outdated messages itself (fixed upstream in 2.1), and without the yield a
 //    revoked-then-reassigned partition would hand out stale records as new ones.
-//  - queued.min.messages is raised: 2.0.2 pauses fetching for ~1 s whenever that many
-//    messages are queued (librdkafka#2879), which stalls any reader that keeps up.
+//  - Prefetch stalls (librdkafka#2879): once the consumer queue holds
+//    queued.min.messages or queued.max.messages.kbytes, librdkafka before 2.2 stops
+//    fetching and looks again only when its broker thread next wakes up: after up to
+//    1 s when no request is in flight. A reader slower than the fetcher then gets one
+//    queue-full (64 MB by default) per second, whatever its own speed. kelt raises
+//    queued.min.messages (the byte limit bounds memory) and, after draining a quarter
+//    of the byte limit or finding the queue empty, wakes the broker threads with a
+//    ListOffsets request (FetchWaker, off the polling thread). From 2.2 on,
+//    fetch.queue.backoff.ms does this instead.
 #include <librdkafka/rdkafka.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <deque>
 #include <map>
 #include <mutex>
 #include <set>
 #include <thread>
 
+#include "kelt/common/parallel.h"
 #include "kelt/kafka.h"
 #include "kelt/kafka/client.h"
 #include "kelt/log.h"
@@ -220,6 +229,66 @@ namespace {
 
 constexpr int kBatchSize = 2048;
 
+// librdkafka from 2.2 has fetch.queue.backoff.ms and needs no waker.
+bool HasFetchQueueBackoff() { return rd_kafka_version() >= 0x020200ff - 0xff; }
+
+// Wakes the broker threads that fetch the assigned partitions, so a partition that
+// stopped fetching because the queue was full looks again now rather than after up to
+// 1 s: a ListOffsets request for every assigned partition (one per leader) is an op
+// for each leader's broker thread, whose loop re-decides which partitions to fetch. The
+// answer is not used. One request is in flight at a time; nudges during it coalesce.
+class FetchWaker {
+ public:
+  explicit FetchWaker(rd_kafka_t* rk) : rk_(rk), thread_([this] { Run(); }) {}
+  ~FetchWaker() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_one();
+    thread_.join();
+  }
+  FetchWaker(const FetchWaker&) = delete;
+  FetchWaker& operator=(const FetchWaker&) = delete;
+
+  void Nudge() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      nudged_ = true;
+    }
+    cv_.notify_one();
+  }
+
+ private:
+  void Run() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (true) {
+      cv_.wait(lock, [this] { return stop_ || nudged_; });
+      if (stop_) return;
+      nudged_ = false;
+      lock.unlock();
+      rd_kafka_topic_partition_list_t* assigned = nullptr;
+      if (rd_kafka_assignment(rk_, &assigned) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+          assigned != nullptr) {
+        kafka::PartitionListPtr list(assigned);
+        if (list->cnt > 0) {
+          for (int i = 0; i < list->cnt; ++i) list->elems[i].offset = RD_KAFKA_OFFSET_END;
+          (void)rd_kafka_offsets_for_times(rk_, list.get(), kWakeTimeoutMs);
+        }
+      }
+      lock.lock();
+    }
+  }
+
+  static constexpr int kWakeTimeoutMs = 2000;
+  rd_kafka_t* rk_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool nudged_ = false;
+  bool stop_ = false;
+  std::thread thread_;  // last: starts after the members it uses
+};
+
 struct PartitionState {
   uint64_t generation = 0;
   // End of partition, by offsets: EOF events come once per arrival at the end and may
@@ -276,16 +345,30 @@ class Consumer::Impl {
         // Lower than the library default so a window's deadline is not spent waiting
         // for a fetch that has nothing to return.
         {"fetch.wait.max.ms", "100"},
-        // librdkafka 2.0.2 stops fetching once queued.min.messages are queued and looks
-        // again only ~1 s later (librdkafka#2879), stalling a reader that keeps up;
-        // memory stays bounded by queued.max.messages.kbytes.
+        // Prefetch is bounded by bytes only (see the notes at the top): 16 MB keeps a
+        // loop that loads and lands 100,000-record windows fed (bench/README.md) at a
+        // quarter of librdkafka's default 64 MB.
         {"queued.min.messages", "10000000"},
+        {"queued.max.messages.kbytes", "16384"},
     };
+    if (HasFetchQueueBackoff()) props["fetch.queue.backoff.ms"] = "20";
     if (options_.session_timeout_ms) {
       props["session.timeout.ms"] = std::to_string(*options_.session_timeout_ms);
     }
     for (const auto& [k, v] : options_.properties) props[k] = v;
     props["enable.auto.commit"] = "false";
+    // Wake the fetchers after a quarter of either prefetch limit was drained.
+    auto limit = [&](const char* key, int64_t fallback) {
+      auto it = props.find(key);
+      if (it == props.end()) return fallback;
+      try {
+        return static_cast<int64_t>(std::stoll(it->second));
+      } catch (const std::exception&) {
+        return fallback;  // librdkafka rejects it below, naming the property
+      }
+    };
+    nudge_bytes_ = std::max<int64_t>(1, limit("queued.max.messages.kbytes", 65536) * 256);
+    nudge_messages_ = std::max<int64_t>(1, limit("queued.min.messages", 100000) / 4);
     props["enable.auto.offset.store"] = "false";
     KELT_RETURN_NOT_OK(kafka::SetProperties(conf.get(), props));
     kafka::InstallLogger(conf.get());
@@ -301,6 +384,7 @@ class Consumer::Impl {
     rk_ = std::shared_ptr<rd_kafka_t>(rk, kafka::HandleDeleter());
     rd_kafka_poll_set_consumer(rk_.get());
     queue_.reset(rd_kafka_queue_get_consumer(rk_.get()));
+    if (!HasFetchQueueBackoff()) waker_ = std::make_unique<FetchWaker>(rk_.get());
 
     kafka::PartitionListPtr topics(
         rd_kafka_topic_partition_list_new(static_cast<int>(options_.topics.size())));
@@ -397,6 +481,17 @@ class Consumer::Impl {
           rd_kafka_consume_batch_queue(queue_.get(), timeout_ms, batch.data(), want);
       if (n < 0) return kafka::KafkaError(rd_kafka_last_error(), "consuming");
       probed = true;
+      if (waker_ != nullptr) {
+        drained_messages_ += n;
+        for (ssize_t i = 0; i < n; ++i) {
+          const rd_kafka_message_t* m = batch[static_cast<size_t>(i)];
+          drained_bytes_ += static_cast<int64_t>(m->len + m->key_len);
+        }
+        if (drained_bytes_ >= nudge_bytes_ || drained_messages_ >= nudge_messages_) {
+          waker_->Nudge();
+          drained_bytes_ = drained_messages_ = 0;
+        }
+      }
       KELT_RETURN_NOT_OK(TakeFatal());
       const bool revoked_in_call = revoked_ != revoked_seen;
       if (revoked_in_call) {
@@ -684,6 +779,7 @@ class Consumer::Impl {
     Status flushed = FlushCommits();
     closed_ = true;
     pending_.clear();
+    waker_.reset();  // joins its thread, which uses the handle
     rd_kafka_resp_err_t err = rd_kafka_consumer_close(rk_.get());
     queue_.reset();
     rk_.reset();  // destroyed now, or when the last Window still holding messages goes
@@ -915,6 +1011,11 @@ class Consumer::Impl {
   ConsumerOptions options_;
   std::shared_ptr<rd_kafka_t> rk_;  // shared with the Windows (see Window::Impl)
   kafka::QueuePtr queue_;
+  std::unique_ptr<FetchWaker> waker_;  // before librdkafka 2.2 (see the file's notes)
+  int64_t nudge_bytes_ = 0;            // wake the fetchers after draining this much
+  int64_t nudge_messages_ = 0;         // ... or this many messages
+  int64_t drained_bytes_ = 0;          // since the last wake
+  int64_t drained_messages_ = 0;
   std::map<TopicPartition, PartitionState> partitions_;  // the current assignment
   const rd_kafka_topic_t* cached_rkt_ = nullptr;         // FindState's cache
   int32_t cached_partition_ = -1;
@@ -1004,14 +1105,9 @@ Result<std::vector<LoadedWindow>> LoadWindowParallel(
   const auto per = static_cast<size_t>(std::max<int64_t>(1, min_records_per_loader));
   while (k > 1 && n / k < per) --k;
   std::vector<Result<LoadedWindow>> parts(k, Status::Internal("not loaded"));
-  auto run = [&](size_t part) {
+  internal::ParallelFor(k, k, [&](size_t part) {
     parts[part] = LoadRange(window, *loaders[part], n * part / k, n * (part + 1) / k);
-  };
-  std::vector<std::thread> threads;
-  threads.reserve(k - 1);
-  for (size_t part = 1; part < k; ++part) threads.emplace_back(run, part);
-  run(0);
-  for (auto& t : threads) t.join();
+  });
   std::vector<LoadedWindow> out;
   out.reserve(k);
   for (auto& part : parts) {

@@ -18,6 +18,7 @@
 #include <memory>
 #include <string_view>
 
+#include "kelt/common/memory_pool.h"
 #include "kelt/schema.h"
 #include "kelt/status.h"
 
@@ -233,10 +234,12 @@ class ColumnWriter {
   int64_t length_ = 0;
   int64_t row_capacity_ = 0;
   bool has_nulls_ = false;
-  arrow::BufferBuilder values_;    // fixed-width values or value bits
-  arrow::BufferBuilder offsets_;   // int32 offsets (Utf8/Binary)
-  arrow::BufferBuilder data_;      // string bytes (Utf8/Binary)
-  arrow::BufferBuilder validity_;  // bits, only once a null arrived
+  arrow::BufferBuilder values_{
+      internal::WindowPool()};  // fixed-width values or value bits
+  arrow::BufferBuilder offsets_{internal::WindowPool()};  // int32 offsets (Utf8/Binary)
+  arrow::BufferBuilder data_{internal::WindowPool()};     // string bytes (Utf8/Binary)
+  arrow::BufferBuilder validity_{
+      internal::WindowPool()};  // bits, only once a null arrived
 };
 
 }  // namespace kelt::load

@@ -442,7 +442,7 @@ class Loader::Impl {
     scratch_.resize(columns_.size());
     for (const auto& f : DeadLetterSchema()->fields()) {
       std::unique_ptr<arrow::ArrayBuilder> b;
-      auto st = arrow::MakeBuilder(arrow::default_memory_pool(), f->type(), &b);
+      auto st = arrow::MakeBuilder(internal::WindowPool(), f->type(), &b);
       if (!st.ok()) return Status::Internal("builder: " + st.ToString());
       dead_builders_.push_back(std::move(b));
     }

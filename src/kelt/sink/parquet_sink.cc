@@ -45,9 +45,12 @@
 #include <mutex>
 #include <random>
 #include <set>
+#include <unordered_set>
 
 #include "kelt/common/arrow_status.h"
 #include "kelt/common/filesystem.h"
+#include "kelt/common/memory_pool.h"
+#include "kelt/common/parallel.h"
 #include "kelt/load.h"
 #include "kelt/log.h"
 
@@ -210,6 +213,28 @@ bool DictionaryPays(const arrow::Field& f) {
            id == arrow::Type::TIMESTAMP);
 }
 
+// The "auto" check on data: whether a text column's values at the start of a file are
+// mostly distinct (ids, hashes, free text). Its dictionary would hash every value and
+// store each once more, so the file writes it plain. Looks at up to 1,024 rows spread
+// over the first slice; "mostly" is more than 3/4 of the sampled values.
+bool MostlyDistinct(const arrow::Array& a) {
+  if (a.type_id() != arrow::Type::STRING && a.type_id() != arrow::Type::BINARY) {
+    return false;
+  }
+  const auto& text = static_cast<const arrow::BinaryArray&>(a);
+  const int64_t n = text.length();
+  const int64_t samples = std::min<int64_t>(n, 1024);
+  std::unordered_set<std::string_view> seen;
+  int64_t present = 0;
+  for (int64_t k = 0; k < samples; ++k) {
+    const int64_t row = k * n / samples;
+    if (text.IsNull(row)) continue;
+    ++present;
+    seen.insert(text.GetView(row));
+  }
+  return present >= 64 && static_cast<int64_t>(seen.size()) * 4 > present * 3;
+}
+
 class ParquetSink final : public Sink {
  public:
   explicit ParquetSink(ParquetSinkOptions options) : o_(std::move(options)) {}
@@ -266,6 +291,7 @@ class ParquetSink final : public Sink {
       return Status::Invalid("parquet sink dead_letter_dir must stay inside the root");
     }
     parquet::WriterProperties::Builder wp;
+    wp.memory_pool(internal::WindowPool());
     KELT_ASSIGN_OR_RAISE(auto codec, ParseCompression(o_.compression));
     wp.compression(codec);
     wp.max_row_group_length(1 << 20);
@@ -339,37 +365,25 @@ class ParquetSink final : public Sink {
       for (auto& [key, f] : rot.files) f.touched = false;
     }
     // Rotate what is big enough.
-    for (auto it = rotations_.begin(); it != rotations_.end();) {
-      Rotation& rot = it->second;
-      if (rot.records >= o_.rotate_records || rot.bytes >= o_.rotate_bytes) {
-        KELT_RETURN_NOT_OK(Finish(it->first, rot, &advanced));
-        it = rotations_.erase(it);
-      } else {
-        ++it;
-      }
-    }
+    KELT_RETURN_NOT_OK(FinishWhere(
+        [&](const Rotation& rot) {
+          return rot.records >= o_.rotate_records || rot.bytes >= o_.rotate_bytes;
+        },
+        &advanced));
     return advanced;
   }
 
   Result<OffsetMap> Flush() override {
     OffsetMap advanced;
-    for (auto it = rotations_.begin(); it != rotations_.end();) {
-      KELT_RETURN_NOT_OK(Finish(it->first, it->second, &advanced));
-      it = rotations_.erase(it);
-    }
+    KELT_RETURN_NOT_OK(FinishWhere([](const Rotation&) { return true; }, &advanced));
     return advanced;
   }
 
   Result<OffsetMap> Tick(Clock::time_point now) override {
     OffsetMap advanced;
-    for (auto it = rotations_.begin(); it != rotations_.end();) {
-      if (now - it->second.opened >= o_.rotate_age) {
-        KELT_RETURN_NOT_OK(Finish(it->first, it->second, &advanced));
-        it = rotations_.erase(it);
-      } else {
-        ++it;
-      }
-    }
+    KELT_RETURN_NOT_OK(FinishWhere(
+        [&](const Rotation& rot) { return now - rot.opened >= o_.rotate_age; },
+        &advanced));
     return advanced;
   }
 
@@ -534,8 +548,11 @@ class ParquetSink final : public Sink {
     return Status::OK();
   }
 
+  // The open file of `rot` for `dir`, opened when missing; `first_rows` are the rows
+  // it will start with (for the "auto" dictionary choice), if any.
   Result<OpenFile*> FileFor(const TopicPartition& tp, Rotation& rot, bool dead_letter,
-                            const std::string& dir) {
+                            const std::string& dir,
+                            const arrow::RecordBatch* first_rows = nullptr) {
     auto key = std::make_pair(dead_letter, dir);
     auto it = rot.files.find(key);
     if (it != rot.files.end()) return &it->second;
@@ -553,16 +570,17 @@ class ParquetSink final : public Sink {
       KELT_ARROW_ASSIGN_OR_RAISE(f.memory, arrow::io::BufferOutputStream::Create());
       f.out = f.memory;
     }
-    KELT_ARROW_ASSIGN_OR_RAISE(
-        f.writer, parquet::arrow::FileWriter::Open(*schema, arrow::default_memory_pool(),
-                                                   f.out, writer_props_, arrow_props_));
+    KELT_ARROW_ASSIGN_OR_RAISE(f.writer, parquet::arrow::FileWriter::Open(
+                                             *schema, internal::WindowPool(), f.out,
+                                             PropertiesFor(first_rows), arrow_props_));
     auto [ins, ok] = rot.files.emplace(key, std::move(f));
     return &ins->second;
   }
 
-  Status WriteRows(const TopicPartition& tp,
+  // Write one partition's rows (in offset order) into its rotation's files. Touches
+  // nothing but `rot`, so partitions are written in parallel.
+  Status WriteRows(const TopicPartition& tp, Rotation& rot,
                    const std::shared_ptr<arrow::RecordBatch>& rows, bool dead_letter) {
-    Rotation& rot = rotations_[tp];
     // Group the rows by directory, keeping runs (rows of one directory stay in order).
     int64_t start = 0;
     const int64_t n = rows->num_rows();
@@ -570,13 +588,14 @@ class ParquetSink final : public Sink {
       std::string dir = dead_letter ? "" : DirOf(*rows, start);
       int64_t end = start + 1;
       while (end < n && (dead_letter || DirOf(*rows, end) == dir)) ++end;
-      KELT_ASSIGN_OR_RAISE(OpenFile * f, FileFor(tp, rot, dead_letter, dir));
+      auto slice = rows->Slice(start, end - start);
+      KELT_ASSIGN_OR_RAISE(OpenFile * f, FileFor(tp, rot, dead_letter, dir,
+                                                 dead_letter ? nullptr : slice.get()));
       if (!f->touched) {
         // One row group per window and file: memory stays bounded by the window.
         KELT_ARROW_RETURN_NOT_OK(f->writer->NewBufferedRowGroup());
         f->touched = true;
       }
-      auto slice = rows->Slice(start, end - start);
       KELT_ARROW_RETURN_NOT_OK(f->writer->WriteRecordBatch(*slice));
       rot.bytes += static_cast<int64_t>(arrow::util::TotalBufferSize(*slice));
       start = end;
@@ -603,6 +622,9 @@ class ParquetSink final : public Sink {
     auto topic_at = [&](int64_t row) -> std::string_view {
       return topic ? topic->GetView(row) : std::string_view(single);
     };
+    // Each partition's runs in order; the partitions' files are written in parallel
+    // (encoding and compression are most of a window's cost).
+    std::map<TopicPartition, std::vector<std::shared_ptr<arrow::RecordBatch>>> runs;
     const int64_t n = rows->num_rows();
     int64_t row = 0;
     while (row < n) {
@@ -616,19 +638,88 @@ class ParquetSink final : public Sink {
       if (d != durable_.end()) {
         while (start < end && off.Value(start) < d->second) ++start;
       }
-      if (start < end) {
-        KELT_RETURN_NOT_OK(WriteRows(tp, rows->Slice(start, end - start), dead_letter));
-      }
+      if (start < end) runs[tp].push_back(rows->Slice(start, end - start));
       row = end;
     }
+    struct Job {
+      const TopicPartition* tp;
+      Rotation* rot;
+      const std::vector<std::shared_ptr<arrow::RecordBatch>>* slices;
+    };
+    std::vector<Job> jobs;
+    for (const auto& [tp, slices] : runs) jobs.push_back({&tp, &rotations_[tp], &slices});
+    std::vector<Status> results(jobs.size());
+    internal::ParallelFor(jobs.size(), internal::UsableCores(), [&](size_t i) {
+      for (const auto& slice : *jobs[i].slices) {
+        results[i] = WriteRows(*jobs[i].tp, *jobs[i].rot, slice, dead_letter);
+        if (!results[i].ok()) return;
+      }
+    });
+    for (const Status& st : results) KELT_RETURN_NOT_OK(st);
     return Status::OK();
   }
 
-  // Close every file of the rotation and publish them under their final names.
-  Status Finish(const TopicPartition& tp, Rotation& rot, OffsetMap* advanced) {
+  // Finish the rotations `pick` selects, in parallel (closing a file encodes its last
+  // row group; local files are fsynced, S3 objects uploaded). The finished ones are
+  // durable and leave the open set even when another failed; the first failure (in
+  // partition order) is returned.
+  template <typename Pick>
+  Status FinishWhere(Pick&& pick, OffsetMap* advanced) {
+    std::vector<std::map<TopicPartition, Rotation>::iterator> chosen;
+    for (auto it = rotations_.begin(); it != rotations_.end(); ++it) {
+      if (pick(it->second)) chosen.push_back(it);
+    }
+    std::vector<Status> results(chosen.size());
+    std::vector<bool> published(chosen.size(), false);
+    internal::ParallelFor(chosen.size(), internal::UsableCores(), [&](size_t i) {
+      auto r = Finish(chosen[i]->first, chosen[i]->second);
+      if (r.ok()) {
+        published[i] = *r;
+      } else {
+        results[i] = r.status();
+      }
+    });
+    Status first;
+    for (size_t i = 0; i < chosen.size(); ++i) {
+      if (!results[i].ok()) {
+        if (first.ok()) first = results[i];
+        continue;
+      }
+      auto it = chosen[i];
+      if (published[i]) {
+        durable_[it->first] = it->second.last + 1;
+        (*advanced)[it->first] = it->second.last + 1;
+      }
+      rotations_.erase(it);
+    }
+    return first;
+  }
+
+  // The writer properties of a new file: the sink's, minus dictionaries for the text
+  // columns that `first_rows` shows mostly distinct (dictionary "auto").
+  std::shared_ptr<parquet::WriterProperties> PropertiesFor(
+      const arrow::RecordBatch* first_rows) const {
+    if (o_.dictionary != "auto" || first_rows == nullptr) return writer_props_;
+    std::shared_ptr<parquet::WriterProperties::Builder> b;
+    for (int c = 0; c < first_rows->num_columns(); ++c) {
+      const std::string& name = first_rows->schema()->field(c)->name();
+      if (!writer_props_->dictionary_enabled(
+              parquet::schema::ColumnPath::FromDotString(name)) ||
+          !MostlyDistinct(*first_rows->column(c))) {
+        continue;
+      }
+      if (!b) b = std::make_shared<parquet::WriterProperties::Builder>(*writer_props_);
+      b->disable_dictionary(name);
+    }
+    return b ? b->build() : writer_props_;
+  }
+
+  // Close every file of the rotation and publish them under their final names; false
+  // when there was nothing new to publish. Touches nothing but `rot` (runs in parallel).
+  Result<bool> Finish(const TopicPartition& tp, Rotation& rot) {
     if (rot.last < rot.first) {  // nothing new (everything was already durable)
       Abort(rot);
-      return Status::OK();
+      return false;
     }
     if (rot.files.empty()) {
       // Only bad records that were skipped: an empty file still records the progress.
@@ -673,9 +764,7 @@ class ParquetSink final : public Sink {
       for (const auto& d : published_dirs) KELT_RETURN_NOT_OK(SyncPath(d, true));
     }
     rot.files.clear();
-    durable_[tp] = rot.last + 1;
-    (*advanced)[tp] = rot.last + 1;
-    return Status::OK();
+    return true;
   }
 
   std::string EmptyDir() const {

@@ -253,6 +253,45 @@ TEST(ParquetSink, DictionaryEncodingByColumnKind) {
   EXPECT_NE(st.message().find("dictionary"), std::string::npos) << st.ToString();
 }
 
+// "auto" also looks at the rows a file starts with: a text column whose values are
+// mostly distinct is written plain, a repeating one keeps its dictionary; "all" keeps
+// every dictionary.
+TEST(ParquetSink, AutoDictionaryLeavesOutMostlyDistinctText) {
+  Schema landing = Landing();
+  auto loader = Loader::Make(landing);
+  ASSERT_TRUE(loader.ok());
+  for (const std::string mode : {"auto", "all"}) {
+    TempDir dir;
+    ParquetSinkOptions o;
+    o.root = dir.path();
+    o.dictionary = mode;
+    auto sink = MakeParquetSink(o);
+    ASSERT_TRUE(sink.ok());
+    ASSERT_TRUE((*sink)->Open((*loader)->arrow_schema(), DeadLetterSchema()).ok());
+    // 200 rows: every name differs, the day and the topic repeat.
+    ASSERT_TRUE((*sink)->Write(Window(Records("t", 0, 0, 200), landing)).ok());
+    ASSERT_TRUE((*sink)->Flush().ok());
+    auto in = arrow::io::ReadableFile::Open(
+        dir.path() + "/t/t+0+00000000000000000000+00000000000000000199.parquet");
+    ASSERT_TRUE(in.ok()) << mode;
+    auto meta = parquet::ParquetFileReader::Open(*in)->metadata();
+    std::map<std::string, bool> dict;
+    for (int c = 0; c < meta->num_columns(); ++c) {
+      dict[meta->schema()->Column(c)->name()] =
+          meta->RowGroup(0)->ColumnChunk(c)->has_dictionary_page();
+    }
+    EXPECT_EQ(dict.at("name"), mode == "all") << mode;
+    EXPECT_TRUE(dict.at("day")) << mode;
+    EXPECT_TRUE(dict.at("_kafka_topic")) << mode;
+    auto table = ReadParquet(dir.path() +
+                             "/t/t+0+00000000000000000000+00000000000000000199.parquet");
+    ASSERT_EQ(table->num_rows(), 200) << mode;
+    auto names = std::static_pointer_cast<arrow::StringArray>(
+        table->GetColumnByName("name")->chunk(0));
+    EXPECT_EQ(names->GetString(199), "n199") << mode;
+  }
+}
+
 TEST(ParquetSink, ReplayBelowTheDurablePointAddsNothing) {
   TempDir dir;
   Schema landing = Landing();
