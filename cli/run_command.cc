@@ -2,9 +2,11 @@
 //
 // `kelt run`: windows until the run ends (caught up, max_windows, a signal), with the
 // progress output, /metrics, and the summary JSON at the end. The loop is driven with
-// Step() so each window's latency can be measured; a signal is seen between windows,
-// so the current window is finished (bounded by window.max_wait_ms) and then the sinks
-// are flushed and what is durable is committed.
+// StepPipelined() (each step finishes the previous window's write, then hands its own
+// to the writer thread) so each step's latency can be measured; a signal is seen
+// between steps, so the current window is finished (bounded by window.max_wait_ms) and
+// then Close() writes the window in flight, flushes the sinks and commits what is
+// durable.
 #include <unistd.h>
 
 #include <chrono>
@@ -254,7 +256,8 @@ int RunService(const EltConfig& config, std::atomic<bool>* stop) {
     }
     const auto w0 = Clock::now();
     bool windowed = false;
-    auto more = (*loop)->Step([&](const EltStats&, const Window&) { windowed = true; });
+    auto more =
+        (*loop)->StepPipelined([&](const EltStats&, const Window&) { windowed = true; });
     if (!more.ok()) {
       failure = more.status();
       break;

@@ -23,9 +23,11 @@
 namespace kelt {
 
 struct EltOptions {
-  /// The consumer (its `resume` hook is the loop's: leave it empty).
+  /// The consumer (its `resume` and `before_revoke` hooks are the loop's: leave them
+  /// empty).
   ConsumerOptions consumer;
-  /// Window bounds. Memory stays bounded by one window (plus each sink's open files).
+  /// Window bounds. Memory stays bounded by two windows (Run writes one while it polls
+  /// and loads the next) plus each sink's open files.
   WindowOptions window = {.max_records = 10'000,
                           .max_bytes = 64ll << 20,
                           .max_wait = std::chrono::milliseconds(1000),
@@ -69,7 +71,7 @@ struct EltStats {
   bool caught_up = false;
 };
 
-/// Called after each window is written (on the loop's thread).
+/// Called after each window is written (on the loop's thread), with the stats then.
 using EltWindowCallback =
     std::function<void(const EltStats& stats, const Window& window)>;
 
@@ -85,15 +87,26 @@ class EltLoop {
 
   /// Run windows until the run ends (caught up, max_windows, should_stop), then flush
   /// the sinks, commit and leave the group. An error stops the run: what the sinks
-  /// hold durably stays committed or is found again at the next start.
+  /// hold durably stays committed or is found again at the next start. Pipelined: the
+  /// sinks write window N on a second thread while window N + 1 is polled and loaded;
+  /// N is committed once written, before N + 1 goes to the sinks. A rebalance waits
+  /// for the write in flight before partitions are resumed or given up.
   Result<EltStats> Run(const EltWindowCallback& on_window = {});
 
-  /// One window: poll, load, write, commit what became durable. False when the run is
+  /// One window, not pipelined: poll, load, write, commit what became durable (Run's
+  /// window in flight, if any, is finished first). False when the run is
   /// over (caught up or max_windows reached). An error is final: the failed window was
   /// not committed and must not be passed over, so later calls return the error again.
   /// Close() the loop (healthy sinks are flushed and committed, a failed sink's
   /// non-durable data is dropped) and make a new one: it resumes from the sinks.
   Result<bool> Step(const EltWindowCallback& on_window = {});
+
+  /// One window, pipelined as in Run: finish the previous step's write (commit it,
+  /// report it to `on_window`), then hand this window to the sinks on a writer thread
+  /// and return while it is written. The next step, or Close(), finishes that write,
+  /// so a window is committed one step later than with Step(). Errors are final as
+  /// with Step(); a write that failed is returned by the next step or by Close().
+  Result<bool> StepPipelined(const EltWindowCallback& on_window = {});
 
   /// Flush the sinks (after an error: only those that did not fail), commit what every
   /// sink holds durably, close the consumer and the sinks.

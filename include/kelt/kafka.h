@@ -60,6 +60,10 @@ struct ConsumerOptions {
   std::function<Result<std::map<TopicPartition, int64_t>>(
       const std::vector<TopicPartition>&)>
       resume;
+  /// Called on the polling thread when partitions are revoked or lost, before they are
+  /// given up (the group waits for it): the place to finish writes still in flight for
+  /// them, so their next owner finds them.
+  std::function<void(const std::vector<TopicPartition>&)> before_revoke;
 };
 
 /// Why a window ended.

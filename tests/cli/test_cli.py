@@ -348,7 +348,9 @@ def test_metrics_scraped_during_a_run(kelt, brokers, make_topic, tmp_path):
             except (urllib.error.URLError, ConnectionError):
                 time.sleep(0.1)
                 continue
-            if samples.get(("kelt_records_total", ())) == n and len(
+            # Rows land one step after they are extracted (the write is pipelined).
+            if samples.get(("kelt_records_total", ())) == n and samples.get(
+                    ("kelt_rows_landed_total", ())) == n and len(
                     [k for k in samples if k[0] == "kelt_partition_lag"]) == 3:
                 break
             time.sleep(0.2)

@@ -840,6 +840,12 @@ class Consumer::Impl {
     // Nothing is committed here: the caller commits each window once it is durable, and
     // a window's records of a revoked partition are dropped before they are handed out.
     const bool lost = rd_kafka_assignment_lost(rk);
+    if (options_.before_revoke) {
+      std::vector<TopicPartition> tps;
+      for (int i = 0; i < parts->cnt; ++i)
+        tps.push_back({parts->elems[i].topic, parts->elems[i].partition});
+      options_.before_revoke(tps);
+    }
     ++revoked_;
     if (!lost) CommitPendingOf(parts);
     for (int i = 0; i < parts->cnt; ++i) {

@@ -4,6 +4,12 @@
 //   Poll → (lost partitions: sinks drop what is not durable) → Load → every sink
 //   Write → every sink Tick (age rotation) → commit, per partition, the smallest next
 //   offset that every sink holds durably.
+// Run pipelines the write: window N goes to the sinks on a writer thread while N + 1
+// is polled and loaded (the two use different cores; measured in bench/README.md).
+// Only the writer touches the sinks while a write is in flight; the loop thread
+// settles it (waits, merges its durable points into the stats) before it touches them
+// itself: before Tick and commit, before the next write, in the resume hook, before
+// partitions are revoked or dropped, and in Close.
 // The consumer's resume hook asks the sinks where each assigned partition stands, so
 // a restart reads exactly from the durable point; a sink that holds more than another
 // (it got further before a crash) skips the rows it already has.
@@ -13,6 +19,9 @@
 #include <arrow/table.h>
 
 #include <algorithm>
+#include <deque>
+#include <future>
+#include <optional>
 #include <set>
 
 #include "kelt/log.h"
@@ -39,10 +48,18 @@ class EltLoop::Impl {
   Impl(EltOptions options, std::vector<std::unique_ptr<Sink>> sinks)
       : o_(std::move(options)), sinks_(std::move(sinks)) {}
 
+  ~Impl() {
+    if (inflight_) inflight_->done.wait();  // the writer uses the sinks
+    // Closing the consumer may call the hooks (a revoke), which use the members below
+    // it: close it while they are all alive.
+    consumer_.reset();
+  }
+
   Status Open() {
     if (sinks_.empty()) return Status::Invalid("the ELT loop needs at least one sink");
-    if (o_.consumer.resume) {
-      return Status::Invalid("the ELT loop sets the consumer's resume hook itself");
+    if (o_.consumer.resume || o_.consumer.before_revoke) {
+      return Status::Invalid(
+          "the ELT loop sets the consumer's resume hook and before_revoke hook itself");
     }
     landing_ = WithIdentityColumns(o_.landing);
     // Each row's identity: sinks read these columns as these types.
@@ -64,7 +81,13 @@ class EltLoop::Impl {
       stats_.durable[sink->name()];
     }
     ConsumerOptions co = o_.consumer;
-    co.resume = [this](const std::vector<TopicPartition>& tps) { return Resume(tps); };
+    co.resume = [this](const std::vector<TopicPartition>& tps) -> Result<OffsetMap> {
+      KELT_RETURN_NOT_OK(Settle());
+      return Resume(tps);
+    };
+    // A write in flight finishes before its partitions go to another member (which
+    // resumes from what the sinks hold); a failure is returned by the next Settle().
+    co.before_revoke = [this](const std::vector<TopicPartition>&) { (void)Settle(); };
     KELT_ASSIGN_OR_RAISE(consumer_, Consumer::Make(co));
     if (o_.until_caught_up) KELT_RETURN_NOT_OK(consumer_->StartCatchUp());
     return Status::OK();
@@ -105,20 +128,45 @@ class EltLoop::Impl {
   // A failed step is final: the window it read was neither fully written nor
   // committed, and a later step would commit past it. Close() then keeps what the
   // healthy sinks hold; a new loop resumes from the sinks and reads it again.
-  Result<bool> Step(const EltWindowCallback& on_window) {
+  Result<bool> Step(const EltWindowCallback& on_window, bool pipelined) {
     if (closed_) return Status::Invalid("the ELT loop is closed");
     if (!failed_.ok()) {
       return failed_.WithPrefix(
           "the ELT loop stopped at an earlier error (close it and make a new loop, "
           "which resumes from what the sinks hold): ");
     }
-    auto r = StepOnce(on_window);
+    auto r = StepOnce(on_window, pipelined);
     if (!r.ok()) failed_ = r.status();
     return r;
   }
 
-  Result<bool> StepOnce(const EltWindowCallback& on_window) {
-    if (o_.max_windows > 0 && stats_.windows >= o_.max_windows) return false;
+  // Settle the write in flight and tick the sinks (age rotation): until the next
+  // hand-off the sinks are this thread's.
+  Status SettleAndTick() {
+    KELT_RETURN_NOT_OK(Settle());
+    for (auto& sink : sinks_) {
+      auto adv = sink->Tick(std::chrono::steady_clock::now());
+      if (!adv.ok()) {
+        ++stats_.sink_errors;
+        failed_sinks_.insert(sink.get());
+        return adv.status().WithPrefix("sink " + sink->name() + ": ");
+      }
+      Merge(sink->name(), *adv);
+    }
+    return Status::OK();
+  }
+
+  // Commit what every sink holds durably, then report the windows that landed.
+  Status CommitAndReport(const EltWindowCallback& on_window) {
+    KELT_RETURN_NOT_OK(CommitDurable());
+    for (; !landed_.empty(); landed_.pop_front()) {
+      if (on_window) on_window(stats_, landed_.front());
+    }
+    return Status::OK();
+  }
+
+  Result<bool> StepOnce(const EltWindowCallback& on_window, bool pipelined) {
+    if (o_.max_windows > 0 && handed_off_ >= o_.max_windows) return false;
     KELT_ASSIGN_OR_RAISE(Window w, consumer_->Poll(o_.window));
     if (o_.until_caught_up && !assigned_once_) {
       assigned_once_ = !consumer_->Assignment().empty();
@@ -138,6 +186,7 @@ class EltLoop::Impl {
     }
     std::vector<TopicPartition> lost = consumer_->TakeLostPartitions();
     if (!lost.empty()) {
+      KELT_RETURN_NOT_OK(Settle());
       for (auto& sink : sinks_) {
         if (Status st = sink->Drop(lost); !st.ok()) {
           failed_sinks_.insert(sink.get());
@@ -159,27 +208,84 @@ class EltLoop::Impl {
       if (!back.empty()) KELT_RETURN_NOT_OK(Resume(back).status());
     }
     if (!w.empty()) {
-      KELT_RETURN_NOT_OK(LoadAndWrite(w));
-      ++stats_.windows;
+      // Loads while the previous window is written (pipelined).
+      KELT_ASSIGN_OR_RAISE(LoadedWindow landed, Load(w));
+      KELT_RETURN_NOT_OK(SettleAndTick());
+      HandOff(std::move(w), std::move(landed), static_cast<bool>(on_window));
+      if (!pipelined) KELT_RETURN_NOT_OK(SettleAndTick());
+    } else {
+      KELT_RETURN_NOT_OK(SettleAndTick());
     }
-    for (auto& sink : sinks_) {
-      auto adv = sink->Tick(std::chrono::steady_clock::now());
-      if (!adv.ok()) {
-        ++stats_.sink_errors;
-        failed_sinks_.insert(sink.get());
-        return adv.status().WithPrefix("sink " + sink->name() + ": ");
-      }
-      Merge(sink->name(), *adv);
-    }
-    KELT_RETURN_NOT_OK(CommitDurable());
+    // While the writer works: the commit's round trip is off the critical path.
+    KELT_RETURN_NOT_OK(CommitAndReport(on_window));
     stats_.caught_up = o_.until_caught_up && consumer_->caught_up();
-    if (on_window && !w.empty()) on_window(stats_, w);
     if (stats_.caught_up) return false;
-    if (o_.max_windows > 0 && stats_.windows >= o_.max_windows) return false;
+    if (o_.max_windows > 0 && handed_off_ >= o_.max_windows) return false;
     return true;
   }
 
-  Status LoadAndWrite(const Window& w) {
+  // What the writer thread reports back for one window.
+  struct Written {
+    Status status;
+    const Sink* failed = nullptr;                             // the sink that failed
+    std::vector<std::pair<std::string, OffsetMap>> advanced;  // per sink that wrote
+  };
+  struct InFlight {
+    std::optional<Window> window;  // for the callback
+    LoadStats stats;
+    std::future<Written> done;
+  };
+
+  // Give a loaded window to the sinks on the writer thread. Its records are kept for
+  // the callback only: the sinks get the loaded batch.
+  void HandOff(Window w, LoadedWindow landed, bool keep_records) {
+    ++handed_off_;
+    stats_.records += static_cast<int64_t>(w.size());
+    stats_.bytes += w.bytes();
+    auto sw = std::make_shared<SinkWindow>(
+        SinkWindow{std::move(landed.batch), std::move(landed.dead_letters), w.spans()});
+    std::optional<Window> kept;
+    if (keep_records) kept.emplace(std::move(w));
+    inflight_.emplace(InFlight{std::move(kept), landed.stats, {}});
+    inflight_->done = std::async(std::launch::async, [this, sw] {
+      Written out;
+      for (auto& sink : sinks_) {
+        auto adv = sink->Write(*sw);
+        if (!adv.ok()) {
+          out.status = adv.status().WithPrefix("sink " + sink->name() + ": ");
+          out.failed = sink.get();
+          break;
+        }
+        out.advanced.emplace_back(sink->name(), std::move(*adv));
+      }
+      return out;
+    });
+  }
+
+  // Wait for the write in flight and take in its result. A failed write is final: it
+  // is returned here and by every later Settle().
+  Status Settle() {
+    if (!inflight_) return write_failed_;
+    InFlight f = std::move(*inflight_);
+    inflight_.reset();
+    Written w = f.done.get();
+    for (const auto& [name, adv] : w.advanced) Merge(name, adv);
+    if (!w.status.ok()) {
+      ++stats_.sink_errors;
+      failed_sinks_.insert(w.failed);
+      write_failed_ = w.status;
+      return w.status;
+    }
+    // Landed: every sink got the window.
+    ++stats_.windows;
+    stats_.rows += f.stats.rows;
+    stats_.bad_records += f.stats.bad_records;
+    stats_.dead_lettered += f.stats.dead_lettered;
+    if (f.window) landed_.push_back(std::move(*f.window));
+    return Status::OK();
+  }
+
+  Result<LoadedWindow> Load(const Window& w) {
     // Large windows load on every core (contiguous shares, in order), then become one
     // batch for the sinks. A bad record under kFail abandons the window: nothing of it
     // was written or committed (the loader's error names the record).
@@ -208,23 +314,7 @@ class EltLoop::Impl {
       }
       landed.dead_letters = dead_batch.MoveValueUnsafe();
     }
-    stats_.records += static_cast<int64_t>(w.size());
-    stats_.bytes += w.bytes();
-    SinkWindow sw{landed.batch, landed.dead_letters, w.spans()};
-    for (auto& sink : sinks_) {
-      auto adv = sink->Write(sw);
-      if (!adv.ok()) {
-        ++stats_.sink_errors;
-        failed_sinks_.insert(sink.get());
-        return adv.status().WithPrefix("sink " + sink->name() + ": ");
-      }
-      Merge(sink->name(), *adv);
-    }
-    // Landed: every sink got the window.
-    stats_.rows += landed.stats.rows;
-    stats_.bad_records += landed.stats.bad_records;
-    stats_.dead_lettered += landed.stats.dead_lettered;
-    return Status::OK();
+    return landed;
   }
 
   void Merge(const std::string& sink, const OffsetMap& advanced) {
@@ -258,10 +348,22 @@ class EltLoop::Impl {
   }
 
   Result<EltStats> Run(const EltWindowCallback& on_window) {
-    while (true) {
+    Status st;
+    while (st.ok()) {
       if (o_.should_stop && o_.should_stop()) break;
-      KELT_ASSIGN_OR_RAISE(bool more, Step(on_window));
-      if (!more) break;
+      auto more = Step(on_window, /*pipelined=*/true);
+      if (!more.ok()) {
+        st = more.status();
+      } else if (!*more) {
+        break;
+      }
+    }
+    // The last window in flight, then its report.
+    if (st.ok()) st = SettleAndTick();
+    if (st.ok()) st = CommitAndReport(on_window);
+    if (!st.ok()) {
+      if (failed_.ok()) failed_ = st;
+      return st;
     }
     KELT_RETURN_NOT_OK(Close());
     return stats_;
@@ -270,7 +372,10 @@ class EltLoop::Impl {
   Status Close() {
     if (closed_) return Status::OK();
     closed_ = true;
-    Status first;
+    // A write still in flight (Run stopped by an error) finishes first; if it failed,
+    // its sink is dropped below like any failed sink.
+    Status first = Settle();
+    if (!first.ok() && !failed_.ok()) first = Status::OK();  // already reported
     for (auto& sink : sinks_) {
       if (failed_sinks_.count(sink.get())) {
         // Its state is suspect: forget what is not durable rather than flush it (the
@@ -314,6 +419,10 @@ class EltLoop::Impl {
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   bool assigned_once_ = false;
   std::set<const Sink*> failed_sinks_;
+  int64_t handed_off_ = 0;     ///< windows given to the sinks (max_windows counts these)
+  Status write_failed_;        ///< the write that failed, if any
+  std::deque<Window> landed_;  ///< landed windows not reported to the callback yet
+  std::optional<InFlight> inflight_;  ///< last member: destroyed before the sinks
 };
 
 EltLoop::EltLoop(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -330,7 +439,10 @@ Result<EltStats> EltLoop::Run(const EltWindowCallback& on_window) {
   return impl_->Run(on_window);
 }
 Result<bool> EltLoop::Step(const EltWindowCallback& on_window) {
-  return impl_->Step(on_window);
+  return impl_->Step(on_window, /*pipelined=*/false);
+}
+Result<bool> EltLoop::StepPipelined(const EltWindowCallback& on_window) {
+  return impl_->Step(on_window, /*pipelined=*/true);
 }
 Status EltLoop::Close() { return impl_->Close(); }
 const EltStats& EltLoop::stats() const { return impl_->stats_; }

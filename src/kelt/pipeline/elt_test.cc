@@ -279,6 +279,52 @@ TEST(EltLoopTest, AFailingSinkStopsTheRunAndARestartLosesNothing) {
   }
 }
 
+// StepPipelined hands each window to the writer and returns: the window is counted,
+// committed and reported by the next step (Close() finishes the last one), and what is
+// committed is always exactly what every sink holds.
+TEST(EltLoopTest, StepPipelinedCommitsEachWindowOneStepLaterAndCloseFinishesTheLast) {
+  MockCluster mc;
+  mc.CreateTopic("p1", 1);
+  ProduceIds(mc, "p1", 0, 30);
+  auto store = std::make_shared<Store>();
+  auto loop = MakeLoop(Options(mc, "p1", "gp1"), {store});
+  ASSERT_TRUE(loop);
+  std::vector<int64_t> reported;  // rows landed when each window was reported
+  std::vector<size_t> sizes;
+  auto on_window = [&](const EltStats& st, const Window& w) {
+    reported.push_back(st.rows);
+    sizes.push_back(w.size());
+  };
+  bool saw_in_flight = false;
+  for (bool more = true; more;) {
+    auto r = loop->StepPipelined(on_window);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    more = *r;
+    const EltStats& st = loop->stats();
+    const int64_t in_flight = st.records - st.rows;
+    EXPECT_GE(in_flight, 0);
+    EXPECT_LE(in_flight, 7);
+    saw_in_flight = saw_in_flight || in_flight > 0;
+    auto c = st.committed.find({"p1", 0});
+    EXPECT_EQ(c == st.committed.end() ? 0 : c->second, st.rows)
+        << "committed must be exactly what landed";
+  }
+  EXPECT_TRUE(saw_in_flight) << "a step returned with its window still being written";
+  EXPECT_EQ(loop->stats().records, 30);
+  EXPECT_EQ(Committed(mc, "p1", "gp1", 0), loop->stats().rows);
+  ASSERT_TRUE(loop->Close().ok());
+  EXPECT_EQ(loop->stats().rows, 30);
+  EXPECT_EQ(Committed(mc, "p1", "gp1", 0), 30);
+  std::set<std::pair<int64_t, int64_t>> unique(store->rows.begin(), store->rows.end());
+  EXPECT_EQ(store->rows.size(), 30u);
+  EXPECT_EQ(unique.size(), 30u);
+  ASSERT_GE(reported.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(reported[i], 7 * static_cast<int64_t>(i + 1));
+    EXPECT_EQ(sizes[i], 7u);
+  }
+}
+
 // Offsets of the rows a store holds, each counted once, and whether any came twice.
 std::set<int64_t> Offsets(const Store& store, bool* duplicated) {
   std::set<int64_t> out;
