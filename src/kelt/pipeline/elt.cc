@@ -24,6 +24,7 @@
 #include <optional>
 #include <set>
 
+#include "kelt/common/memory_pool.h"
 #include "kelt/log.h"
 
 namespace kelt {
@@ -301,13 +302,13 @@ class EltLoop::Impl {
         if (part.dead_letters != nullptr) dead.push_back(std::move(part.dead_letters));
         landed.stats += part.stats;
       }
-      auto batch = arrow::ConcatenateRecordBatches(rows);
+      auto batch = arrow::ConcatenateRecordBatches(rows, internal::WindowPool());
       if (!batch.ok()) {
         return Status::Internal("joining a window's loaded parts: " +
                                 batch.status().ToString());
       }
       landed.batch = batch.MoveValueUnsafe();
-      auto dead_batch = arrow::ConcatenateRecordBatches(dead);
+      auto dead_batch = arrow::ConcatenateRecordBatches(dead, internal::WindowPool());
       if (!dead_batch.ok()) {
         return Status::Internal("joining a window's dead letters: " +
                                 dead_batch.status().ToString());
