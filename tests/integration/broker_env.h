@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <string>
@@ -33,6 +34,19 @@ inline std::map<std::string, std::string> ReadBrokerEnv(const char* var,
 inline std::string UniqueTopic(const std::string& base) {
   return base + "-" +
          std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+}
+
+/// Create a topic with scripts/kafka.sh in the broker's directory: the directory of the
+/// env file KELT_KAFKA_ENV names, else `kafka_dir`. Returns the command's exit status;
+/// `command` gets the command line (for the failure message).
+inline int CreateTopic(const std::string& name, int partitions, const char* source_dir,
+                       const char* kafka_dir, std::string* command) {
+  const char* env = std::getenv("KELT_KAFKA_ENV");
+  const std::string dir =
+      env ? std::filesystem::path(env).parent_path().string() : std::string(kafka_dir);
+  *command = std::string("bash ") + source_dir + "/scripts/kafka.sh create-topic " +
+             name + " " + std::to_string(partitions) + " --dir " + dir + " >/dev/null";
+  return std::system(command->c_str());
 }
 
 }  // namespace kelt::testing

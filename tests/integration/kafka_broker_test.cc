@@ -35,14 +35,10 @@ std::string Bootstrap() { return BrokerEnv()["KELT_KAFKA_BOOTSTRAP"]; }
 std::string Topic(const std::string& base) { return testing::UniqueTopic(base); }
 
 void CreateTopic(const std::string& name, int partitions) {
-  // The broker's directory holds its env file (KELT_KAFKA_ENV names it).
-  const char* env = std::getenv("KELT_KAFKA_ENV");
-  const std::string dir = env ? std::filesystem::path(env).parent_path().string()
-                              : std::string(KELT_KAFKA_DIR);
-  std::string cmd = std::string("bash ") + KELT_SOURCE_DIR +
-                    "/scripts/kafka.sh create-topic " + name + " " +
-                    std::to_string(partitions) + " --dir " + dir + " >/dev/null";
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  std::string cmd;
+  ASSERT_EQ(testing::CreateTopic(name, partitions, KELT_SOURCE_DIR, KELT_KAFKA_DIR, &cmd),
+            0)
+      << cmd;
 }
 
 int64_t Produce(const std::string& topic, int from, int n) {

@@ -152,7 +152,9 @@ TEST(ParquetSink, RotatesByRecordsAndResumesFromFileNames) {
     auto adv = (*sink)->Write(Window(Records("t", 0, first, 10), landing));
     ASSERT_TRUE(adv.ok()) << adv.status().ToString();
     for (auto& [tp, n] : *adv) durable[tp] = n;
-    if (first < 20) EXPECT_TRUE(adv->empty()) << "rotated too early at " << first;
+    if (first < 20) {
+      EXPECT_TRUE(adv->empty()) << "rotated too early at " << first;
+    }
   }
   EXPECT_EQ(durable[(TopicPartition{"t", 0})], 30);
   // The open rotation (30..39) is not visible yet; only a hidden in-progress file.
@@ -212,6 +214,39 @@ TEST(ParquetSink, EachWindowIsARowGroupOfItsOwn) {
   }
 }
 
+// Writes records 0..n-1 of partition 0 with dictionary `mode` into `root` and returns
+// the file's path.
+std::string WriteOneFile(const std::string& root, const std::string& mode, int64_t n) {
+  Schema landing = Landing();
+  auto loader = Loader::Make(landing);
+  EXPECT_TRUE(loader.ok());
+  ParquetSinkOptions o;
+  o.root = root;
+  o.dictionary = mode;
+  auto sink = MakeParquetSink(o);
+  EXPECT_TRUE(sink.ok());
+  EXPECT_TRUE((*sink)->Open((*loader)->arrow_schema(), DeadLetterSchema()).ok());
+  EXPECT_TRUE((*sink)->Write(Window(Records("t", 0, 0, n), landing)).ok());
+  EXPECT_TRUE((*sink)->Flush().ok());
+  char last[24];
+  std::snprintf(last, sizeof(last), "%020lld", static_cast<long long>(n - 1));
+  return root + "/t/t+0+00000000000000000000+" + last + ".parquet";
+}
+
+// Per column: whether the file's first row group has a dictionary page.
+std::map<std::string, bool> DictionaryPages(const std::string& path) {
+  std::map<std::string, bool> dict;
+  auto in = arrow::io::ReadableFile::Open(path);
+  EXPECT_TRUE(in.ok()) << path;
+  if (!in.ok()) return dict;
+  auto meta = parquet::ParquetFileReader::Open(*in)->metadata();
+  for (int c = 0; c < meta->num_columns(); ++c) {
+    dict[meta->schema()->Column(c)->name()] =
+        meta->RowGroup(0)->ColumnChunk(c)->has_dictionary_page();
+  }
+  return dict;
+}
+
 // "auto" dictionary-encodes text and the partition but not numbers (ids, offsets);
 // "all" and "none" do what they say; anything else is refused.
 TEST(ParquetSink, DictionaryEncodingByColumnKind) {
@@ -220,23 +255,9 @@ TEST(ParquetSink, DictionaryEncodingByColumnKind) {
   ASSERT_TRUE(loader.ok());
   for (const std::string mode : {"auto", "all", "none"}) {
     TempDir dir;
-    ParquetSinkOptions o;
-    o.root = dir.path();
-    o.dictionary = mode;
-    auto sink = MakeParquetSink(o);
-    ASSERT_TRUE(sink.ok());
-    ASSERT_TRUE((*sink)->Open((*loader)->arrow_schema(), DeadLetterSchema()).ok());
-    ASSERT_TRUE((*sink)->Write(Window(Records("t", 0, 0, 20), landing)).ok());
-    ASSERT_TRUE((*sink)->Flush().ok());
-    auto in = arrow::io::ReadableFile::Open(
-        dir.path() + "/t/t+0+00000000000000000000+00000000000000000019.parquet");
-    ASSERT_TRUE(in.ok()) << mode;
-    auto meta = parquet::ParquetFileReader::Open(*in)->metadata();
-    std::map<std::string, bool> dict;
-    for (int c = 0; c < meta->num_columns(); ++c) {
-      dict[meta->schema()->Column(c)->name()] =
-          meta->RowGroup(0)->ColumnChunk(c)->has_dictionary_page();
-    }
+    std::map<std::string, bool> dict =
+        DictionaryPages(WriteOneFile(dir.path(), mode, 20));
+    ASSERT_FALSE(dict.empty()) << mode;
     const bool numbers = mode == "all", text = mode != "none";
     EXPECT_EQ(dict.at("id"), numbers) << mode;
     EXPECT_EQ(dict.at("_kafka_offset"), numbers) << mode;
@@ -257,34 +278,16 @@ TEST(ParquetSink, DictionaryEncodingByColumnKind) {
 // mostly distinct is written plain, a repeating one keeps its dictionary; "all" keeps
 // every dictionary.
 TEST(ParquetSink, AutoDictionaryLeavesOutMostlyDistinctText) {
-  Schema landing = Landing();
-  auto loader = Loader::Make(landing);
-  ASSERT_TRUE(loader.ok());
   for (const std::string mode : {"auto", "all"}) {
     TempDir dir;
-    ParquetSinkOptions o;
-    o.root = dir.path();
-    o.dictionary = mode;
-    auto sink = MakeParquetSink(o);
-    ASSERT_TRUE(sink.ok());
-    ASSERT_TRUE((*sink)->Open((*loader)->arrow_schema(), DeadLetterSchema()).ok());
     // 200 rows: every name differs, the day and the topic repeat.
-    ASSERT_TRUE((*sink)->Write(Window(Records("t", 0, 0, 200), landing)).ok());
-    ASSERT_TRUE((*sink)->Flush().ok());
-    auto in = arrow::io::ReadableFile::Open(
-        dir.path() + "/t/t+0+00000000000000000000+00000000000000000199.parquet");
-    ASSERT_TRUE(in.ok()) << mode;
-    auto meta = parquet::ParquetFileReader::Open(*in)->metadata();
-    std::map<std::string, bool> dict;
-    for (int c = 0; c < meta->num_columns(); ++c) {
-      dict[meta->schema()->Column(c)->name()] =
-          meta->RowGroup(0)->ColumnChunk(c)->has_dictionary_page();
-    }
+    const std::string path = WriteOneFile(dir.path(), mode, 200);
+    std::map<std::string, bool> dict = DictionaryPages(path);
+    ASSERT_FALSE(dict.empty()) << mode;
     EXPECT_EQ(dict.at("name"), mode == "all") << mode;
     EXPECT_TRUE(dict.at("day")) << mode;
     EXPECT_TRUE(dict.at("_kafka_topic")) << mode;
-    auto table = ReadParquet(dir.path() +
-                             "/t/t+0+00000000000000000000+00000000000000000199.parquet");
+    auto table = ReadParquet(path);
     ASSERT_EQ(table->num_rows(), 200) << mode;
     auto names = std::static_pointer_cast<arrow::StringArray>(
         table->GetColumnByName("name")->chunk(0));
