@@ -31,6 +31,7 @@
 #include <thread>
 
 #include "broker_env.h"
+#include "group_view.h"
 #include "kelt/kafka.h"
 
 extern char** environ;
@@ -644,37 +645,16 @@ TEST_F(EltScaleOutTest, TwoMembersJoinAndLeaveMidStreamLandEveryOffsetOnce) {
   PQfinish(conn);
 
   // The group's committed offsets, read by a fresh member once it owns every partition.
-  ConsumerOptions co;
-  co.brokers = Bootstrap();
-  co.group_id = group;
-  co.topics = {topic_};
-  auto checker = Consumer::Make(co);
-  ASSERT_TRUE(checker.ok()) << checker.status().ToString();
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while ((*checker)->Assignment().size() < kPartitions &&
-         std::chrono::steady_clock::now() < deadline) {
-    auto w = (*checker)->Poll({.max_records = 1,
-                               .max_wait = std::chrono::milliseconds(200),
-                               .stop_at_end = true});
-    ASSERT_TRUE(w.ok()) << w.status().ToString();
-  }
-  ASSERT_EQ((*checker)->Assignment().size(), static_cast<size_t>(kPartitions));
-  auto committed = (*checker)->Committed(std::chrono::seconds(10));
-  ASSERT_TRUE(committed.ok()) << committed.status().ToString();
-  auto lag = (*checker)->Lag(std::chrono::seconds(10));
-  ASSERT_TRUE(lag.ok()) << lag.status().ToString();
-  std::map<int64_t, int64_t> ends;
+  const testing::GroupView view =
+      testing::ReadGroup(Bootstrap(), topic_, group, kPartitions);
+  const std::map<int64_t, int64_t> ends(view.ends.begin(), view.ends.end());
   int64_t total_end = 0;
-  for (const auto& l : *lag) {
-    ends[l.tp.partition] = l.high_watermark;
-    total_end += l.high_watermark;
-  }
+  for (const auto& [partition, end] : ends) total_end += end;
   EXPECT_EQ(total_end, n_);
-  for (const auto& [tp, next] : *committed) {
-    EXPECT_EQ(next, ends[tp.partition]) << "group offset of partition " << tp.partition;
+  for (const auto& [partition, next] : view.committed) {
+    EXPECT_EQ(next, ends.at(partition)) << "group offset of partition " << partition;
   }
   EXPECT_EQ(stored, Offsets(ends.begin(), ends.end())) << "kelt_offsets rows";
-  EXPECT_TRUE((*checker)->Close().ok());
 }
 
 }  // namespace

@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "broker_env.h"
+#include "group_view.h"
 #include "kelt/elt.h"
 #include "kelt/kafka.h"
 #include "kelt/sink.h"
@@ -247,42 +248,8 @@ class FaultProxy {
 
 // The committed offset (-1: none) and the end of each partition of `topic`, as the
 // group sees them: read by a fresh member once it owns every partition.
-struct GroupView {
-  std::map<int32_t, int64_t> committed;
-  std::map<int32_t, int64_t> ends;
-};
-
-GroupView ReadGroup(const std::string& topic, const std::string& group) {
-  GroupView view;
-  ConsumerOptions co;
-  co.brokers = Bootstrap();
-  co.group_id = group;
-  co.topics = {topic};
-  co.session_timeout_ms = 6000;
-  auto checker = Consumer::Make(co);
-  EXPECT_TRUE(checker.ok()) << checker.status().ToString();
-  if (!checker.ok()) return view;
-  const auto deadline = Clock::now() + std::chrono::seconds(30);
-  while ((*checker)->Assignment().size() < kPartitions && Clock::now() < deadline) {
-    // Reads at most a record; nothing is committed (kelt never auto-commits).
-    auto w = (*checker)->Poll({.max_records = 1,
-                               .max_wait = std::chrono::milliseconds(200),
-                               .stop_at_end = true});
-    EXPECT_TRUE(w.ok()) << w.status().ToString();
-  }
-  EXPECT_EQ((*checker)->Assignment().size(), static_cast<size_t>(kPartitions));
-  auto committed = (*checker)->Committed(std::chrono::seconds(10));
-  EXPECT_TRUE(committed.ok()) << committed.status().ToString();
-  if (committed.ok()) {
-    for (const auto& [tp, next] : *committed) view.committed[tp.partition] = next;
-  }
-  auto lag = (*checker)->Lag(std::chrono::seconds(10));
-  EXPECT_TRUE(lag.ok()) << lag.status().ToString();
-  if (lag.ok()) {
-    for (const auto& l : *lag) view.ends[l.tp.partition] = l.high_watermark;
-  }
-  EXPECT_TRUE((*checker)->Close().ok());
-  return view;
+testing::GroupView ReadGroup(const std::string& topic, const std::string& group) {
+  return testing::ReadGroup(Bootstrap(), topic, group, kPartitions);
 }
 
 class S3FaultTest : public ::testing::Test {
@@ -483,7 +450,7 @@ TEST_F(S3FaultTest, TransientServerErrorsAreRetriedAndEveryOffsetLandsOnce) {
   }
 
   EXPECT_EQ(run->rows, kRecords);
-  const GroupView group = ReadGroup(topic_, group_);
+  const testing::GroupView group = ReadGroup(topic_, group_);
   ASSERT_EQ(group.ends.size(), static_cast<size_t>(kPartitions));
   ExpectEveryOffsetOnce(group.ends);
   EXPECT_EQ(group.committed, group.ends) << "the group did not commit every end";
@@ -521,7 +488,7 @@ TEST_F(S3FaultTest, PersistentServerErrorsFailTheRunWithoutCommitAndARetryLandsA
       << "a write reached the store while every write was failing";
   ExpectParquetWritesUnder(failing.failed_requests, prefix_);
   EXPECT_TRUE(Objects().empty()) << "an object exists although no upload succeeded";
-  const GroupView unset = ReadGroup(topic_, group_);
+  const testing::GroupView unset = ReadGroup(topic_, group_);
   ASSERT_EQ(unset.committed.size(), static_cast<size_t>(kPartitions));
   for (const auto& [partition, next] : unset.committed) {
     EXPECT_EQ(next, -1) << "partition " << partition << " was committed";
@@ -537,7 +504,7 @@ TEST_F(S3FaultTest, PersistentServerErrorsFailTheRunWithoutCommitAndARetryLandsA
   std::fprintf(stderr, "the run after recovery took %.2f s\n", SecondsSince(start));
   EXPECT_EQ(rerun->rows, kRecords);
   EXPECT_EQ(proxy_.Stats().served_500, failing.served_500);
-  const GroupView group = ReadGroup(topic_, group_);
+  const testing::GroupView group = ReadGroup(topic_, group_);
   ASSERT_EQ(group.ends.size(), static_cast<size_t>(kPartitions));
   ExpectEveryOffsetOnce(group.ends);
   EXPECT_EQ(group.committed, group.ends) << "the group did not commit every end";
