@@ -64,7 +64,9 @@ struct EltStats {
   int64_t bad_records = 0;  ///< dead-lettered or skipped
   int64_t dead_lettered = 0;
   int64_t sink_errors = 0;
-  /// Next offset committed to Kafka per partition (durable in every sink).
+  /// Next offset committed to Kafka per partition (durable in every sink). Pipelined
+  /// steps send commits asynchronously: the value is then sent, and a failure ends the
+  /// next step.
   OffsetMap committed;
   /// Durable next offset per sink and partition.
   std::map<std::string, OffsetMap> durable;

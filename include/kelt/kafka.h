@@ -160,6 +160,12 @@ class Consumer {
   /// owns (others are skipped). For callers that track durability themselves.
   Status CommitOffsets(const std::map<TopicPartition, int64_t>& next_offsets);
 
+  /// Like CommitOffsets, but returns once the commit is sent: its result is taken in by
+  /// the next commit call, Poll, a revocation or Close, which wait for it first (a
+  /// failure the group would not retry is returned there). One commit is in flight at
+  /// a time. For loops that overlap the commit's round trip with the next window.
+  Status CommitOffsetsAsync(const std::map<TopicPartition, int64_t>& next_offsets);
+
   /// Give `window` back: the next Poll starts again at its first record of every
   /// partition this consumer still owns, so a window that could not be made durable (a
   /// bad record under the `fail` policy, a sink error) is read again instead of being

@@ -384,6 +384,7 @@ class Consumer::Impl {
     rk_ = std::shared_ptr<rd_kafka_t>(rk, kafka::HandleDeleter());
     rd_kafka_poll_set_consumer(rk_.get());
     queue_.reset(rd_kafka_queue_get_consumer(rk_.get()));
+    commit_queue_.reset(rd_kafka_queue_new(rk_.get()));
     if (!HasFetchQueueBackoff()) waker_ = std::make_unique<FetchWaker>(rk_.get());
 
     kafka::PartitionListPtr topics(
@@ -400,7 +401,9 @@ class Consumer::Impl {
     if (closed_) return Status::Invalid("kafka consumer is closed");
     if (opts.max_records <= 0) return Status::Invalid("max_records must be positive");
     KELT_RETURN_NOT_OK(TakeFatal());
-    KELT_RETURN_NOT_OK(FlushCommits());  // offsets deferred by a rebalance
+    // An asynchronous commit's result, if it came; then offsets deferred by a rebalance.
+    KELT_RETURN_NOT_OK(AwaitCommit(/*wait=*/false));
+    if (commit_in_flight_.empty()) KELT_RETURN_NOT_OK(FlushCommits());
     const auto deadline = std::chrono::steady_clock::now() + opts.max_wait;
     Window w;
     Window::Impl& win = *w.impl_;
@@ -662,8 +665,79 @@ class Consumer::Impl {
     return FlushCommits();
   }
 
+  Status CommitOffsetsAsync(const std::map<TopicPartition, int64_t>& next_offsets) {
+    if (closed_) return Status::Invalid("kafka consumer is closed");
+    KELT_RETURN_NOT_OK(AwaitCommit(/*wait=*/true));
+    for (const auto& [tp, offset] : next_offsets) {
+      if (partitions_.count(tp) == 0) continue;  // lost: its next owner resumes
+      int64_t& pending = pending_commits_[tp];
+      pending = std::max(pending, offset);
+    }
+    if (pending_commits_.empty()) return Status::OK();
+    kafka::PartitionListPtr list(
+        rd_kafka_topic_partition_list_new(static_cast<int>(pending_commits_.size())));
+    for (const auto& [tp, offset] : pending_commits_) {
+      rd_kafka_topic_partition_list_add(list.get(), tp.topic.c_str(), tp.partition)
+          ->offset = offset;
+    }
+    rd_kafka_resp_err_t err = rd_kafka_commit_queue(
+        rk_.get(), list.get(), commit_queue_.get(), nullptr, nullptr);
+    if (err) return FlushCommits();  // not sent: commit synchronously instead
+    commit_in_flight_ = pending_commits_;
+    return Status::OK();
+  }
+
+  // Take in the result of the asynchronous commit in flight, if any: waiting for it, or
+  // only when it already came (wait false). Retriable failures are retried
+  // synchronously; a commit refused during a rebalance stays pending (FlushCommits).
+  Status AwaitCommit(bool wait) {
+    if (commit_in_flight_.empty()) return Status::OK();
+    rd_kafka_event_t* ev = nullptr;
+    for (int waited = 0; ev == nullptr;) {
+      ev = rd_kafka_queue_poll(commit_queue_.get(), wait ? 1000 : 0);
+      if (ev != nullptr && rd_kafka_event_type(ev) != RD_KAFKA_EVENT_OFFSET_COMMIT) {
+        rd_kafka_event_destroy(ev);  // nothing else is sent to this queue
+        ev = nullptr;
+      }
+      if (ev == nullptr && (!wait || ++waited >= 120)) break;
+    }
+    if (ev == nullptr) {
+      if (!wait) return Status::OK();
+      return Status::Kafka(
+          "committing offsets: no answer from the group coordinator in " +
+          std::string("120 s"));
+    }
+    rd_kafka_resp_err_t err = rd_kafka_event_error(ev);
+    if (!err) {
+      if (const rd_kafka_topic_partition_list_t* list =
+              rd_kafka_event_topic_partition_list(ev)) {
+        for (int i = 0; i < list->cnt && !err; ++i) err = list->elems[i].err;
+      }
+    }
+    rd_kafka_event_destroy(ev);
+    std::map<TopicPartition, int64_t> sent = std::move(commit_in_flight_);
+    commit_in_flight_.clear();
+    if (!err || err == RD_KAFKA_RESP_ERR__NO_OFFSET) {
+      for (const auto& [tp, offset] : sent) {
+        auto it = pending_commits_.find(tp);
+        if (it != pending_commits_.end() && it->second <= offset)
+          pending_commits_.erase(it);
+      }
+      return Status::OK();
+    }
+    if (IsRebalanceError(err)) {
+      Log(LogLevel::kInfo, "kafka",
+          std::string("offset commit deferred until the rebalance: ") +
+              rd_kafka_err2str(err));
+      return Status::OK();
+    }
+    if (kafka::IsRetriable(err)) return FlushCommits();
+    return kafka::KafkaError(err, "committing offsets");
+  }
+
   // Commit every pending offset of a partition this member still owns.
   Status FlushCommits() {
+    KELT_RETURN_NOT_OK(AwaitCommit(/*wait=*/true));
     if (pending_commits_.empty()) return Status::OK();
     kafka::PartitionListPtr list(
         rd_kafka_topic_partition_list_new(static_cast<int>(pending_commits_.size())));
@@ -782,6 +856,7 @@ class Consumer::Impl {
     waker_.reset();  // joins its thread, which uses the handle
     rd_kafka_resp_err_t err = rd_kafka_consumer_close(rk_.get());
     queue_.reset();
+    commit_queue_.reset();
     rk_.reset();  // destroyed now, or when the last Window still holding messages goes
     if (err) return kafka::KafkaError(err, "closing kafka consumer");
     if (!pending_commits_.empty()) {
@@ -868,6 +943,9 @@ class Consumer::Impl {
   // Before revoked partitions are given up, commit what the caller made durable for
   // them (the group accepts commits of this generation while it prepares a rebalance).
   void CommitPendingOf(const rd_kafka_topic_partition_list_t* parts) {
+    if (Status st = AwaitCommit(/*wait=*/true); !st.ok()) {
+      Log(LogLevel::kWarning, "kafka", "before a revocation: " + st.message());
+    }
     kafka::PartitionListPtr list(rd_kafka_topic_partition_list_new(parts->cnt));
     for (int i = 0; i < parts->cnt; ++i) {
       auto it = pending_commits_.find({parts->elems[i].topic, parts->elems[i].partition});
@@ -1026,8 +1104,10 @@ class Consumer::Impl {
   const rd_kafka_topic_t* cached_rkt_ = nullptr;         // FindState's cache
   int32_t cached_partition_ = -1;
   PartitionState* cached_state_ = nullptr;
-  std::deque<kafka::MessagePtr> pending_;              // carried over to the next window
-  std::map<TopicPartition, int64_t> pending_commits_;  // durable, not yet committed
+  std::deque<kafka::MessagePtr> pending_;               // carried over to the next window
+  std::map<TopicPartition, int64_t> pending_commits_;   // durable, not yet committed
+  std::map<TopicPartition, int64_t> commit_in_flight_;  // sent asynchronously
+  kafka::QueuePtr commit_queue_;                        // its result arrives here
   std::vector<TopicPartition> lost_;
   uint64_t generation_ = 0;
   uint64_t revoked_ = 0;                   // number of revocations served so far
@@ -1053,6 +1133,10 @@ Status Consumer::Commit(const Window& window) { return impl_->Commit(window); }
 Status Consumer::Rewind(const Window& window) { return impl_->Rewind(window); }
 Status Consumer::CommitOffsets(const std::map<TopicPartition, int64_t>& next_offsets) {
   return impl_->CommitOffsets(next_offsets);
+}
+Status Consumer::CommitOffsetsAsync(
+    const std::map<TopicPartition, int64_t>& next_offsets) {
+  return impl_->CommitOffsetsAsync(next_offsets);
 }
 Status Consumer::StartCatchUp() { return impl_->StartCatchUp(); }
 bool Consumer::caught_up() const { return impl_->CaughtUp(); }

@@ -158,8 +158,8 @@ class EltLoop::Impl {
   }
 
   // Commit what every sink holds durably, then report the windows that landed.
-  Status CommitAndReport(const EltWindowCallback& on_window) {
-    KELT_RETURN_NOT_OK(CommitDurable());
+  Status CommitAndReport(const EltWindowCallback& on_window, bool async) {
+    KELT_RETURN_NOT_OK(CommitDurable(async));
     for (; !landed_.empty(); landed_.pop_front()) {
       if (on_window) on_window(stats_, landed_.front());
     }
@@ -218,7 +218,7 @@ class EltLoop::Impl {
       KELT_RETURN_NOT_OK(SettleAndTick());
     }
     // While the writer works: the commit's round trip is off the critical path.
-    KELT_RETURN_NOT_OK(CommitAndReport(on_window));
+    KELT_RETURN_NOT_OK(CommitAndReport(on_window, /*async=*/pipelined));
     stats_.caught_up = o_.until_caught_up && consumer_->caught_up();
     if (stats_.caught_up) return false;
     if (o_.max_windows > 0 && handed_off_ >= o_.max_windows) return false;
@@ -324,7 +324,9 @@ class EltLoop::Impl {
   }
 
   // Commit, per partition, what every sink holds durably and was not committed yet.
-  Status CommitDurable() {
+  // Pipelined steps send the commit and take its result in at the next commit (or
+  // poll, revocation, Close): the round trip overlaps the next window.
+  Status CommitDurable(bool async = false) {
     OffsetMap commit;
     const auto& first = stats_.durable.begin()->second;
     for (const auto& [tp, next0] : first) {
@@ -343,7 +345,8 @@ class EltLoop::Impl {
       if (c == stats_.committed.end() || c->second < lowest) commit[tp] = lowest;
     }
     if (commit.empty()) return Status::OK();
-    KELT_RETURN_NOT_OK(consumer_->CommitOffsets(commit));
+    KELT_RETURN_NOT_OK(async ? consumer_->CommitOffsetsAsync(commit)
+                             : consumer_->CommitOffsets(commit));
     for (const auto& [tp, next] : commit) stats_.committed[tp] = next;
     return Status::OK();
   }
@@ -361,7 +364,7 @@ class EltLoop::Impl {
     }
     // The last window in flight, then its report.
     if (st.ok()) st = SettleAndTick();
-    if (st.ok()) st = CommitAndReport(on_window);
+    if (st.ok()) st = CommitAndReport(on_window, /*async=*/false);
     if (!st.ok()) {
       if (failed_.ok()) failed_ = st;
       return st;
