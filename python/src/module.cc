@@ -28,6 +28,7 @@
 
 #include "arrow_interop.h"
 #include "errors.h"
+#include "kelt/common/memory_pool.h"
 #include "kelt/config.h"
 #include "kelt/dataset.h"
 #include "kelt/elt.h"
@@ -902,6 +903,8 @@ class MockCluster {
 NB_MODULE(_kelt, m) {
   using namespace kelt::python;
   m.doc() = "kelt's native module (private: use the `kelt` package).";
+  // pyarrow's pool: kelt's tables count in pa.total_allocated_bytes() like pyarrow's.
+  kelt::internal::SetWindowPool(arrow::default_memory_pool());
   RegisterErrors(m);
 
   nb::class_<ArrowTable>(m, "ArrowTable",

@@ -3,20 +3,36 @@
 
 #include <arrow/memory_pool.h>
 
+#include <atomic>
 #include <cstdlib>
 
 namespace kelt::internal {
+namespace {
+
+std::atomic<arrow::MemoryPool*> chosen{nullptr};
+
+arrow::MemoryPool* Preferred() {
+  const char* env = std::getenv("ARROW_DEFAULT_MEMORY_POOL");
+  if (env == nullptr || *env == '\0') {
+    arrow::MemoryPool* je = nullptr;
+    if (arrow::jemalloc_memory_pool(&je).ok() && je != nullptr) return je;
+  }
+  return arrow::default_memory_pool();
+}
+
+}  // namespace
 
 arrow::MemoryPool* WindowPool() {
-  static arrow::MemoryPool* const pool = [] {
-    const char* chosen = std::getenv("ARROW_DEFAULT_MEMORY_POOL");
-    if (chosen == nullptr || *chosen == '\0') {
-      arrow::MemoryPool* je = nullptr;
-      if (arrow::jemalloc_memory_pool(&je).ok() && je != nullptr) return je;
-    }
-    return arrow::default_memory_pool();
-  }();
-  return pool;
+  arrow::MemoryPool* pool = chosen.load(std::memory_order_acquire);
+  if (pool != nullptr) return pool;
+  arrow::MemoryPool* expected = nullptr;
+  chosen.compare_exchange_strong(expected, Preferred(), std::memory_order_acq_rel);
+  return chosen.load(std::memory_order_acquire);
+}
+
+void SetWindowPool(arrow::MemoryPool* pool) {
+  chosen.store(pool != nullptr ? pool : arrow::default_memory_pool(),
+               std::memory_order_release);
 }
 
 }  // namespace kelt::internal

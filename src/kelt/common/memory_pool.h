@@ -15,4 +15,9 @@ namespace kelt::internal {
 /// third less system time (bench/README.md).
 arrow::MemoryPool* WindowPool();
 
+/// Use `pool` from now on (loaders and writers made later). The Python module sets
+/// Arrow's default pool, pyarrow's, so kelt's tables count in pa.total_allocated_bytes()
+/// and follow pyarrow's pool settings.
+void SetWindowPool(arrow::MemoryPool* pool);
+
 }  // namespace kelt::internal
