@@ -495,7 +495,12 @@ class Consumer::Impl {
           drained_bytes_ = drained_messages_ = 0;
         }
       }
-      KELT_RETURN_NOT_OK(TakeFatal());
+      if (Status fatal = TakeFatal(); !fatal.ok()) {
+        // The batch is ours: give its messages back before failing.
+        for (ssize_t i = 0; i < n; ++i)
+          rd_kafka_message_destroy(batch[static_cast<size_t>(i)]);
+        return fatal;
+      }
       const bool revoked_in_call = revoked_ != revoked_seen;
       if (revoked_in_call) {
         // A rebalance was served inside that call: records this window already holds

@@ -23,6 +23,7 @@
 #include <future>
 #include <optional>
 #include <set>
+#include <system_error>
 
 #include "kelt/common/memory_pool.h"
 #include "kelt/log.h"
@@ -248,19 +249,34 @@ class EltLoop::Impl {
     std::optional<Window> kept;
     if (keep_records) kept.emplace(std::move(w));
     inflight_.emplace(InFlight{std::move(kept), landed.stats, {}});
-    inflight_->done = std::async(std::launch::async, [this, sw] {
+    // The result reaches the hooks, which run inside librdkafka's C callbacks: no
+    // exception may leave the writer (out of memory, no thread).
+    auto write = [this, sw]() noexcept {
       Written out;
       for (auto& sink : sinks_) {
-        auto adv = sink->Write(*sw);
-        if (!adv.ok()) {
-          out.status = adv.status().WithPrefix("sink " + sink->name() + ": ");
+        try {
+          auto adv = sink->Write(*sw);
+          if (!adv.ok()) {
+            out.status = adv.status().WithPrefix("sink " + sink->name() + ": ");
+            out.failed = sink.get();
+            break;
+          }
+          out.advanced.emplace_back(sink->name(), std::move(*adv));
+        } catch (const std::exception& e) {
+          out.status = Status::Internal("sink " + sink->name() + ": " + e.what());
           out.failed = sink.get();
           break;
         }
-        out.advanced.emplace_back(sink->name(), std::move(*adv));
       }
       return out;
-    });
+    };
+    try {
+      inflight_->done = std::async(std::launch::async, write);
+    } catch (const std::system_error&) {
+      std::promise<Written> now;  // no thread to be had: write on this one
+      now.set_value(write());
+      inflight_->done = now.get_future();
+    }
   }
 
   // Wait for the write in flight and take in its result. A failed write is final: it
