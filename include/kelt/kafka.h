@@ -62,8 +62,11 @@ struct ConsumerOptions {
       resume;
   /// Called on the polling thread when partitions are revoked or lost, before they are
   /// given up (the group waits for it): the place to finish writes still in flight for
-  /// them, so their next owner finds them.
-  std::function<void(const std::vector<TopicPartition>&)> before_revoke;
+  /// them, so their next owner finds them. It returns the next offsets that are now
+  /// durable for those partitions (or nothing); on a revocation they are committed,
+  /// with the offsets already pending, before the partitions go.
+  std::function<std::map<TopicPartition, int64_t>(const std::vector<TopicPartition>&)>
+      before_revoke;
 };
 
 /// Why a window ended.
@@ -154,6 +157,8 @@ class Consumer {
   /// Partitions lost since the poll are skipped and reported by TakeLostPartitions().
   /// A commit the group refuses because a rebalance is in progress is kept and made at
   /// the revocation, the next poll or Close (the call then returns OK before it is).
+  /// A commit made at a revocation that fails for another reason is returned by the
+  /// next commit call or by Close.
   Status Commit(const Window& window);
 
   /// Commit, synchronously, these next offsets for the partitions this consumer still

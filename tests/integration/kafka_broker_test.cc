@@ -14,14 +14,17 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <set>
 #include <thread>
 #include <tuple>
 
 #include "broker_env.h"
+#include "kelt/elt.h"
 #include "kelt/kafka.h"
 #include "kelt/load.h"
 #include "kelt/rdp.h"
+#include "kelt/sink.h"
 
 namespace kelt {
 namespace {
@@ -41,10 +44,12 @@ void CreateTopic(const std::string& name, int partitions) {
       << cmd;
 }
 
-int64_t Produce(const std::string& topic, int from, int n) {
+int64_t Produce(const std::string& topic, int from, int n,
+                const std::map<std::string, std::string>& properties = {}) {
   ProducerOptions po;
   po.brokers = Bootstrap();
   po.topic = topic;
+  po.properties = properties;
   auto producer = Producer::Make(po);
   EXPECT_TRUE(producer.ok()) << producer.status().ToString();
   std::vector<std::pair<std::optional<std::string>, std::string>> msgs;
@@ -203,6 +208,131 @@ TEST_F(KafkaBrokerTest, ExtractLoadExampleLandsEveryRecord) {
   while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) out.append(buf, n);
   ASSERT_EQ(pclose(pipe), 0) << out;
   EXPECT_NE(out.find("landed 2500 rows"), std::string::npos) << out;
+}
+
+// A sink whose every write is durable at once and takes `delay`: a pipelined loop then
+// has a window in flight most of the time. It holds no rows (Resume finds nothing).
+class SlowSink final : public Sink {
+ public:
+  explicit SlowSink(std::chrono::milliseconds delay) : delay_(delay) {}
+  std::string name() const override { return "slow"; }
+  Status Open(const std::shared_ptr<arrow::Schema>&,
+              const std::shared_ptr<arrow::Schema>&) override {
+    return Status::OK();
+  }
+  Result<OffsetMap> Resume(const std::vector<TopicPartition>&) override {
+    return OffsetMap{};
+  }
+  Result<OffsetMap> Write(const SinkWindow& w) override {
+    std::this_thread::sleep_for(delay_);
+    OffsetMap advanced;
+    for (const PartitionSpan& s : w.spans) advanced[s.tp] = s.last_offset + 1;
+    std::lock_guard lock(mu_);
+    for (const auto& [tp, next] : advanced) written_[tp] = next;
+    return advanced;
+  }
+  // Where the rows written for `tp` end (0: none).
+  int64_t End(const TopicPartition& tp) {
+    std::lock_guard lock(mu_);
+    auto it = written_.find(tp);
+    return it == written_.end() ? 0 : it->second;
+  }
+  Result<OffsetMap> Flush() override { return OffsetMap{}; }
+  Status Drop(const std::vector<TopicPartition>&) override { return Status::OK(); }
+  Status Close() override { return Status::OK(); }
+
+ private:
+  std::chrono::milliseconds delay_;
+  std::mutex mu_;
+  OffsetMap written_;
+};
+
+// A member joins while a pipelined loop writes a window: the revocation waits for that
+// write and commits what it made durable, so the new owner of a partition starts where
+// the sink's rows end (not a window earlier: those rows would be read twice).
+TEST_F(KafkaBrokerTest, RevocationCommitsTheWindowItWaitedFor) {
+  const std::string topic = Topic("e2e-revoke-commit");
+  const std::string group = topic + "-g";
+  CreateTopic(topic, 2);
+  // Small record batches (a fetch returns at least one whole batch), fetched in small
+  // pieces: each window holds records of both partitions.
+  ASSERT_EQ(Produce(topic, 0, 40000, {{"batch.num.messages", "50"}}), 40000);
+  EltOptions o;
+  o.consumer = Options(topic, group);
+  o.consumer.properties["max.partition.fetch.bytes"] = "4096";
+  o.window = {.max_records = 200,
+              .max_wait = std::chrono::milliseconds(200),
+              .stop_at_end = false};
+  auto landing = ParseSchemaJson(R"({"fields":[{"name":"id","data_type":"Int64"}]})");
+  ASSERT_TRUE(landing.ok());
+  o.landing = *landing;
+  std::vector<std::unique_ptr<Sink>> sinks;
+  auto slow = std::make_unique<SlowSink>(std::chrono::milliseconds(150));
+  SlowSink* sink = slow.get();
+  sinks.push_back(std::move(slow));
+  auto loop = EltLoop::Make(std::move(o), std::move(sinks));
+  ASSERT_TRUE(loop.ok()) << loop.status().ToString();
+  while ((*loop)->stats().windows < 3) {
+    auto more = (*loop)->StepPipelined();
+    ASSERT_TRUE(more.ok()) << more.status().ToString();
+  }
+
+  // The second member, on its own thread; the loop keeps stepping (it must, for the
+  // group to rebalance) until the member owns a partition.
+  std::atomic<bool> done{false};
+  std::vector<TopicPartition> owned;
+  std::map<TopicPartition, int64_t> committed, first_read;
+  std::string error;
+  std::thread member([&] {
+    auto b = Consumer::Make(Options(topic, group));
+    if (!b.ok()) {
+      error = b.status().ToString();
+      done = true;
+      return;
+    }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (first_read.empty() && std::chrono::steady_clock::now() < deadline) {
+      auto w = (*b)->Poll({.max_records = 1, .max_wait = std::chrono::milliseconds(200)});
+      if (!w.ok()) {
+        error = w.status().ToString();
+        break;
+      }
+      if (owned.empty()) {
+        owned = (*b)->Assignment();
+        auto c = (*b)->Committed(std::chrono::seconds(10));
+        if (!c.ok()) {
+          error = c.status().ToString();
+          break;
+        }
+        for (const auto& [tp, next] : *c) committed[tp] = next;
+      }
+      for (size_t i = 0; i < w->size(); ++i) {
+        RecordView r = w->record(i, false);
+        first_read.emplace(TopicPartition{std::string(r.topic), r.partition}, r.offset);
+      }
+    }
+    (void)(*b)->Close();
+    done = true;
+  });
+  while (!done) {
+    auto more = (*loop)->StepPipelined();
+    if (!more.ok()) {
+      ADD_FAILURE() << more.status().ToString();
+      break;
+    }
+  }
+  member.join();
+  ASSERT_TRUE(error.empty()) << error;
+  ASSERT_EQ(owned.size(), 1u) << "the second member got no partition";
+  const TopicPartition tp = owned[0];
+  const int64_t sink_end = sink->End(tp);
+  EXPECT_GT(sink_end, 0) << "the loop wrote nothing of " << ToString(tp) << " before "
+                         << "the second member joined";
+  EXPECT_EQ(committed[tp], sink_end)
+      << "the group's offset of the revoked partition is not where its rows end";
+  ASSERT_TRUE(first_read.count(tp)) << "the second member read nothing of its partition";
+  EXPECT_EQ(first_read[tp], sink_end);
+  EXPECT_TRUE((*loop)->Close().ok());
 }
 
 TEST_F(KafkaBrokerTest, EltParquetExampleLandsOnceAndResumesFromTheFiles) {

@@ -6,7 +6,8 @@
 //  - a few 500s: the S3 client retries them, the run succeeds, every offset lands once;
 //  - 500s to every write: the run fails naming the upload, nothing is committed to the
 //    group and no object exists; once the store is healthy a new loop in the same group
-//    lands every offset once and commits the ends.
+//    lands every offset once and commits the ends;
+//  - a sink whose flush failed that way flushes again once the store is healthy.
 // The broker, moto and their env files come from the ctest fixtures (`s3` brings the
 // broker too); the proxy is this test's child process.
 #include <arpa/inet.h>
@@ -39,7 +40,9 @@
 #include "group_view.h"
 #include "kelt/elt.h"
 #include "kelt/kafka.h"
+#include "kelt/load.h"
 #include "kelt/sink.h"
+#include "kelt/sink/sink_testing.h"
 
 namespace kelt {
 namespace {
@@ -292,17 +295,22 @@ class S3FaultTest : public ::testing::Test {
     s3_.reset();
   }
 
-  // A loop until caught up, writing through the proxy; rotations of 250 records make
-  // several uploads per partition.
-  Result<std::unique_ptr<EltLoop>> MakeLoop() {
+  // The Parquet sink on S3 through the proxy; rotations of 250 records make several
+  // uploads per partition.
+  Result<std::unique_ptr<Sink>> MakeSink(int64_t rotate_records = 250) {
     ParquetSinkOptions p;
     p.root = "s3://" + prefix_;
     p.s3_endpoint = proxy_.endpoint();
     p.s3_region = "us-east-1";
     p.s3_access_key = "testing";
     p.s3_secret_key = "testing";
-    p.rotate_records = 250;
-    KELT_ASSIGN_OR_RAISE(auto sink, MakeParquetSink(p));
+    p.rotate_records = rotate_records;
+    return MakeParquetSink(p);
+  }
+
+  // A loop until caught up, writing to MakeSink().
+  Result<std::unique_ptr<EltLoop>> MakeLoop() {
+    KELT_ASSIGN_OR_RAISE(auto sink, MakeSink());
     std::vector<std::unique_ptr<Sink>> sinks;
     sinks.push_back(std::move(sink));
     EltOptions o;
@@ -508,6 +516,56 @@ TEST_F(S3FaultTest, PersistentServerErrorsFailTheRunWithoutCommitAndARetryLandsA
   ASSERT_EQ(group.ends.size(), static_cast<size_t>(kPartitions));
   ExpectEveryOffsetOnce(group.ends);
   EXPECT_EQ(group.committed, group.ends) << "the group did not commit every end";
+}
+
+// The sink on its own: a flush that failed because every upload got a 500 is made
+// again once the store is healthy. It resumes at the upload (the files were already
+// encoded) and publishes every row once.
+TEST_F(S3FaultTest, AFailedFlushIsDoneAgainOnceTheStoreRecovers) {
+  auto sink = MakeSink(/*rotate_records=*/1'000'000);
+  ASSERT_TRUE(sink.ok()) << sink.status().ToString();
+  auto landing = ParseSchemaJson(kLanding);
+  ASSERT_TRUE(landing.ok()) << landing.status().ToString();
+  auto loader = Loader::Make(WithIdentityColumns(*landing));
+  ASSERT_TRUE(loader.ok()) << loader.status().ToString();
+  ASSERT_TRUE((*sink)->Open((*loader)->arrow_schema(), DeadLetterSchema()).ok());
+  // One window of 1,000 records per partition: below the rotation size, so only a
+  // flush publishes them. Ids are unique over both partitions.
+  std::vector<StreamRecord> records;
+  std::map<int32_t, int64_t> ends;
+  for (int32_t p = 0; p < kPartitions; ++p) {
+    const int64_t n = kRecords / kPartitions;
+    for (int64_t o = 0; o < n; ++o) {
+      StreamRecord r;
+      r.topic = topic_;
+      r.partition = p;
+      r.offset = o;
+      r.value = R"({"id":)" + std::to_string(p * n + o) + R"(,"name":"row"})";
+      records.push_back(std::move(r));
+    }
+    ends[p] = n;
+  }
+  auto written = (*sink)->Write(testing::MakeSinkWindow(
+      records, WithIdentityColumns(*landing), testing::DeadLetterOptions()));
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  EXPECT_TRUE(written->empty()) << "published before the flush";
+
+  ASSERT_NO_FATAL_FAILURE(proxy_.SetMode("fail"));
+  auto failed = (*sink)->Flush();
+  ASSERT_FALSE(failed.ok()) << "the flush succeeded although every upload got a 500";
+  EXPECT_NE(failed.status().message().find("uploading '"), std::string::npos)
+      << failed.status().ToString();
+  EXPECT_TRUE(Objects().empty()) << "an object exists although no upload succeeded";
+
+  ASSERT_NO_FATAL_FAILURE(proxy_.SetMode("pass"));
+  auto flushed = (*sink)->Flush();
+  ASSERT_TRUE(flushed.ok()) << flushed.status().ToString();
+  for (const auto& [p, end] : ends) {
+    EXPECT_EQ((*flushed)[(TopicPartition{topic_, p})], end) << "partition " << p;
+  }
+  ASSERT_TRUE((*sink)->Close().ok());
+  EXPECT_EQ(Objects().size(), static_cast<size_t>(kPartitions));
+  ExpectEveryOffsetOnce(ends);
 }
 
 }  // namespace

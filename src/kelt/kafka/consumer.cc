@@ -560,16 +560,18 @@ class Consumer::Impl {
   // are given up, as eager rebalancing allows), at the next Poll, or at Close.
   Status Commit(const Window& w) {
     if (closed_) return Status::Invalid("kafka consumer is closed");
+    KELT_RETURN_NOT_OK(TakeCommitError());
     const Window::Impl& win = *w.impl_;
+    std::map<TopicPartition, int64_t> next;
     for (size_t i = 0; i < win.spans.size(); ++i) {
       const PartitionSpan& s = win.spans[i];
       auto it = partitions_.find(s.tp);
       if (it == partitions_.end() || it->second.generation != win.span_generations[i]) {
         continue;  // lost since the poll: another member owns it now
       }
-      int64_t& pending = pending_commits_[s.tp];
-      pending = std::max(pending, s.last_offset + 1);
+      next[s.tp] = s.last_offset + 1;
     }
+    AddPending(next);
     return FlushCommits();
   }
 
@@ -662,35 +664,71 @@ class Consumer::Impl {
 
   Status CommitOffsets(const std::map<TopicPartition, int64_t>& next_offsets) {
     if (closed_) return Status::Invalid("kafka consumer is closed");
-    for (const auto& [tp, offset] : next_offsets) {
-      if (partitions_.count(tp) == 0) continue;  // lost: its next owner resumes
-      int64_t& pending = pending_commits_[tp];
-      pending = std::max(pending, offset);
-    }
+    KELT_RETURN_NOT_OK(TakeCommitError());
+    AddPending(next_offsets);
     return FlushCommits();
   }
 
   Status CommitOffsetsAsync(const std::map<TopicPartition, int64_t>& next_offsets) {
     if (closed_) return Status::Invalid("kafka consumer is closed");
+    KELT_RETURN_NOT_OK(TakeCommitError());
     KELT_RETURN_NOT_OK(AwaitCommit(/*wait=*/true));
-    for (const auto& [tp, offset] : next_offsets) {
-      if (partitions_.count(tp) == 0) continue;  // lost: its next owner resumes
-      int64_t& pending = pending_commits_[tp];
-      pending = std::max(pending, offset);
-    }
+    AddPending(next_offsets);
     if (pending_commits_.empty()) return Status::OK();
-    kafka::PartitionListPtr list(
-        rd_kafka_topic_partition_list_new(static_cast<int>(pending_commits_.size())));
-    for (const auto& [tp, offset] : pending_commits_) {
-      rd_kafka_topic_partition_list_add(list.get(), tp.topic.c_str(), tp.partition)
-          ->offset = offset;
-    }
+    kafka::PartitionListPtr list = PendingList(pending_commits_);
     rd_kafka_resp_err_t err = rd_kafka_commit_queue(
         rk_.get(), list.get(), commit_queue_.get(), nullptr, nullptr);
     if (err) return FlushCommits();  // not sent: commit synchronously instead
     commit_in_flight_ = pending_commits_;
     return Status::OK();
   }
+
+  // Offsets the caller made durable, kept until committed (the larger offset wins);
+  // partitions no longer assigned are skipped: their next owner resumes.
+  void AddPending(const std::map<TopicPartition, int64_t>& next_offsets) {
+    for (const auto& [tp, offset] : next_offsets) {
+      if (partitions_.count(tp) == 0) continue;
+      int64_t& pending = pending_commits_[tp];
+      pending = std::max(pending, offset);
+    }
+  }
+
+  static kafka::PartitionListPtr PendingList(
+      const std::map<TopicPartition, int64_t>& offsets) {
+    kafka::PartitionListPtr list(
+        rd_kafka_topic_partition_list_new(static_cast<int>(offsets.size())));
+    for (const auto& [tp, offset] : offsets) {
+      rd_kafka_topic_partition_list_add(list.get(), tp.topic.c_str(), tp.partition)
+          ->offset = offset;
+    }
+    return list;
+  }
+
+  // Take in the result of a commit that carried `sent`. Committed offsets leave the
+  // pending set (unless a larger one came since); a commit refused because the group
+  // is rebalancing stays pending: it is retried at the revocation, the next poll or
+  // Close.
+  Status Settled(rd_kafka_resp_err_t err, const std::map<TopicPartition, int64_t>& sent) {
+    if (!err || err == RD_KAFKA_RESP_ERR__NO_OFFSET) {
+      for (const auto& [tp, offset] : sent) {
+        auto it = pending_commits_.find(tp);
+        if (it != pending_commits_.end() && it->second <= offset)
+          pending_commits_.erase(it);
+      }
+      return Status::OK();
+    }
+    if (IsRebalanceError(err)) {
+      Log(LogLevel::kInfo, "kafka",
+          std::string("offset commit deferred until the rebalance: ") +
+              rd_kafka_err2str(err));
+      return Status::OK();
+    }
+    return kafka::KafkaError(err, "committing offsets");
+  }
+
+  // A commit refused for good in a revoke callback, reported by the next commit call
+  // or Close (once).
+  Status TakeCommitError() { return std::exchange(commit_error_, Status::OK()); }
 
   // Take in the result of the asynchronous commit in flight, if any: waiting for it, or
   // only when it already came (wait false). Retriable failures are retried
@@ -720,48 +758,17 @@ class Consumer::Impl {
       }
     }
     rd_kafka_event_destroy(ev);
-    std::map<TopicPartition, int64_t> sent = std::move(commit_in_flight_);
-    commit_in_flight_.clear();
-    if (!err || err == RD_KAFKA_RESP_ERR__NO_OFFSET) {
-      for (const auto& [tp, offset] : sent) {
-        auto it = pending_commits_.find(tp);
-        if (it != pending_commits_.end() && it->second <= offset)
-          pending_commits_.erase(it);
-      }
-      return Status::OK();
-    }
-    if (IsRebalanceError(err)) {
-      Log(LogLevel::kInfo, "kafka",
-          std::string("offset commit deferred until the rebalance: ") +
-              rd_kafka_err2str(err));
-      return Status::OK();
-    }
-    if (kafka::IsRetriable(err)) return FlushCommits();
-    return kafka::KafkaError(err, "committing offsets");
+    std::map<TopicPartition, int64_t> sent = std::exchange(commit_in_flight_, {});
+    if (err && kafka::IsRetriable(err) && !IsRebalanceError(err)) return FlushCommits();
+    return Settled(err, sent);
   }
 
   // Commit every pending offset of a partition this member still owns.
   Status FlushCommits() {
     KELT_RETURN_NOT_OK(AwaitCommit(/*wait=*/true));
     if (pending_commits_.empty()) return Status::OK();
-    kafka::PartitionListPtr list(
-        rd_kafka_topic_partition_list_new(static_cast<int>(pending_commits_.size())));
-    for (const auto& [tp, offset] : pending_commits_) {
-      rd_kafka_topic_partition_list_add(list.get(), tp.topic.c_str(), tp.partition)
-          ->offset = offset;
-    }
-    rd_kafka_resp_err_t err = CommitList(list.get());
-    if (!err || err == RD_KAFKA_RESP_ERR__NO_OFFSET) {
-      pending_commits_.clear();
-      return Status::OK();
-    }
-    if (IsRebalanceError(err)) {
-      Log(LogLevel::kInfo, "kafka",
-          std::string("offset commit deferred until the rebalance: ") +
-              rd_kafka_err2str(err));
-      return Status::OK();
-    }
-    return kafka::KafkaError(err, "committing offsets");
+    const std::map<TopicPartition, int64_t> sent = pending_commits_;
+    return Settled(CommitList(PendingList(sent).get()), sent);
   }
 
   static bool IsRebalanceError(rd_kafka_resp_err_t err) {
@@ -855,7 +862,8 @@ class Consumer::Impl {
 
   Status Close() {
     if (closed_ || !rk_) return Status::OK();
-    Status flushed = FlushCommits();
+    Status flushed = TakeCommitError();
+    if (flushed.ok()) flushed = FlushCommits();
     closed_ = true;
     pending_.clear();
     waker_.reset();  // joins its thread, which uses the handle
@@ -869,6 +877,8 @@ class Consumer::Impl {
           "closing kafka consumer: " + std::to_string(pending_commits_.size()) +
           " partition(s) kept durable offsets that could not be committed");
     }
+    // A commit refused at the revocation that closing made.
+    if (flushed.ok()) flushed = TakeCommitError();
     return flushed;
   }
 
@@ -924,7 +934,9 @@ class Consumer::Impl {
       std::vector<TopicPartition> tps;
       for (int i = 0; i < parts->cnt; ++i)
         tps.push_back({parts->elems[i].topic, parts->elems[i].partition});
-      options_.before_revoke(tps);
+      // What the write it finished made durable is committed with the rest below.
+      std::map<TopicPartition, int64_t> durable = options_.before_revoke(tps);
+      if (!lost) AddPending(durable);
     }
     ++revoked_;
     if (!lost) CommitPendingOf(parts);
@@ -948,25 +960,25 @@ class Consumer::Impl {
   // Before revoked partitions are given up, commit what the caller made durable for
   // them (the group accepts commits of this generation while it prepares a rebalance).
   void CommitPendingOf(const rd_kafka_topic_partition_list_t* parts) {
-    if (Status st = AwaitCommit(/*wait=*/true); !st.ok()) {
-      Log(LogLevel::kWarning, "kafka", "before a revocation: " + st.message());
+    if (Status st = AwaitCommit(/*wait=*/true); !st.ok() && commit_error_.ok()) {
+      commit_error_ = std::move(st);
     }
-    kafka::PartitionListPtr list(rd_kafka_topic_partition_list_new(parts->cnt));
+    std::map<TopicPartition, int64_t> revoked;
     for (int i = 0; i < parts->cnt; ++i) {
       auto it = pending_commits_.find({parts->elems[i].topic, parts->elems[i].partition});
-      if (it == pending_commits_.end()) continue;
-      rd_kafka_topic_partition_list_add(list.get(), it->first.topic.c_str(),
-                                        it->first.partition)
-          ->offset = it->second;
+      if (it != pending_commits_.end()) revoked.insert(*it);
     }
-    if (list->cnt == 0) return;
-    rd_kafka_resp_err_t err = CommitList(list.get());
-    if (err && err != RD_KAFKA_RESP_ERR__NO_OFFSET) {
-      Log(LogLevel::kWarning, "kafka",
-          std::string(
-              "could not commit durable offsets of revoked partitions (their next "
-              "owner re-reads those records): ") +
-              rd_kafka_err2str(err));
+    if (revoked.empty()) return;
+    rd_kafka_resp_err_t err = CommitList(PendingList(revoked).get());
+    if (!err || err == RD_KAFKA_RESP_ERR__NO_OFFSET) return;
+    const std::string what =
+        "could not commit the durable offsets of " + std::to_string(revoked.size()) +
+        " revoked partition(s) (their next owner reads those records again)";
+    if (IsRebalanceError(err)) {
+      // The group moved on without this member's offsets: nothing more can be done.
+      Log(LogLevel::kWarning, "kafka", what + ": " + rd_kafka_err2str(err));
+    } else if (commit_error_.ok()) {
+      commit_error_ = kafka::KafkaError(err, what);
     }
   }
 
@@ -1120,6 +1132,7 @@ class Consumer::Impl {
   bool catch_up_ = false;
   bool closed_ = false;
   Status fatal_;
+  Status commit_error_;  // see TakeCommitError
 };
 
 Consumer::Consumer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

@@ -399,7 +399,7 @@ TEST(ConsumerTest, TwoMembersSplitPartitionsAndLoseNothingOnRebalance) {
   std::atomic<int> refused{0};
   SetLogHook(
       [&](LogLevel, std::string_view, std::string_view msg) {
-        if (msg.find("could not commit durable offsets") != std::string_view::npos)
+        if (msg.find("could not commit the durable offsets") != std::string_view::npos)
           ++refused;
       },
       LogLevel::kWarning);
@@ -524,6 +524,31 @@ TEST(ConsumerTest, ReportsANonRetriableCommitError) {
   EXPECT_EQ(st.code(), StatusCode::kKafka);
   EXPECT_FALSE(st.retriable());
   EXPECT_NE(st.message().find("committing offsets"), std::string::npos) << st.message();
+}
+
+// The commit made at a revocation (here, the one Close makes) that the group refuses
+// for good is not only logged: Close returns it.
+TEST(ConsumerTest, ACommitRefusedAtTheRevocationFailsClose) {
+  MockCluster mc;
+  mc.CreateTopic("tr", 1);
+  ProduceIds(mc, "tr", 0, 5);
+  auto c = Consumer::Make(ConsumerFor(mc, "tr", "gr"));
+  ASSERT_TRUE(c.ok());
+  auto w = (*c)->Poll(WindowOptions{});
+  ASSERT_TRUE(w.ok());
+  ASSERT_EQ(w->size(), 5u);
+  // Commit and Close's own flush are told the group rebalances (the offsets stay
+  // pending); the commit in the revoke callback gets an error no retry can fix.
+  rd_kafka_mock_push_request_errors(mc.get(), kApiOffsetCommit, 3,
+                                    RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS,
+                                    RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS,
+                                    RD_KAFKA_RESP_ERR_OFFSET_METADATA_TOO_LARGE);
+  ASSERT_TRUE((*c)->Commit(*w).ok());
+  Status closed = (*c)->Close();
+  ASSERT_FALSE(closed.ok()) << "the refused commit was only logged";
+  EXPECT_NE(closed.message().find("revoked partition"), std::string::npos)
+      << closed.ToString();
+  EXPECT_FALSE(closed.retriable());
 }
 
 // An asynchronous commit returns at once; its result is taken in by the next call: a

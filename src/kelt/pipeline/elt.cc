@@ -88,8 +88,18 @@ class EltLoop::Impl {
       return Resume(tps);
     };
     // A write in flight finishes before its partitions go to another member (which
-    // resumes from what the sinks hold); a failure is returned by the next Settle().
-    co.before_revoke = [this](const std::vector<TopicPartition>&) { (void)Settle(); };
+    // resumes from what the sinks hold), and what became durable is committed with
+    // them; a failure is returned by the next Settle().
+    co.before_revoke = [this](const std::vector<TopicPartition>& tps) {
+      OffsetMap durable;
+      if (!Settle().ok()) return durable;
+      OffsetMap all = DurableEverywhere();
+      for (const TopicPartition& tp : tps) {
+        auto it = all.find(tp);
+        if (it != all.end()) durable.insert(*it);
+      }
+      return durable;
+    };
     KELT_ASSIGN_OR_RAISE(consumer_, Consumer::Make(co));
     if (o_.until_caught_up) KELT_RETURN_NOT_OK(consumer_->StartCatchUp());
     return Status::OK();
@@ -344,6 +354,20 @@ class EltLoop::Impl {
   // poll, revocation, Close): the round trip overlaps the next window.
   Status CommitDurable(bool async = false) {
     OffsetMap commit;
+    for (const auto& [tp, lowest] : DurableEverywhere()) {
+      auto c = stats_.committed.find(tp);
+      if (c == stats_.committed.end() || c->second < lowest) commit[tp] = lowest;
+    }
+    if (commit.empty()) return Status::OK();
+    KELT_RETURN_NOT_OK(async ? consumer_->CommitOffsetsAsync(commit)
+                             : consumer_->CommitOffsets(commit));
+    for (const auto& [tp, next] : commit) stats_.committed[tp] = next;
+    return Status::OK();
+  }
+
+  // Per partition, the smallest durable point over the sinks, where every sink has one.
+  OffsetMap DurableEverywhere() const {
+    OffsetMap out;
     const auto& first = stats_.durable.begin()->second;
     for (const auto& [tp, next0] : first) {
       int64_t lowest = next0;
@@ -356,15 +380,9 @@ class EltLoop::Impl {
         }
         lowest = std::min(lowest, it->second);
       }
-      if (!all) continue;
-      auto c = stats_.committed.find(tp);
-      if (c == stats_.committed.end() || c->second < lowest) commit[tp] = lowest;
+      if (all) out[tp] = lowest;
     }
-    if (commit.empty()) return Status::OK();
-    KELT_RETURN_NOT_OK(async ? consumer_->CommitOffsetsAsync(commit)
-                             : consumer_->CommitOffsets(commit));
-    for (const auto& [tp, next] : commit) stats_.committed[tp] = next;
-    return Status::OK();
+    return out;
   }
 
   Result<EltStats> Run(const EltWindowCallback& on_window) {

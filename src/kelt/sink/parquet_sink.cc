@@ -191,6 +191,10 @@ struct OpenFile {
   std::shared_ptr<arrow::io::BufferOutputStream> memory;  // object store
   std::unique_ptr<parquet::arrow::FileWriter> writer;
   bool touched = false;  // a row group was started for the current window
+  // Finishing it again after a failure picks up where the failure was:
+  std::shared_ptr<arrow::Buffer> encoded;  // object store: the file, not yet uploaded
+  bool published = false;                  // under its final name
+  Status broken;  // closing the writer failed: the file cannot be completed
 };
 
 // The open rotation of one partition.
@@ -729,11 +733,25 @@ class ParquetSink final : public Sink {
     const int parts = static_cast<int>(rot.files.size());
     int i = 0;
     std::vector<std::string> published_dirs;
+    // Each step is done once: after a failure (an upload refused, a rename that
+    // failed) finishing the rotation again resumes at the step that failed.
     for (auto& [key, f] : rot.files) {
       ++i;
-      KELT_ARROW_RETURN_NOT_OK(f.writer->Close());
+      if (root_.local) published_dirs.push_back(root_.Join(f.rel_dir));
+      if (f.published) continue;
+      KELT_RETURN_NOT_OK(f.broken);
       const std::string final_path = root_.Join(f.rel_dir) + "/" +
                                      ParquetFileName(tp, rot.first, rot.last, i, parts);
+      if (f.writer) {
+        // Closing twice would report success for a file that lacks its footer.
+        arrow::Status closed = f.writer->Close();
+        f.writer.reset();
+        if (!closed.ok()) {
+          f.broken =
+              Status::IOError("finishing '" + final_path + "': " + closed.message());
+          return f.broken;
+        }
+      }
       if (root_.local) {
         KELT_ARROW_RETURN_NOT_OK(f.out->Close());
         KELT_RETURN_NOT_OK(SyncPath(f.temp_path, false));
@@ -744,18 +762,22 @@ class ParquetSink final : public Sink {
                                  "': " + ec.message());
         }
         f.temp_path.clear();
-        published_dirs.push_back(root_.Join(f.rel_dir));
       } else {
-        KELT_ARROW_RETURN_NOT_OK(f.out->Close());
-        KELT_ARROW_ASSIGN_OR_RAISE(auto buffer, f.memory->Finish());
+        if (!f.encoded) {
+          KELT_ARROW_RETURN_NOT_OK(f.out->Close());
+          KELT_ARROW_ASSIGN_OR_RAISE(f.encoded, f.memory->Finish());
+        }
         // One upload per object: it appears complete or not at all.
-        KELT_ARROW_ASSIGN_OR_RAISE(auto up, root_.fs->OpenOutputStream(final_path));
-        auto st = up->Write(buffer);
-        if (st.ok()) st = up->Close();
+        auto up = root_.fs->OpenOutputStream(final_path);
+        arrow::Status st = up.status();
+        if (st.ok()) st = (*up)->Write(f.encoded);
+        if (st.ok()) st = (*up)->Close();
         if (!st.ok()) {
           return Status::IOError("uploading '" + final_path + "': " + st.message(), true);
         }
+        f.encoded.reset();
       }
+      f.published = true;
     }
     if (root_.local) {
       std::sort(published_dirs.begin(), published_dirs.end());
