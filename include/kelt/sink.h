@@ -113,6 +113,10 @@ struct ParquetSinkOptions {
   /// timestamps, whose dictionaries cost time and memory for mostly unique values;
   /// "all"; "none".
   std::string dictionary = "auto";
+  /// Integer and timestamp columns written without a dictionary: "delta" (default,
+  /// DELTA_BINARY_PACKED: offsets and event times shrink to a few bits a value before
+  /// compression, which then has less to do) or "plain".
+  std::string integer_encoding = "delta";
   /// Where dead-letter batches go, relative to root; empty: "_dead_letter".
   std::string dead_letter_dir = "_dead_letter";
 };

@@ -27,6 +27,7 @@ class ParquetSink:
     rotate_age_ms: int = 60_000
     compression: str = "zstd"
     dictionary: str = "auto"
+    integer_encoding: str = "delta"
     dead_letter_dir: str = "_dead_letter"
     s3_endpoint: str = ""
     s3_region: str = ""

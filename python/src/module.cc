@@ -460,6 +460,7 @@ std::unique_ptr<Sink> MakeSinkFromDict(nb::dict d, const std::string& default_gr
     }
     p.Get("compression", &o.compression);
     p.Get("dictionary", &o.dictionary);
+    p.Get("integer_encoding", &o.integer_encoding);
     p.Get("dead_letter_dir", &o.dead_letter_dir);
     nb::gil_scoped_release release;
     return ValueOrThrow(MakeParquetSink(std::move(o)));

@@ -93,6 +93,8 @@ const std::vector<KeySpec>& Specs() {
       {"parquet.compression", "zstd|snappy|gzip|lz4|none", "zstd", "", "codec"},
       {"parquet.dictionary", "auto|all|none", "auto", "",
        "dictionary encoding (auto: not for numbers and timestamps)"},
+      {"parquet.integer_encoding", "delta|plain", "delta", "",
+       "integers and timestamps without a dictionary"},
       {"parquet.dead_letter_dir", "string", "_dead_letter", "",
        "dead letters' directory under the root"},
       {"duckdb.path", "string", "(required)", "--duckdb",
@@ -484,6 +486,10 @@ void ReadSink(Reader& r, const std::string& path, const std::string& kind,
     With(m, "dictionary", [&](const YAML::Node& v) {
       if (auto s = r.Enum(p + ".dictionary", v, {"auto", "all", "none"}))
         o.dictionary = *s;
+    });
+    With(m, "integer_encoding", [&](const YAML::Node& v) {
+      if (auto s = r.Enum(p + ".integer_encoding", v, {"delta", "plain"}))
+        o.integer_encoding = *s;
     });
     str("dead_letter_dir", o.dead_letter_dir);
   } else if (kind == "duckdb") {

@@ -312,6 +312,23 @@ class ParquetSink final : public Sink {
           "parquet sink dictionary: expected auto, all or none, not '" + o_.dictionary +
           "'");
     }
+    if (o_.integer_encoding == "delta") {
+      const auto unencoded = wp.build();  // to ask which columns keep a dictionary
+      for (const auto& schema : {landing, dead_letter}) {
+        for (const auto& f : schema->fields()) {
+          const arrow::Type::type id = f->type()->id();
+          if ((arrow::is_integer(id) || id == arrow::Type::TIMESTAMP) &&
+              !unencoded->dictionary_enabled(
+                  parquet::schema::ColumnPath::FromDotString(f->name()))) {
+            wp.encoding(f->name(), parquet::Encoding::DELTA_BINARY_PACKED);
+          }
+        }
+      }
+    } else if (o_.integer_encoding != "plain") {
+      return Status::Invalid(
+          "parquet sink integer_encoding: expected delta or plain, not '" +
+          o_.integer_encoding + "'");
+    }
     writer_props_ = wp.build();
     parquet::ArrowWriterProperties::Builder ap;
     ap.store_schema();

@@ -216,13 +216,15 @@ TEST(ParquetSink, EachWindowIsARowGroupOfItsOwn) {
 
 // Writes records 0..n-1 of partition 0 with dictionary `mode` into `root` and returns
 // the file's path.
-std::string WriteOneFile(const std::string& root, const std::string& mode, int64_t n) {
+std::string WriteOneFile(const std::string& root, const std::string& mode, int64_t n,
+                         const std::string& integer_encoding = "delta") {
   Schema landing = Landing();
   auto loader = Loader::Make(landing);
   EXPECT_TRUE(loader.ok());
   ParquetSinkOptions o;
   o.root = root;
   o.dictionary = mode;
+  o.integer_encoding = integer_encoding;
   auto sink = MakeParquetSink(o);
   EXPECT_TRUE(sink.ok());
   EXPECT_TRUE((*sink)->Open((*loader)->arrow_schema(), DeadLetterSchema()).ok());
@@ -293,6 +295,55 @@ TEST(ParquetSink, AutoDictionaryLeavesOutMostlyDistinctText) {
         table->GetColumnByName("name")->chunk(0));
     EXPECT_EQ(names->GetString(199), "n199") << mode;
   }
+}
+
+// Integer columns without a dictionary are delta-encoded by default (and read back
+// exactly); "plain" leaves them plain, a dictionary keeps its own encoding, anything
+// else is refused.
+TEST(ParquetSink, IntegerEncodingDeltaByDefault) {
+  auto encodings = [](const std::string& path) {
+    std::map<std::string, std::set<parquet::Encoding::type>> out;
+    auto in = arrow::io::ReadableFile::Open(path);
+    EXPECT_TRUE(in.ok()) << path;
+    if (!in.ok()) return out;
+    auto meta = parquet::ParquetFileReader::Open(*in)->metadata();
+    for (int c = 0; c < meta->num_columns(); ++c) {
+      auto chunk = meta->RowGroup(0)->ColumnChunk(c);
+      for (auto e : chunk->encodings()) out[meta->schema()->Column(c)->name()].insert(e);
+    }
+    return out;
+  };
+  constexpr auto kDelta = parquet::Encoding::DELTA_BINARY_PACKED;
+  for (const std::string encoding : {"delta", "plain"}) {
+    TempDir dir;
+    const std::string path = WriteOneFile(dir.path(), "auto", 300, encoding);
+    auto enc = encodings(path);
+    ASSERT_FALSE(enc.empty()) << encoding;
+    const bool delta = encoding == "delta";
+    EXPECT_EQ(enc["_kafka_offset"].count(kDelta), delta ? 1u : 0u) << encoding;
+    EXPECT_EQ(enc["id"].count(kDelta), delta ? 1u : 0u) << encoding;
+    EXPECT_EQ(enc["_kafka_partition"].count(kDelta), 0u) << "it has a dictionary";
+    auto table = ReadParquet(path);
+    ASSERT_EQ(table->num_rows(), 300) << encoding;
+    auto off = std::static_pointer_cast<arrow::Int64Array>(
+        table->GetColumnByName("_kafka_offset")->chunk(0));
+    auto id = std::static_pointer_cast<arrow::Int64Array>(
+        table->GetColumnByName("id")->chunk(0));
+    for (int64_t i = 0; i < 300; ++i) {
+      ASSERT_EQ(off->Value(i), i) << encoding;
+      ASSERT_EQ(id->Value(i), i) << encoding;
+    }
+  }
+  TempDir bad_dir;
+  ParquetSinkOptions bad;
+  bad.root = bad_dir.path();
+  bad.integer_encoding = "zigzag";
+  auto sink = MakeParquetSink(bad);
+  ASSERT_TRUE(sink.ok());
+  auto loader = Loader::Make(Landing());
+  ASSERT_TRUE(loader.ok());
+  Status st = (*sink)->Open((*loader)->arrow_schema(), DeadLetterSchema());
+  EXPECT_NE(st.message().find("integer_encoding"), std::string::npos) << st.ToString();
 }
 
 TEST(ParquetSink, ReplayBelowTheDurablePointAddsNothing) {
