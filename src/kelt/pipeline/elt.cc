@@ -221,9 +221,9 @@ class EltLoop::Impl {
     }
     if (!w.empty()) {
       // Loads while the previous window is written (pipelined).
-      KELT_ASSIGN_OR_RAISE(LoadedWindow landed, Load(w));
+      KELT_ASSIGN_OR_RAISE(std::vector<LoadedWindow> parts, Load(w));
       KELT_RETURN_NOT_OK(SettleAndTick());
-      HandOff(std::move(w), std::move(landed), static_cast<bool>(on_window));
+      HandOff(std::move(w), std::move(parts), static_cast<bool>(on_window));
       if (!pipelined) KELT_RETURN_NOT_OK(SettleAndTick());
     } else {
       KELT_RETURN_NOT_OK(SettleAndTick());
@@ -248,21 +248,37 @@ class EltLoop::Impl {
     std::future<Written> done;
   };
 
-  // Give a loaded window to the sinks on the writer thread. Its records are kept for
-  // the callback only: the sinks get the loaded batch.
-  void HandOff(Window w, LoadedWindow landed, bool keep_records) {
+  // Give a loaded window to the sinks on the writer thread, which first joins its
+  // parts into one batch (a copy that would otherwise delay the next poll). Its records
+  // are kept for the callback only: the sinks get the loaded batch.
+  void HandOff(Window w, std::vector<LoadedWindow> parts, bool keep_records) {
     ++handed_off_;
     stats_.records += static_cast<int64_t>(w.size());
     stats_.bytes += w.bytes();
-    auto sw = std::make_shared<SinkWindow>(
-        SinkWindow{std::move(landed.batch), std::move(landed.dead_letters), w.spans()});
+    LoadStats loaded;
+    for (const LoadedWindow& part : parts) loaded += part.stats;
+    auto sw = std::make_shared<SinkWindow>(SinkWindow{nullptr, nullptr, w.spans()});
+    auto pending = std::make_shared<std::vector<LoadedWindow>>(std::move(parts));
     std::optional<Window> kept;
     if (keep_records) kept.emplace(std::move(w));
-    inflight_.emplace(InFlight{std::move(kept), landed.stats, {}});
+    inflight_.emplace(InFlight{std::move(kept), loaded, {}});
     // The result reaches the hooks, which run inside librdkafka's C callbacks: no
     // exception may leave the writer (out of memory, no thread).
-    auto write = [this, sw]() noexcept {
+    auto write = [this, sw, pending]() noexcept {
       Written out;
+      try {
+        auto joined = Join(std::move(*pending));
+        if (!joined.ok()) {
+          out.status = joined.status();
+          return out;
+        }
+        sw->batch = std::move(joined->batch);
+        sw->dead_letters = std::move(joined->dead_letters);
+      } catch (const std::exception& e) {
+        out.status =
+            Status::Internal(std::string("joining a window's parts: ") + e.what());
+        return out;
+      }
       for (auto& sink : sinks_) {
         try {
           auto adv = sink->Write(*sw);
@@ -312,12 +328,14 @@ class EltLoop::Impl {
     return Status::OK();
   }
 
-  Result<LoadedWindow> Load(const Window& w) {
-    // Large windows load on every core (contiguous shares, in order), then become one
-    // batch for the sinks. A bad record under kFail abandons the window: nothing of it
-    // was written or committed (the loader's error names the record).
-    KELT_ASSIGN_OR_RAISE(std::vector<LoadedWindow> parts,
-                         LoadWindowParallel(w, loaders_, o_.min_records_per_loader));
+  // Large windows load on every core (contiguous shares, in order); Join makes them one
+  // batch for the sinks. A bad record under kFail abandons the window: nothing of it
+  // was written or committed (the loader's error names the record).
+  Result<std::vector<LoadedWindow>> Load(const Window& w) {
+    return LoadWindowParallel(w, loaders_, o_.min_records_per_loader);
+  }
+
+  static Result<LoadedWindow> Join(std::vector<LoadedWindow> parts) {
     LoadedWindow landed;
     if (parts.size() == 1) {
       landed = std::move(parts[0]);
