@@ -416,6 +416,7 @@ class ParquetSink final : public Sink {
         rotations_.erase(it);
       }
       durable_.erase(tp);
+      unreported_.erase(tp);
     }
     return Status::OK();
   }
@@ -683,7 +684,8 @@ class ParquetSink final : public Sink {
   // Finish the rotations `pick` selects, in parallel (closing a file encodes its last
   // row group; local files are fsynced, S3 objects uploaded). The finished ones are
   // durable and leave the open set even when another failed; the first failure (in
-  // partition order) is returned.
+  // partition order) is returned, and what did advance is reported by the next call
+  // that succeeds.
   template <typename Pick>
   Status FinishWhere(Pick&& pick, OffsetMap* advanced) {
     std::vector<std::map<TopicPartition, Rotation>::iterator> chosen;
@@ -713,6 +715,11 @@ class ParquetSink final : public Sink {
       }
       rotations_.erase(it);
     }
+    OffsetMap& report = first.ok() ? *advanced : unreported_;
+    for (const auto& [tp, next] : first.ok() ? unreported_ : *advanced) {
+      report[tp] = std::max(report[tp], next);
+    }
+    if (first.ok()) unreported_.clear();
     return first;
   }
 
@@ -897,6 +904,9 @@ class ParquetSink final : public Sink {
   std::shared_ptr<parquet::ArrowWriterProperties> arrow_props_;
   std::map<TopicPartition, Rotation> rotations_;
   OffsetMap durable_;  // next offset durable in the sink, per partition
+  // Durable points that advanced in a call that failed (another rotation did not
+  // publish): reported by the next call that succeeds.
+  OffsetMap unreported_;
 };
 
 }  // namespace

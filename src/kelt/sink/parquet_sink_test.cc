@@ -235,6 +235,20 @@ std::string WriteOneFile(const std::string& root, const std::string& mode, int64
   return root + "/t/t+0+00000000000000000000+" + last + ".parquet";
 }
 
+// What opening a sink on a fresh root with options `set` changed returns.
+template <typename Set>
+Status OpenWith(Set&& set) {
+  TempDir dir;
+  ParquetSinkOptions o;
+  o.root = dir.path();
+  set(o);
+  auto sink = MakeParquetSink(o);
+  if (!sink.ok()) return sink.status();
+  auto loader = Loader::Make(Landing());
+  if (!loader.ok()) return loader.status();
+  return (*sink)->Open((*loader)->arrow_schema(), DeadLetterSchema());
+}
+
 // Per column: whether the file's first row group has a dictionary page.
 std::map<std::string, bool> DictionaryPages(const std::string& path) {
   std::map<std::string, bool> dict;
@@ -252,9 +266,6 @@ std::map<std::string, bool> DictionaryPages(const std::string& path) {
 // "auto" dictionary-encodes text and the partition but not numbers (ids, offsets);
 // "all" and "none" do what they say; anything else is refused.
 TEST(ParquetSink, DictionaryEncodingByColumnKind) {
-  Schema landing = Landing();
-  auto loader = Loader::Make(landing);
-  ASSERT_TRUE(loader.ok());
   for (const std::string mode : {"auto", "all", "none"}) {
     TempDir dir;
     std::map<std::string, bool> dict =
@@ -266,13 +277,7 @@ TEST(ParquetSink, DictionaryEncodingByColumnKind) {
     EXPECT_EQ(dict.at("name"), text) << mode;
     EXPECT_EQ(dict.at("_kafka_partition"), text) << mode;
   }
-  TempDir bad_dir;
-  ParquetSinkOptions bad;
-  bad.root = bad_dir.path();
-  bad.dictionary = "some";
-  auto sink = MakeParquetSink(bad);
-  ASSERT_TRUE(sink.ok());
-  Status st = (*sink)->Open((*loader)->arrow_schema(), DeadLetterSchema());
+  Status st = OpenWith([](ParquetSinkOptions& o) { o.dictionary = "some"; });
   EXPECT_NE(st.message().find("dictionary"), std::string::npos) << st.ToString();
 }
 
@@ -334,16 +339,45 @@ TEST(ParquetSink, IntegerEncodingDeltaByDefault) {
       ASSERT_EQ(id->Value(i), i) << encoding;
     }
   }
-  TempDir bad_dir;
-  ParquetSinkOptions bad;
-  bad.root = bad_dir.path();
-  bad.integer_encoding = "zigzag";
-  auto sink = MakeParquetSink(bad);
-  ASSERT_TRUE(sink.ok());
-  auto loader = Loader::Make(Landing());
-  ASSERT_TRUE(loader.ok());
-  Status st = (*sink)->Open((*loader)->arrow_schema(), DeadLetterSchema());
+  Status st = OpenWith([](ParquetSinkOptions& o) { o.integer_encoding = "zigzag"; });
   EXPECT_NE(st.message().find("integer_encoding"), std::string::npos) << st.ToString();
+}
+
+// A flush that failed for one partition (its rename, here blocked by a directory of
+// the file's name) is done again: the file is published once the way is clear, and the
+// second flush reports the durable points of both partitions, the one published by the
+// failed flush included.
+TEST(ParquetSink, AFailedFlushIsDoneAgainAndReportsEveryPartition) {
+  TempDir dir;
+  Schema landing = Landing();
+  ParquetSinkOptions o;
+  o.root = dir.path();
+  auto sink = MakeParquetSink(o);
+  ASSERT_TRUE(sink.ok());
+  auto loader = Loader::Make(landing);
+  ASSERT_TRUE(loader.ok());
+  ASSERT_TRUE((*sink)->Open((*loader)->arrow_schema(), DeadLetterSchema()).ok());
+  std::vector<StreamRecord> records = Records("t", 0, 0, 10);
+  for (const StreamRecord& r : Records("t", 1, 0, 10)) records.push_back(r);
+  auto written = (*sink)->Write(Window(records, landing));
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  ASSERT_TRUE(written->empty());
+  const std::string p0 = "t/t+0+00000000000000000000+00000000000000000009.parquet";
+  const std::string p1 = "t/t+1+00000000000000000000+00000000000000000009.parquet";
+  const std::string blocker = dir.path() + "/" + p1;
+  ASSERT_TRUE(fs::create_directories(blocker));
+  auto failed = (*sink)->Flush();
+  ASSERT_FALSE(failed.ok()) << "the rename onto a directory succeeded";
+  EXPECT_NE(failed.status().message().find("renaming"), std::string::npos)
+      << failed.status().ToString();
+  EXPECT_TRUE(fs::is_regular_file(dir.path() + "/" + p0)) << "partition 0 not published";
+  fs::remove(blocker);
+  auto flushed = (*sink)->Flush();
+  ASSERT_TRUE(flushed.ok()) << flushed.status().ToString();
+  EXPECT_EQ(*flushed, (OffsetMap{{{"t", 0}, 10}, {{"t", 1}, 10}}));
+  ASSERT_TRUE((*sink)->Close().ok());
+  EXPECT_EQ(Files(dir.path(), true), (std::vector<std::string>{p0, p1}));
+  EXPECT_EQ(LandedOffsets(dir.path()).size(), 20u);
 }
 
 TEST(ParquetSink, ReplayBelowTheDurablePointAddsNothing) {
