@@ -6,7 +6,8 @@
 //  - a few 500s: the S3 client retries them, the run succeeds, every offset lands once;
 //  - 500s to every write: the run fails naming the upload, nothing is committed to the
 //    group and no object exists; once the store is healthy a new loop in the same group
-//    lands every offset once and commits the ends;
+//    lands every offset once and commits the ends; the same when only the parts of
+//    each multipart upload and its completion fail;
 //  - a sink whose flush failed that way flushes again once the store is healthy.
 // The broker, moto and their env files come from the ctest fixtures (`s3` brings the
 // broker too); the proxy is this test's child process.
@@ -224,9 +225,11 @@ class FaultProxy {
   std::string endpoint() const { return "http://127.0.0.1:" + std::to_string(port_); }
 
   // Set the fault mode ("fail" or "pass"; count < 0: every write request).
-  void SetMode(const std::string& mode, int count = -1) {
+  // `match`: only writes whose path and query hold it (URL-safe text).
+  void SetMode(const std::string& mode, int count = -1, const std::string& match = "") {
     std::string target = "/__fault__?mode=" + mode;
     if (count >= 0) target += "&count=" + std::to_string(count);
+    if (!match.empty()) target += "&match=" + match;
     auto [status, body] = HttpGet(port_, target);
     ASSERT_EQ(status, 200) << target << ": " << body;
   }
@@ -387,6 +390,8 @@ class S3FaultTest : public ::testing::Test {
     EXPECT_EQ(ids.empty() ? -1 : *ids.rbegin(), kRecords - 1);
   }
 
+  void PersistentErrorsThenRecovery(const std::string& match);
+
   std::string moto_, bucket_, topic_, group_, prefix_, dir_;
   FaultProxy proxy_;
   std::shared_ptr<arrow::fs::FileSystem> s3_;
@@ -464,10 +469,13 @@ TEST_F(S3FaultTest, TransientServerErrorsAreRetriedAndEveryOffsetLandsOnce) {
   EXPECT_EQ(group.committed, group.ends) << "the group did not commit every end";
 }
 
-TEST_F(S3FaultTest, PersistentServerErrorsFailTheRunWithoutCommitAndARetryLandsAll) {
+// Every write whose path and query hold `match` (every write when empty) gets a 500
+// until the store recovers: the run fails without publishing or committing anything,
+// then a new loop lands everything once.
+void S3FaultTest::PersistentErrorsThenRecovery(const std::string& match) {
   auto loop = MakeLoop();
   ASSERT_TRUE(loop.ok()) << loop.status().ToString();
-  ASSERT_NO_FATAL_FAILURE(proxy_.SetMode("fail"));  // every write, until "pass"
+  ASSERT_NO_FATAL_FAILURE(proxy_.SetMode("fail", -1, match));  // until "pass"
   auto start = Clock::now();
   auto run = (*loop)->Run();
   const double failed_after = SecondsSince(start);
@@ -492,8 +500,13 @@ TEST_F(S3FaultTest, PersistentServerErrorsFailTheRunWithoutCommitAndARetryLandsA
                static_cast<long long>(failing.served_500), failed_keys.size(),
                failing.seconds_500);
   EXPECT_GT(failing.served_500, 0);
-  EXPECT_EQ(failing.forwarded_put + failing.forwarded_post, 0)
-      << "a write reached the store while every write was failing";
+  if (match.empty()) {
+    EXPECT_EQ(failing.forwarded_put + failing.forwarded_post, 0)
+        << "a write reached the store while every write was failing";
+  }
+  for (const auto& r : failing.failed_requests) {
+    EXPECT_NE(r.find(match), std::string::npos) << r;
+  }
   ExpectParquetWritesUnder(failing.failed_requests, prefix_);
   EXPECT_TRUE(Objects().empty()) << "an object exists although no upload succeeded";
   const testing::GroupView unset = ReadGroup(topic_, group_);
@@ -516,6 +529,16 @@ TEST_F(S3FaultTest, PersistentServerErrorsFailTheRunWithoutCommitAndARetryLandsA
   ASSERT_EQ(group.ends.size(), static_cast<size_t>(kPartitions));
   ExpectEveryOffsetOnce(group.ends);
   EXPECT_EQ(group.committed, group.ends) << "the group did not commit every end";
+}
+
+TEST_F(S3FaultTest, PersistentServerErrorsFailTheRunWithoutCommitAndARetryLandsAll) {
+  PersistentErrorsThenRecovery("");
+}
+
+// The multipart upload starts, but its parts and its completion (the requests that
+// carry its uploadId) fail: no object appears, nothing is committed.
+TEST_F(S3FaultTest, FailedPartUploadsAndCompletionPublishNothingAndARetryLandsAll) {
+  PersistentErrorsThenRecovery("uploadId=");
 }
 
 // The sink on its own: a flush that failed because every upload got a 500 is made
