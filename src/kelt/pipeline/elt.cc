@@ -299,9 +299,8 @@ class EltLoop::Impl {
     try {
       inflight_->done = std::async(std::launch::async, write);
     } catch (const std::system_error&) {
-      std::promise<Written> now;  // no thread to be had: write on this one
-      now.set_value(write());
-      inflight_->done = now.get_future();
+      // No thread to be had: the write runs on this thread when it is settled.
+      inflight_->done = std::async(std::launch::deferred, write);
     }
   }
 
