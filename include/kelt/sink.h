@@ -45,7 +45,10 @@ struct SinkWindow {
 /// window in offset order; Flush() to make everything written durable (rotation,
 /// shutdown); Drop() when partitions are lost before they were flushed; Close().
 /// Write/Flush/Tick return the partitions whose durable next offset advanced: only those
-/// offsets may be committed to Kafka.
+/// offsets may be committed to Kafka. After one of them failed, flush again (the
+/// Parquet sink resumes where it failed and refuses more rows for a file it could not
+/// finish) or Drop the partitions concerned and read them again from their durable
+/// points; the ELT loop does the latter for a failed sink.
 class Sink {
  public:
   virtual ~Sink() = default;

@@ -281,7 +281,7 @@ TEST_F(KafkaBrokerTest, RevocationCommitsTheWindowItWaitedFor) {
   // group to rebalance) until the member owns a partition.
   std::atomic<bool> done{false};
   std::vector<TopicPartition> owned;
-  std::map<TopicPartition, int64_t> committed, first_read;
+  std::map<TopicPartition, int64_t> committed, first_read, sink_ends;
   std::string error;
   std::thread member([&] {
     auto b = Consumer::Make(Options(topic, group));
@@ -304,7 +304,11 @@ TEST_F(KafkaBrokerTest, RevocationCommitsTheWindowItWaitedFor) {
           error = c.status().ToString();
           break;
         }
-        for (const auto& [tp, next] : *c) committed[tp] = next;
+        for (const auto& [tp, next] : *c) {
+          committed[tp] = next;
+          // Now, before the loop could get the partition back when this member leaves.
+          sink_ends[tp] = sink->End(tp);
+        }
       }
       for (size_t i = 0; i < w->size(); ++i) {
         RecordView r = w->record(i, false);
@@ -325,7 +329,7 @@ TEST_F(KafkaBrokerTest, RevocationCommitsTheWindowItWaitedFor) {
   ASSERT_TRUE(error.empty()) << error;
   ASSERT_EQ(owned.size(), 1u) << "the second member got no partition";
   const TopicPartition tp = owned[0];
-  const int64_t sink_end = sink->End(tp);
+  const int64_t sink_end = sink_ends[tp];
   EXPECT_GT(sink_end, 0) << "the loop wrote nothing of " << ToString(tp) << " before "
                          << "the second member joined";
   EXPECT_EQ(committed[tp], sink_end)

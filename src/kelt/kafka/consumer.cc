@@ -878,7 +878,7 @@ class Consumer::Impl {
   Status Close() {
     if (closed_ || !rk_) return Status::OK();
     Status flushed = TakeCommitError();
-    if (flushed.ok()) flushed = FlushCommits();
+    if (Status st = FlushCommits(); flushed.ok()) flushed = std::move(st);
     closed_ = true;
     pending_.clear();
     waker_.reset();  // joins its thread, which uses the handle
@@ -886,14 +886,15 @@ class Consumer::Impl {
     queue_.reset();
     commit_queue_.reset();
     rk_.reset();  // destroyed now, or when the last Window still holding messages goes
-    if (err) return kafka::KafkaError(err, "closing kafka consumer");
-    if (!pending_commits_.empty()) {
-      return Status::Kafka(
+    // The first of: the commits' errors, closing's, offsets left uncommitted, and a
+    // commit refused at the revocation that closing made.
+    if (err && flushed.ok()) flushed = kafka::KafkaError(err, "closing kafka consumer");
+    if (!pending_commits_.empty() && flushed.ok()) {
+      flushed = Status::Kafka(
           "closing kafka consumer: " + std::to_string(pending_commits_.size()) +
           " partition(s) kept durable offsets that could not be committed");
     }
-    // A commit refused at the revocation that closing made.
-    if (flushed.ok()) flushed = TakeCommitError();
+    if (Status st = TakeCommitError(); flushed.ok()) flushed = std::move(st);
     return flushed;
   }
 

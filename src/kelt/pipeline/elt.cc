@@ -84,19 +84,28 @@ class EltLoop::Impl {
     }
     ConsumerOptions co = o_.consumer;
     co.resume = [this](const std::vector<TopicPartition>& tps) -> Result<OffsetMap> {
-      KELT_RETURN_NOT_OK(Settle());
-      return Resume(tps);
+      try {  // inside librdkafka's C callbacks: nothing may be thrown out of it
+        KELT_RETURN_NOT_OK(Settle());
+        return Resume(tps);
+      } catch (const std::exception& e) {
+        return Status::Internal(std::string("resuming partitions: ") + e.what());
+      }
     };
     // A write in flight finishes before its partitions go to another member (which
     // resumes from what the sinks hold), and what became durable is committed with
     // them; a failure is returned by the next Settle().
-    co.before_revoke = [this](const std::vector<TopicPartition>& tps) {
+    // It runs inside librdkafka's C callbacks: nothing may be thrown out of it.
+    co.before_revoke = [this](const std::vector<TopicPartition>& tps) noexcept {
       OffsetMap durable;
-      if (!Settle().ok()) return durable;
-      OffsetMap all = DurableEverywhere();
-      for (const TopicPartition& tp : tps) {
-        auto it = all.find(tp);
-        if (it != all.end()) durable.insert(*it);
+      try {
+        if (!Settle().ok()) return durable;
+        OffsetMap all = DurableEverywhere();
+        for (const TopicPartition& tp : tps) {
+          auto it = all.find(tp);
+          if (it != all.end()) durable.insert(*it);
+        }
+      } catch (...) {
+        durable.clear();  // nothing committed at the revocation: the sinks still know
       }
       return durable;
     };
@@ -261,7 +270,6 @@ class EltLoop::Impl {
     auto pending = std::make_shared<std::vector<LoadedWindow>>(std::move(parts));
     std::optional<Window> kept;
     if (keep_records) kept.emplace(std::move(w));
-    inflight_.emplace(InFlight{std::move(kept), loaded, {}});
     // The result reaches the hooks, which run inside librdkafka's C callbacks: no
     // exception may leave the writer (out of memory, no thread).
     auto write = [this, sw, pending]() noexcept {
@@ -296,12 +304,14 @@ class EltLoop::Impl {
       }
       return out;
     };
+    std::future<Written> done;
     try {
-      inflight_->done = std::async(std::launch::async, write);
+      done = std::async(std::launch::async, write);
     } catch (const std::system_error&) {
       // No thread to be had: the write runs on this thread when it is settled.
-      inflight_->done = std::async(std::launch::deferred, write);
+      done = std::async(std::launch::deferred, write);
     }
+    inflight_.emplace(InFlight{std::move(kept), loaded, std::move(done)});
   }
 
   // Wait for the write in flight and take in its result. A failed write is final: it
@@ -313,8 +323,10 @@ class EltLoop::Impl {
     Written w = f.done.get();
     for (const auto& [name, adv] : w.advanced) Merge(name, adv);
     if (!w.status.ok()) {
-      ++stats_.sink_errors;
-      failed_sinks_.insert(w.failed);
+      if (w.failed != nullptr) {  // else the join failed: no sink got the window
+        ++stats_.sink_errors;
+        failed_sinks_.insert(w.failed);
+      }
       write_failed_ = w.status;
       return w.status;
     }

@@ -205,6 +205,12 @@ struct Rotation {
   int64_t bytes = 0;    // Arrow bytes written
   Clock::time_point opened;
   std::map<std::pair<bool, std::string>, OpenFile> files;  // (dead letter?, dir)
+  // Finishing it was tried and failed: it takes no more rows (the names of files
+  // already published carry its range), only another attempt to finish it.
+  bool finishing = false;
+  // It cannot be published (a write into it failed, or its directory could not be
+  // synced): every attempt fails with this until the partition is dropped.
+  Status broken;
 };
 
 // Whether dictionary encoding is likely to pay for a column (ParquetSinkOptions
@@ -294,42 +300,8 @@ class ParquetSink final : public Sink {
         o_.dead_letter_dir[0] == '/') {
       return Status::Invalid("parquet sink dead_letter_dir must stay inside the root");
     }
-    parquet::WriterProperties::Builder wp;
-    wp.memory_pool(internal::WindowPool());
-    KELT_ASSIGN_OR_RAISE(auto codec, ParseCompression(o_.compression));
-    wp.compression(codec);
-    wp.max_row_group_length(1 << 20);
-    if (o_.dictionary == "none") {
-      wp.disable_dictionary();
-    } else if (o_.dictionary == "auto") {
-      for (const auto& schema : {landing, dead_letter}) {
-        for (const auto& f : schema->fields()) {
-          if (!DictionaryPays(*f)) wp.disable_dictionary(f->name());
-        }
-      }
-    } else if (o_.dictionary != "all") {
-      return Status::Invalid(
-          "parquet sink dictionary: expected auto, all or none, not '" + o_.dictionary +
-          "'");
-    }
-    if (o_.integer_encoding == "delta") {
-      const auto unencoded = wp.build();  // to ask which columns keep a dictionary
-      for (const auto& schema : {landing, dead_letter}) {
-        for (const auto& f : schema->fields()) {
-          const arrow::Type::type id = f->type()->id();
-          if ((arrow::is_integer(id) || id == arrow::Type::TIMESTAMP) &&
-              !unencoded->dictionary_enabled(
-                  parquet::schema::ColumnPath::FromDotString(f->name()))) {
-            wp.encoding(f->name(), parquet::Encoding::DELTA_BINARY_PACKED);
-          }
-        }
-      }
-    } else if (o_.integer_encoding != "plain") {
-      return Status::Invalid(
-          "parquet sink integer_encoding: expected delta or plain, not '" +
-          o_.integer_encoding + "'");
-    }
-    writer_props_ = wp.build();
+    KELT_ASSIGN_OR_RAISE(writer_props_, PropertiesOf(*landing));
+    KELT_ASSIGN_OR_RAISE(dead_letter_props_, PropertiesOf(*dead_letter));
     parquet::ArrowWriterProperties::Builder ap;
     ap.store_schema();
     ap.coerce_timestamps(arrow::TimeUnit::MICRO);
@@ -368,17 +340,24 @@ class ParquetSink final : public Sink {
       }
     }
     // Open rotations for every span first: a span may carry only bad records.
-    for (const PartitionSpan& s : w.spans) {
-      KELT_RETURN_NOT_OK(Extend(s));
-    }
+    for (const PartitionSpan& s : w.spans) KELT_RETURN_NOT_OK(Writable(s.tp));
+    for (const PartitionSpan& s : w.spans) KELT_RETURN_NOT_OK(Extend(s));
     auto topic_col =
         topic_col_ < 0
             ? nullptr
             : std::static_pointer_cast<arrow::StringArray>(batch.column(topic_col_));
     const std::string single = w.spans.empty() ? "" : w.spans[0].tp.topic;
-    KELT_RETURN_NOT_OK(WriteRuns(w.batch, topic_col.get(), single, part, off, false));
-    if (w.dead_letters && w.dead_letters->num_rows() > 0) {
-      KELT_RETURN_NOT_OK(WriteDeadLetters(w.dead_letters));
+    Status st = WriteRuns(w.batch, topic_col.get(), single, part, off, false);
+    if (st.ok() && w.dead_letters && w.dead_letters->num_rows() > 0) {
+      st = WriteDeadLetters(w.dead_letters);
+    }
+    if (!st.ok()) {
+      // The window's rotations now claim offsets whose rows may be missing.
+      for (const PartitionSpan& s : w.spans) {
+        Rotation& rot = rotations_[s.tp];
+        if (rot.broken.ok()) rot.broken = st.WithPrefix("an earlier write failed: ");
+      }
+      return st;
     }
     // The next window starts a new row group in every file, which writes this one out:
     // the writers hold at most one window's rows in memory, whatever the rotation size.
@@ -554,6 +533,19 @@ class ParquetSink final : public Sink {
     return dead_letter ? o_.dead_letter_dir + "/" + t : t;
   }
 
+  // Whether `tp`'s open rotation takes rows: not after a failed attempt to finish it.
+  Status Writable(const TopicPartition& tp) const {
+    auto it = rotations_.find(tp);
+    if (it == rotations_.end() || (it->second.broken.ok() && !it->second.finishing)) {
+      return Status::OK();
+    }
+    const Status& broken = it->second.broken;
+    return Status::IOError("parquet sink: the open file of " + ToString(tp) +
+                           " could not be finished (" +
+                           (broken.ok() ? "flush again" : broken.message()) +
+                           "); drop the partition to read it again");
+  }
+
   Status Extend(const PartitionSpan& s) {
     auto [it, fresh] = rotations_.try_emplace(s.tp);
     Rotation& rot = it->second;
@@ -592,9 +584,10 @@ class ParquetSink final : public Sink {
       KELT_ARROW_ASSIGN_OR_RAISE(f.memory, arrow::io::BufferOutputStream::Create());
       f.out = f.memory;
     }
-    KELT_ARROW_ASSIGN_OR_RAISE(f.writer, parquet::arrow::FileWriter::Open(
-                                             *schema, internal::WindowPool(), f.out,
-                                             PropertiesFor(first_rows), arrow_props_));
+    KELT_ARROW_ASSIGN_OR_RAISE(
+        f.writer, parquet::arrow::FileWriter::Open(*schema, internal::WindowPool(), f.out,
+                                                   PropertiesFor(dead_letter, first_rows),
+                                                   arrow_props_));
     auto [ins, ok] = rot.files.emplace(key, std::move(f));
     return &ins->second;
   }
@@ -681,6 +674,44 @@ class ParquetSink final : public Sink {
     return Status::OK();
   }
 
+  // The writer properties of files of `schema` (landing and dead-letter files each
+  // have their own: options are set by column name).
+  Result<std::shared_ptr<parquet::WriterProperties>> PropertiesOf(
+      const arrow::Schema& schema) const {
+    parquet::WriterProperties::Builder wp;
+    wp.memory_pool(internal::WindowPool());
+    KELT_ASSIGN_OR_RAISE(auto codec, ParseCompression(o_.compression));
+    wp.compression(codec);
+    wp.max_row_group_length(1 << 20);
+    if (o_.dictionary == "none") {
+      wp.disable_dictionary();
+    } else if (o_.dictionary == "auto") {
+      for (const auto& f : schema.fields()) {
+        if (!DictionaryPays(*f)) wp.disable_dictionary(f->name());
+      }
+    } else if (o_.dictionary != "all") {
+      return Status::Invalid(
+          "parquet sink dictionary: expected auto, all or none, not '" + o_.dictionary +
+          "'");
+    }
+    if (o_.integer_encoding == "delta") {
+      const auto unencoded = wp.build();  // to ask which columns keep a dictionary
+      for (const auto& f : schema.fields()) {
+        const arrow::Type::type id = f->type()->id();
+        if ((arrow::is_integer(id) || id == arrow::Type::TIMESTAMP) &&
+            !unencoded->dictionary_enabled(
+                parquet::schema::ColumnPath::FromDotString(f->name()))) {
+          wp.encoding(f->name(), parquet::Encoding::DELTA_BINARY_PACKED);
+        }
+      }
+    } else if (o_.integer_encoding != "plain") {
+      return Status::Invalid(
+          "parquet sink integer_encoding: expected delta or plain, not '" +
+          o_.integer_encoding + "'");
+    }
+    return wp.build();
+  }
+
   // Finish the rotations `pick` selects, in parallel (closing a file encodes its last
   // row group; local files are fsynced, S3 objects uploaded). The finished ones are
   // durable and leave the open set even when another failed; the first failure (in
@@ -726,25 +757,27 @@ class ParquetSink final : public Sink {
   // The writer properties of a new file: the sink's, minus dictionaries for the text
   // columns that `first_rows` shows mostly distinct (dictionary "auto").
   std::shared_ptr<parquet::WriterProperties> PropertiesFor(
-      const arrow::RecordBatch* first_rows) const {
-    if (o_.dictionary != "auto" || first_rows == nullptr) return writer_props_;
+      bool dead_letter, const arrow::RecordBatch* first_rows) const {
+    const auto& base = dead_letter ? dead_letter_props_ : writer_props_;
+    if (o_.dictionary != "auto" || first_rows == nullptr) return base;
     std::shared_ptr<parquet::WriterProperties::Builder> b;
     for (int c = 0; c < first_rows->num_columns(); ++c) {
       const std::string& name = first_rows->schema()->field(c)->name();
-      if (!writer_props_->dictionary_enabled(
-              parquet::schema::ColumnPath::FromDotString(name)) ||
+      if (!base->dictionary_enabled(parquet::schema::ColumnPath::FromDotString(name)) ||
           !MostlyDistinct(*first_rows->column(c))) {
         continue;
       }
-      if (!b) b = std::make_shared<parquet::WriterProperties::Builder>(*writer_props_);
+      if (!b) b = std::make_shared<parquet::WriterProperties::Builder>(*base);
       b->disable_dictionary(name);
     }
-    return b ? b->build() : writer_props_;
+    return b ? b->build() : base;
   }
 
   // Close every file of the rotation and publish them under their final names; false
   // when there was nothing new to publish. Touches nothing but `rot` (runs in parallel).
   Result<bool> Finish(const TopicPartition& tp, Rotation& rot) {
+    KELT_RETURN_NOT_OK(rot.broken);
+    rot.finishing = true;
     if (rot.last < rot.first) {  // nothing new (everything was already durable)
       Abort(rot);
       return false;
@@ -777,8 +810,17 @@ class ParquetSink final : public Sink {
         }
       }
       if (root_.local) {
-        KELT_ARROW_RETURN_NOT_OK(f.out->Close());
-        KELT_RETURN_NOT_OK(SyncPath(f.temp_path, false));
+        // A failed close or fsync may have lost written pages for good (a second
+        // fsync can succeed without them): the file is broken.
+        if (arrow::Status closed = f.out->Close(); !closed.ok()) {
+          f.broken =
+              Status::IOError("closing '" + f.temp_path + "': " + closed.message());
+          return f.broken;
+        }
+        if (Status synced = SyncPath(f.temp_path, false); !synced.ok()) {
+          f.broken = synced;
+          return f.broken;
+        }
         std::error_code ec;
         std::filesystem::rename(f.temp_path, final_path, ec);
         if (ec) {
@@ -807,7 +849,12 @@ class ParquetSink final : public Sink {
       std::sort(published_dirs.begin(), published_dirs.end());
       published_dirs.erase(std::unique(published_dirs.begin(), published_dirs.end()),
                            published_dirs.end());
-      for (const auto& d : published_dirs) KELT_RETURN_NOT_OK(SyncPath(d, true));
+      for (const auto& d : published_dirs) {
+        if (Status synced = SyncPath(d, true); !synced.ok()) {
+          rot.broken = synced;  // the renames may not survive a crash
+          return rot.broken;
+        }
+      }
     }
     rot.files.clear();
     return true;
@@ -900,7 +947,8 @@ class ParquetSink final : public Sink {
   Root root_;
   std::shared_ptr<arrow::Schema> landing_, dead_letter_;
   int topic_col_ = -1, partition_col_ = -1, offset_col_ = -1, by_col_ = -1;
-  std::shared_ptr<parquet::WriterProperties> writer_props_;
+  std::shared_ptr<parquet::WriterProperties> writer_props_;       // landing files
+  std::shared_ptr<parquet::WriterProperties> dead_letter_props_;  // dead-letter files
   std::shared_ptr<parquet::ArrowWriterProperties> arrow_props_;
   std::map<TopicPartition, Rotation> rotations_;
   OffsetMap durable_;  // next offset durable in the sink, per partition

@@ -371,6 +371,12 @@ TEST(ParquetSink, AFailedFlushIsDoneAgainAndReportsEveryPartition) {
   EXPECT_NE(failed.status().message().find("renaming"), std::string::npos)
       << failed.status().ToString();
   EXPECT_TRUE(fs::is_regular_file(dir.path() + "/" + p0)) << "partition 0 not published";
+  // The file of partition 1 is not finished: it takes no more rows (its name would no
+  // longer match them); partition 0 starts a new file.
+  auto refused = (*sink)->Write(Window(Records("t", 1, 10, 5), landing));
+  ASSERT_FALSE(refused.ok()) << "rows went into a file that failed to finish";
+  EXPECT_NE(refused.status().message().find("could not be finished"), std::string::npos)
+      << refused.status().ToString();
   fs::remove(blocker);
   auto flushed = (*sink)->Flush();
   ASSERT_TRUE(flushed.ok()) << flushed.status().ToString();
@@ -378,6 +384,40 @@ TEST(ParquetSink, AFailedFlushIsDoneAgainAndReportsEveryPartition) {
   ASSERT_TRUE((*sink)->Close().ok());
   EXPECT_EQ(Files(dir.path(), true), (std::vector<std::string>{p0, p1}));
   EXPECT_EQ(LandedOffsets(dir.path()).size(), 20u);
+}
+
+// Landing and dead-letter files have their own writer properties: a landing integer
+// column named like a dead-letter text column (`_error_code`) is delta-encoded, the
+// dead letters' text column of that name is not (Parquet refuses delta for text).
+TEST(ParquetSink, DeadLettersKeepTheirEncodingsWhateverTheLandingColumnsAreNamed) {
+  auto landing = ParseSchemaJson(
+      R"({"fields":[{"name":"id","data_type":"Int64"},
+                   {"name":"_error_code","data_type":"Int64"},
+                   {"name":"_kafka_topic","data_type":"Utf8"},
+                   {"name":"_kafka_partition","data_type":"Int64"},
+                   {"name":"_kafka_offset","data_type":"Int64"}]})",
+      SchemaDialect::kStrict);
+  ASSERT_TRUE(landing.ok()) << landing.status().ToString();
+  TempDir dir;
+  ParquetSinkOptions o;
+  o.root = dir.path();
+  auto sink = MakeParquetSink(o);
+  ASSERT_TRUE(sink.ok());
+  auto loader = Loader::Make(*landing);
+  ASSERT_TRUE(loader.ok());
+  ASSERT_TRUE((*sink)->Open((*loader)->arrow_schema(), DeadLetterSchema()).ok());
+  auto written = (*sink)->Write(Window(Records("t", 0, 0, 10, {3, 7}), *landing));
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  auto flushed = (*sink)->Flush();
+  ASSERT_TRUE(flushed.ok()) << flushed.status().ToString();
+  EXPECT_EQ((*flushed)[(TopicPartition{"t", 0})], 10);
+  size_t dead = 0;
+  for (const auto& rel : Files(dir.path())) {
+    auto table = ReadParquet(dir.path() + "/" + rel);
+    ASSERT_TRUE(table) << rel;
+    if (rel.rfind("_dead_letter", 0) == 0) dead += static_cast<size_t>(table->num_rows());
+  }
+  EXPECT_EQ(dead, 2u);
 }
 
 TEST(ParquetSink, ReplayBelowTheDurablePointAddsNothing) {
