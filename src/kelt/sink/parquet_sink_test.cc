@@ -98,6 +98,15 @@ std::multiset<std::pair<int64_t, int64_t>> LandedOffsets(const std::string& root
   return out;
 }
 
+// A Parquet sink with options `o`, opened for `landing` rows.
+Result<std::unique_ptr<Sink>> OpenSink(const ParquetSinkOptions& o,
+                                       const Schema& landing) {
+  KELT_ASSIGN_OR_RAISE(auto sink, MakeParquetSink(o));
+  KELT_ASSIGN_OR_RAISE(auto loader, Loader::Make(landing));
+  KELT_RETURN_NOT_OK(sink->Open(loader->arrow_schema(), DeadLetterSchema()));
+  return sink;
+}
+
 TEST(ParquetNames, RoundTripAndRejectStrangers) {
   TopicPartition tp{"orders.v1", 7};
   std::string one = ParquetFileName(tp, 0, 99, 1, 1);
@@ -190,11 +199,8 @@ TEST(ParquetSink, EachWindowIsARowGroupOfItsOwn) {
   Schema landing = Landing();
   ParquetSinkOptions o;
   o.root = dir.path();
-  auto sink = MakeParquetSink(o);
-  ASSERT_TRUE(sink.ok());
-  auto loader = Loader::Make(landing);
-  ASSERT_TRUE(loader.ok());
-  ASSERT_TRUE((*sink)->Open((*loader)->arrow_schema(), DeadLetterSchema()).ok());
+  auto sink = OpenSink(o, landing);
+  ASSERT_TRUE(sink.ok()) << sink.status().ToString();
   for (int64_t first = 0; first < 30; first += 10) {
     std::vector<StreamRecord> records = Records("t", 0, first, 10);
     for (const StreamRecord& r : Records("t", 1, first / 2, 5)) records.push_back(r);
@@ -352,11 +358,8 @@ TEST(ParquetSink, AFailedFlushIsDoneAgainAndReportsEveryPartition) {
   Schema landing = Landing();
   ParquetSinkOptions o;
   o.root = dir.path();
-  auto sink = MakeParquetSink(o);
-  ASSERT_TRUE(sink.ok());
-  auto loader = Loader::Make(landing);
-  ASSERT_TRUE(loader.ok());
-  ASSERT_TRUE((*sink)->Open((*loader)->arrow_schema(), DeadLetterSchema()).ok());
+  auto sink = OpenSink(o, landing);
+  ASSERT_TRUE(sink.ok()) << sink.status().ToString();
   std::vector<StreamRecord> records = Records("t", 0, 0, 10);
   for (const StreamRecord& r : Records("t", 1, 0, 10)) records.push_back(r);
   auto written = (*sink)->Write(Window(records, landing));
@@ -401,11 +404,8 @@ TEST(ParquetSink, DeadLettersKeepTheirEncodingsWhateverTheLandingColumnsAreNamed
   TempDir dir;
   ParquetSinkOptions o;
   o.root = dir.path();
-  auto sink = MakeParquetSink(o);
-  ASSERT_TRUE(sink.ok());
-  auto loader = Loader::Make(*landing);
-  ASSERT_TRUE(loader.ok());
-  ASSERT_TRUE((*sink)->Open((*loader)->arrow_schema(), DeadLetterSchema()).ok());
+  auto sink = OpenSink(o, *landing);
+  ASSERT_TRUE(sink.ok()) << sink.status().ToString();
   auto written = (*sink)->Write(Window(Records("t", 0, 0, 10, {3, 7}), *landing));
   ASSERT_TRUE(written.ok()) << written.status().ToString();
   auto flushed = (*sink)->Flush();
