@@ -365,10 +365,15 @@ class Reader {
 // An inline schema's JSON is bounded: YAML aliases can make a small document expand
 // exponentially when walked.
 constexpr size_t kMaxInlineSchemaBytes = 1u << 20;
+// ... and so is its nesting: an alias inside the node it names (`b: &b [*b]`) makes the
+// tree cyclic, which would be walked until the stack runs out.
+constexpr int kMaxInlineSchemaDepth = 64;
 
 // Emit a YAML tree as JSON (an inline schema is handed to the schema parser as JSON).
-void ToJson(const YAML::Node& n, std::string& out) {
-  if (out.size() > kMaxInlineSchemaBytes) return;
+// False when it nests deeper than kMaxInlineSchemaDepth (out is then incomplete).
+bool ToJson(const YAML::Node& n, std::string& out, int depth = 0) {
+  if (depth > kMaxInlineSchemaDepth) return false;
+  if (out.size() > kMaxInlineSchemaBytes) return true;
   auto quote = [&](const std::string& s) {
     out += '"';
     for (char c : s) {
@@ -389,20 +394,20 @@ void ToJson(const YAML::Node& n, std::string& out) {
     out += '{';
     bool first = true;
     for (const auto& kv : n) {
-      if (out.size() > kMaxInlineSchemaBytes) return;
+      if (out.size() > kMaxInlineSchemaBytes) return true;
       if (!first) out += ',';
       first = false;
       quote(kv.first.Scalar());
       out += ':';
-      ToJson(kv.second, out);
+      if (!ToJson(kv.second, out, depth + 1)) return false;
     }
     out += '}';
   } else if (n.IsSequence()) {
     out += '[';
     for (size_t i = 0; i < n.size(); ++i) {
-      if (out.size() > kMaxInlineSchemaBytes) return;
+      if (out.size() > kMaxInlineSchemaBytes) return true;
       if (i) out += ',';
-      ToJson(n[i], out);
+      if (!ToJson(n[i], out, depth + 1)) return false;
     }
     out += ']';
   } else if (n.IsScalar()) {
@@ -410,20 +415,21 @@ void ToJson(const YAML::Node& n, std::string& out) {
     bool plain = n.Tag() != "!";
     if (plain && (s == "true" || s == "false" || s == "null")) {
       out += s;
-      return;
+      return true;
     }
     if (plain && !s.empty()) {
       double d;
       auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), d);
       if (ec == std::errc() && p == s.data() + s.size()) {
         out += s;
-        return;
+        return true;
       }
     }
     quote(s);
   } else {
     out += "null";
   }
+  return true;
 }
 
 // Read `node[key]` when present into `set`.
@@ -542,7 +548,13 @@ void ReadSchema(Reader& r, const YAML::Node& v, EltConfig& c) {
       c.schema_origin = file.string();
     }
   } else if (v.IsMap() || v.IsSequence()) {
-    ToJson(v, json);
+    if (!ToJson(v, json)) {
+      r.Error("schema", v,
+              "the inline schema nests deeper than " +
+                  std::to_string(kMaxInlineSchemaDepth) +
+                  " levels (an alias inside the node it names?)");
+      return;
+    }
     c.schema_origin = "inline";
     if (json.size() > kMaxInlineSchemaBytes) {
       r.Error("schema", v, "the inline schema is too large (aliases expanding?)");

@@ -368,6 +368,19 @@ TEST(ConfigTest, AliasExpansionIsBounded) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
 }
 
+// An alias inside the node it names makes the YAML tree cyclic (found by the config
+// fuzzer: the walk overflowed the stack). It is refused, naming the schema.
+TEST(ConfigTest, AnAliasInsideItsOwnNodeIsRefused) {
+  const std::string text =
+      "a: &a [x, x]\nb: &b [*b, za]\nbrokers: b\ngroup: g\ntopics: [t]\n"
+      "schema: {fields: [*b, !*b]}\nsinks: [{parquet: {root: x}}]\n";
+  auto c = ParseEltConfig(text, "/");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("schema: the inline schema nests deeper than 64"),
+            std::string::npos)
+      << c.status().message().substr(0, 500);
+}
+
 TEST(ConfigTest, MakeSinksMakesEachKind) {
   auto c = ParseEltConfig(std::string(kMinimal) + "  - duckdb: {path: /tmp/k.duckdb}\n",
                           "/tmp");
