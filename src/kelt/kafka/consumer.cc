@@ -79,17 +79,6 @@ class Window::Impl {
   const rd_kafka_topic_t* last_rkt = nullptr;  // cache of Add()
   int32_t last_partition = -1;
   size_t last_span = 0;
-  // Each topic's name, measured once (record() is called for every record, on
-  // several threads: this is filled by Add only). The text is librdkafka's, alive as
-  // long as the messages.
-  std::vector<std::pair<const rd_kafka_topic_t*, std::string_view>> topic_names;
-
-  std::string_view TopicName(const rd_kafka_topic_t* rkt) const {
-    for (const auto& [t, name] : topic_names) {
-      if (t == rkt) return name;
-    }
-    return rd_kafka_topic_name(rkt);
-  }
   std::once_flag headers_once;
   std::vector<HeaderView> headers;
   std::vector<std::pair<uint32_t, uint32_t>> header_ranges;  // [begin, end) per message
@@ -101,10 +90,6 @@ class Window::Impl {
       it = spans.begin() + static_cast<std::ptrdiff_t>(last_span);
     } else {
       TopicPartition tp{rd_kafka_topic_name(m->rkt), m->partition};
-      if (std::none_of(topic_names.begin(), topic_names.end(),
-                       [&](const auto& t) { return t.first == m->rkt; })) {
-        topic_names.emplace_back(m->rkt, rd_kafka_topic_name(m->rkt));
-      }
       it = std::find_if(spans.begin(), spans.end(),
                         [&](const PartitionSpan& s) { return s.tp == tp; });
       if (it == spans.end()) {
@@ -189,7 +174,7 @@ bool Window::caught_up() const { return impl_->caught_up; }
 RecordView Window::record(size_t i, bool with_headers) const {
   const rd_kafka_message_t* m = impl_->messages[i].get();
   RecordView v;
-  v.topic = impl_->TopicName(m->rkt);
+  v.topic = rd_kafka_topic_name(m->rkt);
   v.partition = m->partition;
   v.offset = m->offset;
   rd_kafka_timestamp_type_t tstype = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE;
