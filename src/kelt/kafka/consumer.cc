@@ -734,6 +734,7 @@ class Consumer::Impl {
   // only when it already came (wait false). Retriable failures are retried
   // synchronously; a commit refused during a rebalance stays pending (FlushCommits).
   Status AwaitCommit(bool wait) {
+    constexpr int kWaitSeconds = 120;
     if (commit_in_flight_.empty()) return Status::OK();
     rd_kafka_event_t* ev = nullptr;
     for (int waited = 0; ev == nullptr;) {
@@ -742,13 +743,13 @@ class Consumer::Impl {
         rd_kafka_event_destroy(ev);  // nothing else is sent to this queue
         ev = nullptr;
       }
-      if (ev == nullptr && (!wait || ++waited >= 120)) break;
+      if (ev == nullptr && (!wait || ++waited >= kWaitSeconds)) break;
     }
     if (ev == nullptr) {
       if (!wait) return Status::OK();
       return Status::Kafka(
           "committing offsets: no answer from the group coordinator in " +
-          std::string("120 s"));
+          std::to_string(kWaitSeconds) + " s");
     }
     rd_kafka_resp_err_t err = rd_kafka_event_error(ev);
     if (!err) {
