@@ -346,6 +346,7 @@ class EltLoop::Impl {
     return LoadWindowParallel(w, loaders_, o_.min_records_per_loader);
   }
 
+  // The parts' rows and dead letters as one batch each (HandOff sums their stats).
   static Result<LoadedWindow> Join(std::vector<LoadedWindow> parts) {
     LoadedWindow landed;
     if (parts.size() == 1) {
@@ -355,7 +356,6 @@ class EltLoop::Impl {
       for (LoadedWindow& part : parts) {
         rows.push_back(std::move(part.batch));
         if (part.dead_letters != nullptr) dead.push_back(std::move(part.dead_letters));
-        landed.stats += part.stats;
       }
       auto batch = arrow::ConcatenateRecordBatches(rows, internal::WindowPool());
       if (!batch.ok()) {
