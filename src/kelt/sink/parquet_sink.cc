@@ -194,7 +194,6 @@ struct OpenFile {
   // Finishing it again after a failure picks up where the failure was:
   std::shared_ptr<arrow::Buffer> encoded;  // object store: the file, not yet uploaded
   bool published = false;                  // under its final name
-  Status broken;  // closing the writer failed: the file cannot be completed
 };
 
 // The open rotation of one partition.
@@ -208,8 +207,9 @@ struct Rotation {
   // Finishing it was tried and failed: it takes no more rows (the names of files
   // already published carry its range), only another attempt to finish it.
   bool finishing = false;
-  // It cannot be published (a write into it failed, or its directory could not be
-  // synced): every attempt fails with this until the partition is dropped.
+  // It cannot be published (a write into it failed; one of its files could not be
+  // encoded, closed or fsynced; its directory could not be synced): every attempt fails
+  // with this until the partition is dropped.
   Status broken;
 };
 
@@ -746,11 +746,16 @@ class ParquetSink final : public Sink {
       }
       rotations_.erase(it);
     }
-    OffsetMap& report = first.ok() ? *advanced : unreported_;
-    for (const auto& [tp, next] : first.ok() ? unreported_ : *advanced) {
-      report[tp] = std::max(report[tp], next);
+    if (!first.ok()) {
+      for (const auto& [tp, next] : *advanced) {
+        unreported_[tp] = std::max(unreported_[tp], next);
+      }
+      return first;
     }
-    if (first.ok()) unreported_.clear();
+    for (const auto& [tp, next] : unreported_) {
+      (*advanced)[tp] = std::max((*advanced)[tp], next);
+    }
+    unreported_.clear();
     return first;
   }
 
@@ -791,12 +796,16 @@ class ParquetSink final : public Sink {
     int i = 0;
     std::vector<std::string> published_dirs;
     // Each step is done once: after a failure (an upload refused, a rename that
-    // failed) finishing the rotation again resumes at the step that failed.
+    // failed) finishing the rotation again resumes at the step that failed. A failure
+    // that may have lost data breaks the rotation instead.
+    auto broken = [&rot](Status st) {
+      rot.broken = std::move(st);
+      return rot.broken;
+    };
     for (auto& [key, f] : rot.files) {
       ++i;
       if (root_.local) published_dirs.push_back(root_.Join(f.rel_dir));
       if (f.published) continue;
-      KELT_RETURN_NOT_OK(f.broken);
       const std::string final_path = root_.Join(f.rel_dir) + "/" +
                                      ParquetFileName(tp, rot.first, rot.last, i, parts);
       if (f.writer) {
@@ -804,22 +813,19 @@ class ParquetSink final : public Sink {
         arrow::Status closed = f.writer->Close();
         f.writer.reset();
         if (!closed.ok()) {
-          f.broken =
-              Status::IOError("finishing '" + final_path + "': " + closed.message());
-          return f.broken;
+          return broken(
+              Status::IOError("finishing '" + final_path + "': " + closed.message()));
         }
       }
       if (root_.local) {
         // A failed close or fsync may have lost written pages for good (a second
-        // fsync can succeed without them): the file is broken.
+        // fsync can succeed without them).
         if (arrow::Status closed = f.out->Close(); !closed.ok()) {
-          f.broken =
-              Status::IOError("closing '" + f.temp_path + "': " + closed.message());
-          return f.broken;
+          return broken(
+              Status::IOError("closing '" + f.temp_path + "': " + closed.message()));
         }
         if (Status synced = SyncPath(f.temp_path, false); !synced.ok()) {
-          f.broken = synced;
-          return f.broken;
+          return broken(std::move(synced));
         }
         std::error_code ec;
         std::filesystem::rename(f.temp_path, final_path, ec);
@@ -851,8 +857,7 @@ class ParquetSink final : public Sink {
                            published_dirs.end());
       for (const auto& d : published_dirs) {
         if (Status synced = SyncPath(d, true); !synced.ok()) {
-          rot.broken = synced;  // the renames may not survive a crash
-          return rot.broken;
+          return broken(std::move(synced));  // the renames may not survive a crash
         }
       }
     }
