@@ -40,8 +40,7 @@
 // records), --consumers bare,kelt,load (a subset, or "none"), --consumer-property K=V
 // (for the bare and the kelt consumers alike), --debug fetch,consumer (librdkafka debug
 // of the consumers and the ELT child, with kelt's log, on stderr). Per consumer run it
-// prints the time
-// spent in synchronous commits. Note librdkafka 2.0.2 stops fetching once
+// prints the time spent in synchronous commits. Note librdkafka 2.0.2 stops fetching once
 // queued.min.messages (100000) are queued and looks again only about 1 s later, so a
 // reader slower than the fetcher stalls: compare with
 // --consumer-property queued.min.messages=10000000.
