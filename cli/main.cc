@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "kelt/config.h"
 #include "kelt/dataset.h"
+#include "kelt/kafka.h"
 #include "kelt/load.h"
 #include "kelt/schema.h"
 #include "kelt/transform.h"
@@ -262,7 +263,9 @@ int RunValidate(const ConfigArgs& args) {
 int main(int argc, char** argv) {
   CLI::App app{"kelt — Kafka streaming ELT: Extract, Load, Transform"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "kelt 0.1.0");
+  app.set_version_flag("--version", "kelt 0.1.0 (librdkafka " +
+                                        kelt::KafkaClientVersion() + ", Arrow " +
+                                        arrow::GetBuildInfo().version_string + ")");
 
   LoadArgs load;
   auto* load_cmd = app.add_subcommand(

@@ -84,8 +84,9 @@ struct ProgressCounts {
   int64_t rows = 0;
   int64_t bad = 0;
   int64_t windows = 0;
-  int64_t lag = -1;         // -1: not measured yet
-  int64_t lag_records = 0;  // `records` when `lag` was measured
+  int64_t lag = -1;                 // -1: not measured yet
+  int64_t lag_records = 0;          // `records` when `lag` was measured
+  int64_t waiting_for_members = 0;  // before the first assignment (EltStats)
   Clock::time_point start = Clock::now();
 };
 
@@ -121,12 +122,17 @@ std::string ProgressText(ProgressCounts p, bool bar, bool catch_up) {
       o << "  ETA " << (rate > 0 ? HumanSeconds(static_cast<double>(p.lag) / rate) : "?");
     }
     if (p.bad > 0) o << "  bad " << p.bad;
+    if (p.waiting_for_members > 0) {
+      o << "  waiting for " << p.waiting_for_members
+        << " member(s) of the group to give up their partitions";
+    }
   } else {
     char r[32];
     std::snprintf(r, sizeof(r), "%.0f", rate);
     o << "progress records=" << p.records << " bytes=" << p.bytes << " rows=" << p.rows
       << " bad_records=" << p.bad << " windows=" << p.windows << " lag=" << p.lag
       << " rate=" << r << "/s";
+    if (p.waiting_for_members > 0) o << " waiting_for_members=" << p.waiting_for_members;
     if (catch_up) {
       o << " eta_s=";
       if (p.lag >= 0 && rate > 0) {
@@ -279,6 +285,7 @@ int RunService(const EltConfig& config, std::atomic<bool>* stop) {
       progress.c.rows = s.rows;
       progress.c.bad = s.bad_records;
       progress.c.windows = s.windows;
+      progress.c.waiting_for_members = s.waiting_for_members;
     }
     measure_lag(!*more);
     if (!*more) break;

@@ -6,8 +6,112 @@ set(KELT_PYTHON "${CMAKE_SOURCE_DIR}/.venv/bin/python" CACHE FILEPATH
 
 find_package(simdjson CONFIG REQUIRED)
 find_package(PkgConfig REQUIRED)
-pkg_check_modules(RDKAFKA REQUIRED IMPORTED_TARGET rdkafka)
-add_library(kelt::rdkafka ALIAS PkgConfig::RDKAFKA)
+find_package(Threads REQUIRED)
+# kelt::rdkafka, the Kafka client. KELT_RDKAFKA chooses where it comes from:
+#   vendored (default)  librdkafka 2.11.1, static, built by Confluent, provisioned by
+#                       scripts/bootstrap.sh (step "rdkafka") into $KELT_RDKAFKA_ROOT
+#   system              a shared librdkafka found by pkg-config (Debian's librdkafka-dev),
+#                       at least KELT_RDKAFKA_MIN_VERSION
+# The vendored archive carries its own OpenSSL, curl, zstd, lz4 and SASL. So that no copy
+# of those can meet another in a process (libpq's and pyarrow's OpenSSL, the librdkafka
+# of the confluent-kafka wheel next to kelt in Python), it is prelinked at configure time
+# into one relocatable object in which every symbol except rd_kafka_* is local: its TLS
+# calls bind to its own OpenSSL whatever the link order, and nothing but rd_kafka_* can be
+# exported (libkelt.so's version script and --exclude-libs hide those too).
+set(KELT_RDKAFKA "vendored" CACHE STRING "Kafka client: vendored (static 2.11.1) or system")
+set_property(CACHE KELT_RDKAFKA PROPERTY STRINGS vendored system)
+# The oldest librdkafka kelt runs on: Debian 12's. Below 2.2 the consumer wakes its own
+# fetchers (consumer.cc's notes); group_protocol=consumer needs 2.4 (kelt checks at run time).
+set(KELT_RDKAFKA_MIN_VERSION "2.0.2")
+if(KELT_RDKAFKA STREQUAL "system")
+  pkg_check_modules(RDKAFKA IMPORTED_TARGET rdkafka)
+  if(NOT RDKAFKA_FOUND)
+    message(FATAL_ERROR "kelt: KELT_RDKAFKA=system, but pkg-config finds no rdkafka "
+                        "(apt install librdkafka-dev), or configure with -DKELT_RDKAFKA=vendored")
+  endif()
+  if(RDKAFKA_VERSION VERSION_LESS KELT_RDKAFKA_MIN_VERSION)
+    message(FATAL_ERROR "kelt: the system librdkafka is ${RDKAFKA_VERSION}; kelt needs at "
+                        "least ${KELT_RDKAFKA_MIN_VERSION}. Use -DKELT_RDKAFKA=vendored.")
+  endif()
+  add_library(kelt::rdkafka ALIAS PkgConfig::RDKAFKA)
+  message(STATUS "kelt: librdkafka ${RDKAFKA_VERSION} from the system (pkg-config)")
+elseif(KELT_RDKAFKA STREQUAL "vendored")
+  if(DEFINED ENV{KELT_RDKAFKA_ROOT})
+    set(_kelt_rdkafka_default "$ENV{KELT_RDKAFKA_ROOT}")
+  elseif(DEFINED ENV{KELT_CACHE})
+    set(_kelt_rdkafka_default "$ENV{KELT_CACHE}/librdkafka/2.11.1")
+  else()
+    set(_kelt_rdkafka_default "$ENV{HOME}/.cache/kelt/librdkafka/2.11.1")
+  endif()
+  set(KELT_RDKAFKA_ROOT "${_kelt_rdkafka_default}" CACHE PATH
+      "librdkafka (include/librdkafka/rdkafka.h, lib/librdkafka.a) from scripts/bootstrap.sh")
+  set(_kelt_rdkafka_archive "${KELT_RDKAFKA_ROOT}/lib/librdkafka.a")
+  set(_kelt_rdkafka_header "${KELT_RDKAFKA_ROOT}/include/librdkafka/rdkafka.h")
+  if(NOT EXISTS "${_kelt_rdkafka_archive}" OR NOT EXISTS "${_kelt_rdkafka_header}")
+    message(FATAL_ERROR "kelt: no librdkafka in ${KELT_RDKAFKA_ROOT}; run scripts/bootstrap.sh "
+                        "(step rdkafka), or configure with -DKELT_RDKAFKA=system")
+  endif()
+  file(STRINGS "${_kelt_rdkafka_header}" _kelt_rdkafka_hex
+       REGEX "^#define RD_KAFKA_VERSION +0x[0-9a-fA-F]+")
+  string(REGEX REPLACE ".*0x([0-9a-fA-F][0-9a-fA-F])([0-9a-fA-F][0-9a-fA-F])([0-9a-fA-F][0-9a-fA-F]).*"
+         "\\1;\\2;\\3" _kelt_rdkafka_parts "${_kelt_rdkafka_hex}")
+  set(_kelt_rdkafka_version "")
+  foreach(_part ${_kelt_rdkafka_parts})
+    math(EXPR _part "0x${_part}")
+    string(APPEND _kelt_rdkafka_version "${_part}.")
+  endforeach()
+  string(REGEX REPLACE "\\.$" "" _kelt_rdkafka_version "${_kelt_rdkafka_version}")
+  if(_kelt_rdkafka_version VERSION_LESS KELT_RDKAFKA_MIN_VERSION)
+    message(FATAL_ERROR "kelt: ${KELT_RDKAFKA_ROOT} holds librdkafka ${_kelt_rdkafka_version}; "
+                        "kelt needs at least ${KELT_RDKAFKA_MIN_VERSION}")
+  endif()
+  # The prelink: one object with only rd_kafka_* global, archived for the linker.
+  find_program(KELT_NM NAMES nm REQUIRED)
+  find_program(KELT_LD NAMES ld.bfd ld REQUIRED)
+  find_program(KELT_OBJCOPY NAMES objcopy REQUIRED)
+  find_program(KELT_AR NAMES ar REQUIRED)
+  set(_kelt_rdkafka_dir "${CMAKE_BINARY_DIR}/rdkafka")
+  set(_kelt_rdkafka_bundle "${_kelt_rdkafka_dir}/libkelt_rdkafka.a")
+  if(NOT EXISTS "${_kelt_rdkafka_bundle}" OR
+     "${_kelt_rdkafka_archive}" IS_NEWER_THAN "${_kelt_rdkafka_bundle}")
+    file(MAKE_DIRECTORY "${_kelt_rdkafka_dir}")
+    execute_process(COMMAND "${KELT_NM}" -g --defined-only "${_kelt_rdkafka_archive}"
+                    OUTPUT_VARIABLE _kelt_nm ERROR_QUIET RESULT_VARIABLE _rc)
+    string(REGEX MATCHALL "[^\n]* [TDBRV] rd_kafka_[A-Za-z0-9_]+" _kelt_api "${_kelt_nm}")
+    list(TRANSFORM _kelt_api REPLACE ".* " "")
+    list(REMOVE_DUPLICATES _kelt_api)
+    list(LENGTH _kelt_api _n)
+    if(NOT _rc EQUAL 0 OR _n LESS 500)
+      message(FATAL_ERROR "kelt: reading the symbols of ${_kelt_rdkafka_archive} failed")
+    endif()
+    string(REPLACE ";" "\n" _kelt_keep "${_kelt_api}")
+    file(WRITE "${_kelt_rdkafka_dir}/api.txt" "${_kelt_keep}\n")
+    list(TRANSFORM _kelt_api PREPEND "-u" OUTPUT_VARIABLE _kelt_undef)
+    # -d allocates common symbols (OpenSSL's OPENSSL_ia32cap_P) so they can be made local.
+    execute_process(
+      COMMAND "${KELT_LD}" -r -d -o "${_kelt_rdkafka_dir}/rdkafka_all.o" ${_kelt_undef}
+              "${_kelt_rdkafka_archive}"
+      COMMAND_ERROR_IS_FATAL ANY)
+    execute_process(
+      COMMAND "${KELT_OBJCOPY}" "--keep-global-symbols=${_kelt_rdkafka_dir}/api.txt"
+              "${_kelt_rdkafka_dir}/rdkafka_all.o" "${_kelt_rdkafka_dir}/rdkafka.o"
+      COMMAND_ERROR_IS_FATAL ANY)
+    file(REMOVE "${_kelt_rdkafka_dir}/rdkafka_all.o" "${_kelt_rdkafka_bundle}")
+    execute_process(
+      COMMAND "${KELT_AR}" rcs "${_kelt_rdkafka_bundle}" "${_kelt_rdkafka_dir}/rdkafka.o"
+      COMMAND_ERROR_IS_FATAL ANY)
+    file(REMOVE "${_kelt_rdkafka_dir}/rdkafka.o")
+  endif()
+  add_library(kelt::rdkafka STATIC IMPORTED GLOBAL)
+  set_target_properties(kelt::rdkafka PROPERTIES
+    IMPORTED_LOCATION "${_kelt_rdkafka_bundle}"
+    INTERFACE_INCLUDE_DIRECTORIES "${KELT_RDKAFKA_ROOT}/include"
+    INTERFACE_LINK_LIBRARIES "m;dl;Threads::Threads;rt"
+    INTERFACE_LINK_OPTIONS "LINKER:--exclude-libs,libkelt_rdkafka.a")
+  message(STATUS "kelt: librdkafka ${_kelt_rdkafka_version} vendored from ${KELT_RDKAFKA_ROOT}")
+else()
+  message(FATAL_ERROR "kelt: KELT_RDKAFKA must be vendored or system, not '${KELT_RDKAFKA}'")
+endif()
 pkg_check_modules(PQ REQUIRED IMPORTED_TARGET libpq)
 add_library(kelt::pq ALIAS PkgConfig::PQ)
 
@@ -95,7 +199,6 @@ foreach(_lib ${_kelt_duckdb_libs})
   endif()
   list(APPEND _kelt_duckdb_archives "${_archive}")
 endforeach()
-find_package(Threads REQUIRED)
 add_library(kelt::duckdb INTERFACE IMPORTED GLOBAL)
 set_target_properties(kelt::duckdb PROPERTIES
   INTERFACE_INCLUDE_DIRECTORIES "${KELT_DUCKDB_ROOT}/include"

@@ -8,11 +8,12 @@
 #   apt     Debian packages (compilers, librdkafka, simdjson, libpq, PostgreSQL, gtest, ...)
 #   venv    $KELT_VENV with pinned pyarrow, nanobind, scikit-build-core, pytest, numpy,
 #           confluent-kafka, polars, duckdb
+#   rdkafka librdkafka $KELT_RDKAFKA_VERSION, static, built by Confluent (Go module proxy:
+#           confluent-kafka-go's librdkafka_vendor/) into $KELT_RDKAFKA_ROOT, verified once
+#           by linking a tiny C program that checks the version and the TLS/SASL features
 #   duckdb  DuckDB's C API as static libraries (Go module proxy) into $KELT_DUCKDB_ROOT,
 #           verified once by linking and running a tiny C++ program
-#   kafka   Apache Kafka broker jars (Maven Central) into $KELT_KAFKA_LIBS, and those of
-#           $KELT_KAFKA_SCRAM_VERSION (the broker librdkafka < 2.6.1 can log in to with SCRAM)
-#           into $KELT_KAFKA_SCRAM_LIBS
+#   kafka   Apache Kafka $KELT_KAFKA_VERSION broker jars (Maven Central) into $KELT_KAFKA_LIBS
 #   maven   the Java wrapper's Maven plugins and dependencies (java/pom.xml) into ~/.m2
 # Downloads are cached in $KELT_CACHE (default ~/.cache/kelt); logs of the slow commands go
 # to $KELT_CACHE/logs/. Locations and versions: scripts/lib/paths.sh.
@@ -35,7 +36,7 @@ PY_PINS=(
 )
 APT_PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config git curl ca-certificates
-  librdkafka-dev libsimdjson-dev libpq-dev postgresql postgresql-contrib
+  libsimdjson-dev libpq-dev postgresql postgresql-contrib
   libgtest-dev libgmock-dev googletest libbenchmark-dev libcli11-dev libyaml-cpp-dev libcivetweb-dev
   nlohmann-json3-dev clang clang-format clang-tidy libclang-rt-14-dev maven tmux
 )
@@ -54,17 +55,11 @@ KAFKA_LOG4J="$KELT_ROOT/scripts/kafka/log4j2.properties"
 VENV_STAMP="$KELT_VENV/.kelt-bootstrap"
 DUCKDB_STAMP="$KELT_DUCKDB_ROOT/.kelt-verified"
 kafka_stamp() { echo "$(dirname "$1")/.kelt-bootstrap"; }   # kafka_stamp LIBS
-# The Kafka jar sets: "VERSION LIBS" lines (the SCRAM one only when it is another version).
-kafka_sets() {
-  echo "$KELT_KAFKA_VERSION $KELT_KAFKA_LIBS"
-  [[ "$KELT_KAFKA_SCRAM_VERSION" == "$KELT_KAFKA_VERSION" ]] \
-    || echo "$KELT_KAFKA_SCRAM_VERSION $KELT_KAFKA_SCRAM_LIBS"
-}
 LOG_DIR="$KELT_CACHE/logs"
 PYTHON="${KELT_PYTHON:-python3}"
 
 # ---- helpers --------------------------------------------------------------------------------
-usage() { sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { awk 'NR == 1 { next } /^#/ { sub(/^# ?/, ""); print; next } { exit }' "${BASH_SOURCE[0]}"; }
 say()  { printf '[bootstrap] %s\n' "$*"; }
 die()  { printf '[bootstrap] ERROR: %s\n' "$*" >&2; exit 1; }
 now()  { date +%s.%N; }
@@ -181,6 +176,103 @@ step_venv() {
   venv_ok || die "venv: installed, but the check still fails (see $LOG_DIR/pip.log)"
 }
 
+# go_module_dir MODULE VERSION: download a Go module into $KELT_CACHE/gopath and print the
+# folder it was unpacked into (read only; copy out of it).
+go_module_dir() {
+  local gobin tmp dir
+  gobin="$(find_go)"
+  [[ -n "$gobin" ]] || die "no go toolchain (the apt step should have installed golang-go)"
+  tmp="$(mktemp -d)"
+  say "go mod download $1@$2" >&2
+  (
+    cd "$tmp"
+    export GOPATH="$KELT_CACHE/gopath" GOMODCACHE="$KELT_CACHE/gopath/pkg/mod" GOFLAGS=-modcacherw
+    "$gobin" mod init tmp >/dev/null 2>&1
+    "$gobin" mod download -json "$1@$2" >"$tmp/download.json" 2>"$tmp/download.err"
+  ) || { cat "$tmp/download.json" "$tmp/download.err" >&2; rm -rf "$tmp"; die "go mod download $1@$2 failed"; }
+  dir="$(sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p' "$tmp/download.json")"
+  rm -rf "$tmp"
+  [[ -n "$dir" && -d "$dir" ]] || die "go mod download $1@$2: no module folder in its answer"
+  echo "$dir"
+}
+
+# ---- step: rdkafka --------------------------------------------------------------------------
+RDKAFKA_GO_MODULE=github.com/confluentinc/confluent-kafka-go/v2
+RDKAFKA_STAMP="$KELT_RDKAFKA_ROOT/.kelt-verified"
+RDKAFKA_FEATURES=(ssl sasl_scram sasl_oauthbearer zstd lz4)   # what kelt relies on
+rdkafka_files_ok() {
+  [[ -f "$KELT_RDKAFKA_ROOT/include/librdkafka/rdkafka.h" && \
+     -f "$KELT_RDKAFKA_ROOT/include/librdkafka/rdkafka_mock.h" && \
+     -f "$KELT_RDKAFKA_ROOT/lib/librdkafka.a" ]]
+}
+rdkafka_ok() {
+  rdkafka_files_ok && [[ -f "$RDKAFKA_STAMP" ]] \
+    && head -n1 "$RDKAFKA_STAMP" | grep -qxF "$KELT_RDKAFKA_GO_MODULE_VERSION"
+}
+
+rdkafka_download() {
+  local dir vendor staging
+  dir="$(go_module_dir "$RDKAFKA_GO_MODULE" "$KELT_RDKAFKA_GO_MODULE_VERSION")"
+  vendor="$dir/kafka/librdkafka_vendor"
+  [[ -f "$vendor/librdkafka_glibc_linux_amd64.a" && -f "$vendor/rdkafka.h" ]] \
+    || die "rdkafka: $RDKAFKA_GO_MODULE@$KELT_RDKAFKA_GO_MODULE_VERSION has no librdkafka_vendor/librdkafka_glibc_linux_amd64.a"
+  staging="$KELT_RDKAFKA_ROOT.tmp.$$"
+  rm -rf "$staging"
+  mkdir -p "$staging/include/librdkafka" "$staging/lib"
+  cp "$vendor/rdkafka.h" "$vendor/rdkafka_mock.h" "$staging/include/librdkafka/"
+  cp "$vendor/librdkafka_glibc_linux_amd64.a" "$staging/lib/librdkafka.a"
+  [[ -f "$vendor/LICENSES.txt" ]] && cp "$vendor/LICENSES.txt" "$staging/"
+  chmod -R u+w "$staging"
+  rm -rf "$KELT_RDKAFKA_ROOT"
+  mkdir -p "$(dirname "$KELT_RDKAFKA_ROOT")"
+  mv "$staging" "$KELT_RDKAFKA_ROOT"
+}
+
+# Links a C program against the archive as CMake does (-lm -ldl -lpthread -lrt) and checks
+# the version it reports and the features kelt relies on.
+rdkafka_verify() {
+  local tmp out version features f
+  tmp="$(mktemp -d)"
+  cat >"$tmp/t.c" <<'EOF'
+#include <librdkafka/rdkafka.h>
+#include <stdio.h>
+int main(void) {
+  char features[512];
+  size_t size = sizeof(features);
+  rd_kafka_conf_t *conf = rd_kafka_conf_new();
+  if (rd_kafka_conf_get(conf, "builtin.features", features, &size) != RD_KAFKA_CONF_OK) return 2;
+  rd_kafka_conf_destroy(conf);
+  printf("%s\n%s\n", rd_kafka_version_str(), features);
+  return 0;
+}
+EOF
+  say "rdkafka: verifying: link with ${CC:-gcc} and read the version and builtin.features"
+  run_logged rdkafka-verify "${CC:-gcc}" -O0 -I"$KELT_RDKAFKA_ROOT/include" "$tmp/t.c" \
+    "$KELT_RDKAFKA_ROOT/lib/librdkafka.a" -lm -ldl -lpthread -lrt -o "$tmp/t" \
+    || { rm -rf "$tmp"; die "rdkafka: test program does not compile or link"; }
+  out="$("$tmp/t")" || { rm -rf "$tmp"; die "rdkafka: test program failed"; }
+  rm -rf "$tmp"
+  version="$(sed -n 1p <<<"$out")"
+  features="$(sed -n 2p <<<"$out")"
+  [[ "$version" == "$KELT_RDKAFKA_VERSION" ]] \
+    || die "rdkafka: library says '$version', KELT_RDKAFKA_VERSION is $KELT_RDKAFKA_VERSION"
+  for f in "${RDKAFKA_FEATURES[@]}"; do
+    [[ ",$features," == *",$f,"* ]] || die "rdkafka: builtin.features lacks $f: $features"
+  done
+  printf '%s\n%s\n%s\n' "$KELT_RDKAFKA_GO_MODULE_VERSION" "$version" "$features" >"$RDKAFKA_STAMP"
+}
+
+step_rdkafka() {
+  if rdkafka_ok; then say "rdkafka: $KELT_RDKAFKA_ROOT ready"; return; fi
+  # Files there but never verified (an interrupted run): verify only; else download.
+  if ! rdkafka_files_ok || [[ -f "$RDKAFKA_STAMP" ]]; then
+    rm -f "$RDKAFKA_STAMP"
+    rdkafka_download
+  fi
+  rdkafka_verify
+  say "rdkafka: librdkafka $(sed -n 2p "$RDKAFKA_STAMP") links and runs"
+}
+
 # ---- step: duckdb ---------------------------------------------------------------------------
 duckdb_files_ok() {
   [[ -f "$KELT_DUCKDB_ROOT/include/duckdb.h" ]] || return 1
@@ -193,20 +285,9 @@ duckdb_ok() {
 }
 
 duckdb_download() {
-  local gobin tmp dir staging
-  gobin="$(find_go)"
-  [[ -n "$gobin" ]] || die "duckdb: no go toolchain (the apt step should have installed golang-go)"
-  tmp="$(mktemp -d)"
-  say "duckdb: go mod download $DUCKDB_GO_MODULE@$KELT_DUCKDB_GO_MODULE_VERSION"
-  (
-    cd "$tmp"
-    export GOPATH="$KELT_CACHE/gopath" GOMODCACHE="$KELT_CACHE/gopath/pkg/mod" GOFLAGS=-modcacherw
-    "$gobin" mod init tmp >/dev/null 2>&1
-    "$gobin" mod download -json "$DUCKDB_GO_MODULE@$KELT_DUCKDB_GO_MODULE_VERSION" >"$tmp/download.json" 2>"$tmp/download.err"
-  ) || { cat "$tmp/download.json" "$tmp/download.err" >&2; rm -rf "$tmp"; die "duckdb: go mod download failed"; }
-  dir="$(sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p' "$tmp/download.json")"
-  rm -rf "$tmp"
-  [[ -n "$dir" && -f "$dir/duckdb.h" ]] || die "duckdb: module has no duckdb.h (dir '$dir')"
+  local dir staging
+  dir="$(go_module_dir "$DUCKDB_GO_MODULE" "$KELT_DUCKDB_GO_MODULE_VERSION")"
+  [[ -f "$dir/duckdb.h" ]] || die "duckdb: module has no duckdb.h (dir '$dir')"
 
   staging="$KELT_DUCKDB_ROOT.tmp.$$"
   rm -rf "$staging"
@@ -275,7 +356,8 @@ step_duckdb() {
 }
 
 # ---- step: kafka ----------------------------------------------------------------------------
-# One jar set per version, each with its own stamp; the same pom serves every version.
+# One jar set per version, each with its own stamp; the same pom serves every version (so
+# KELT_KAFKA_VERSION=V bash scripts/bootstrap.sh fetches V for `kafka.sh --kafka-version V`).
 kafka_key() { echo "kafka=$1 pom=$(sha256sum "$KAFKA_POM" | cut -c1-64)"; }   # kafka_key VERSION
 kafka_ok() {   # kafka_ok VERSION LIBS
   local stamp; stamp="$(kafka_stamp "$2")"
@@ -312,10 +394,7 @@ kafka_fetch() {
   printf '%s\n%s\n' "$(kafka_key "$kv")" "$version" >"$stamp"
 }
 
-step_kafka() {
-  local kv libs
-  while read -r kv libs; do kafka_fetch "$kv" "$libs"; done < <(kafka_sets)
-}
+step_kafka() { kafka_fetch "$KELT_KAFKA_VERSION" "$KELT_KAFKA_LIBS"; }
 
 # ---- step: maven ----------------------------------------------------------------------------
 # The Java wrapper's Maven plugins and dependencies (java/pom.xml) into ~/.m2 ahead of
@@ -346,11 +425,10 @@ check_all() {
   done
   [[ -n "$(find_go)" ]] || problems+=("go toolchain")
   venv_ok || problems+=("python venv $KELT_VENV with ${PY_PINS[*]}")
+  rdkafka_ok || problems+=("librdkafka $KELT_RDKAFKA_VERSION in $KELT_RDKAFKA_ROOT (downloaded and link-verified)")
   duckdb_ok || problems+=("duckdb $KELT_DUCKDB_VERSION in $KELT_DUCKDB_ROOT (downloaded and link-verified)")
-  local kv libs
-  while read -r kv libs; do
-    kafka_ok "$kv" "$libs" || problems+=("kafka $kv jars in $libs")
-  done < <(kafka_sets)
+  kafka_ok "$KELT_KAFKA_VERSION" "$KELT_KAFKA_LIBS" \
+    || problems+=("kafka $KELT_KAFKA_VERSION jars in $KELT_KAFKA_LIBS")
   [[ -f "$KAFKA_LOG4J" ]] || problems+=("$KAFKA_LOG4J")
   [[ -n "$KELT_JAVA25_HOME" && -x "$KELT_JAVA25_HOME/bin/java" ]] \
     || say "warning: no Java 25 JDK under /usr/lib/jvm (only the Java wrapper needs it)"
@@ -374,11 +452,11 @@ summary() {
 repo        $KELT_ROOT
 cache       $KELT_CACHE
 g++         $(g++ -dumpfullversion 2>/dev/null || echo '?'), $(cmake --version | head -n1)
-librdkafka  $(dpkg-query -W -f='${Version}' librdkafka-dev 2>/dev/null), simdjson $(dpkg-query -W -f='${Version}' libsimdjson-dev 2>/dev/null), libpq $(dpkg-query -W -f='${Version}' libpq-dev 2>/dev/null)
+librdkafka  $(sed -n 2p "$RDKAFKA_STAMP") static ($(sed -n 3p "$RDKAFKA_STAMP")) in $KELT_RDKAFKA_ROOT
+simdjson    $(dpkg-query -W -f='${Version}' libsimdjson-dev 2>/dev/null), libpq $(dpkg-query -W -f='${Version}' libpq-dev 2>/dev/null)
 python venv $KELT_VENV ($("$KELT_VENV/bin/python" --version 2>&1)): ${PY_PINS[*]}
 duckdb      $(sed -n 2p "$DUCKDB_STAMP") (go module $KELT_DUCKDB_GO_MODULE_VERSION) in $KELT_DUCKDB_ROOT
 kafka       $(sed -n 2p "$(kafka_stamp "$KELT_KAFKA_LIBS")") broker jars in $KELT_KAFKA_LIBS
-            $(sed -n 2p "$(kafka_stamp "$KELT_KAFKA_SCRAM_LIBS")") (for librdkafka SCRAM) in $KELT_KAFKA_SCRAM_LIBS
             log4j config: $KAFKA_LOG4J
 java        $(java -version 2>&1 | head -n1)
 java 25     $java25
@@ -400,7 +478,7 @@ exec 9>"$KELT_CACHE/.bootstrap.lock"
 flock 9
 
 T0="$(now)"
-for step in apt venv duckdb kafka maven; do
+for step in apt venv rdkafka duckdb kafka maven; do
   t="$(now)"
   "step_$step"
   say "$step: done in $(since "$t")"

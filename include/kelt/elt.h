@@ -46,7 +46,10 @@ struct EltOptions {
   int64_t min_records_per_loader = 16'384;
   /// With until_caught_up: fail when no partition has been assigned this long after the
   /// start (a broker that cannot be reached, a topic that does not exist, more members
-  /// than partitions) instead of waiting forever. 0: wait forever.
+  /// than partitions) instead of waiting forever. 0: wait forever. When other members of
+  /// the group hold the partitions (members killed without leaving keep them until their
+  /// session times out), the loop waits for them and counts this from when a live member
+  /// could have had them: the start plus the session timeout.
   std::chrono::milliseconds assignment_timeout{60'000};
   /// Stop after this many windows (0: no limit). For tests and smoke runs.
   int64_t max_windows = 0;
@@ -71,6 +74,9 @@ struct EltStats {
   /// Durable next offset per sink and partition.
   std::map<std::string, OffsetMap> durable;
   bool caught_up = false;
+  /// Before the first assignment of a catch-up run: other members of the group that
+  /// hold partitions and are being waited for (0: none known).
+  int64_t waiting_for_members = 0;
 };
 
 /// Called after each window is written (on the loop's thread), with the stats then.

@@ -13,6 +13,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -40,6 +41,25 @@ std::string ToString(const TopicPartition& tp);
 // --- consumer
 // ---------------------------------------------------------------------------
 
+/// Return the version of the librdkafka kelt runs on, e.g. "2.11.1".
+std::string KafkaClientVersion();
+
+/// The consumer group protocol (librdkafka's `group.protocol`).
+enum class GroupProtocol : uint8_t {
+  /// The classic protocol: a member leads, every rebalance stops the whole group (kelt
+  /// uses the eager range assignor). Works with every broker.
+  kClassic,
+  /// KIP-848 (Kafka >= 4.0): the broker assigns, incrementally; a rebalance stops only
+  /// the partitions that move. The session timeout is the broker's
+  /// (group.consumer.session.timeout.ms).
+  kConsumer,
+};
+
+/// Parse "classic" or "consumer"; an error names `what` and the accepted values.
+Result<GroupProtocol> ParseGroupProtocol(std::string_view text,
+                                         std::string_view what = "group_protocol");
+std::string_view GroupProtocolName(GroupProtocol protocol);
+
 struct ConsumerOptions {
   /// bootstrap.servers. Required.
   std::string brokers;
@@ -49,7 +69,17 @@ struct ConsumerOptions {
   std::vector<std::string> topics;
   /// "earliest" (default), "latest" or "error".
   std::string auto_offset_reset = "earliest";
+  /// classic only: the broker drops a member that stopped heartbeating after this.
   std::optional<int> session_timeout_ms;
+  /// classic (the default) or consumer (KIP-848). A `group.protocol` property sets it
+  /// too (they must agree).
+  GroupProtocol group_protocol = GroupProtocol::kClassic;
+  /// group.instance.id: static membership. A member that restarts with the same id
+  /// takes its partitions back at once (classic) instead of waiting for the session of
+  /// its dead predecessor to time out; it does not leave the group on Close. Stable per
+  /// worker (a StatefulSet pod name, a systemd instance name) and unique in the group.
+  /// Empty: dynamic membership.
+  std::string instance_id;
   /// Any librdkafka property (security.protocol, sasl.*, ssl.*, fetch.*, …). Values are
   /// never logged. kelt refuses to let these turn on auto commit or auto offset store.
   std::map<std::string, std::string> properties;
@@ -142,7 +172,8 @@ class Window {
 class Consumer {
  public:
   /// Validate options (RDP's messages: "kafka brokers must not be empty", …), create
-  /// the client with manual commits and the eager range assignor, and subscribe.
+  /// the client with manual commits (the classic protocol with the eager range assignor,
+  /// or KIP-848's incremental one), and subscribe.
   static Result<std::unique_ptr<Consumer>> Make(const ConsumerOptions& options);
   ~Consumer();
   Consumer(const Consumer&) = delete;
@@ -189,6 +220,15 @@ class Consumer {
   std::vector<TopicPartition> TakeLostPartitions();
   /// The current assignment.
   std::vector<TopicPartition> Assignment() const;
+  /// How many other members of the group hold partitions now (asks the group
+  /// coordinator; bounded by `timeout`). A member killed without leaving keeps its
+  /// partitions until its session times out.
+  Result<int> OtherMembersHoldingPartitions(
+      std::chrono::milliseconds timeout = std::chrono::seconds(5));
+  /// The session timeout the group's members were asked to keep (session_timeout_ms,
+  /// else librdkafka's 45 s; with the consumer protocol the broker decides: 45 s by
+  /// default).
+  std::chrono::milliseconds SessionTimeout() const;
   /// Lag per assigned partition (queries the broker; bounded by `timeout`).
   Result<std::vector<PartitionLag>> Lag(
       std::chrono::milliseconds timeout = std::chrono::seconds(5));

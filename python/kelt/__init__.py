@@ -29,6 +29,7 @@ from ._kelt import (  # noqa: F401  (the exception classes live in the native mo
     SchemaMismatchError,
     StorageError,
     UnavailableError,
+    librdkafka_version,
 )
 from ._window import LandedWindow, PartitionSpan
 from ._rdp import (
@@ -68,6 +69,7 @@ __all__ = [
     "log_to_logging",
     "set_log_handler",
     "export_dataset_to_kafka",
+    "librdkafka_version",
     "normalize_schema",
     "poll_kafka_window",
     "poll_kafka_window_loaded",

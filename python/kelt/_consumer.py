@@ -36,7 +36,9 @@ class Consumer:
     ...     c.commit(w)
 
     Offsets are committed only by :meth:`commit` (never automatically), so a crash before
-    it re-reads the window. ``properties`` passes any librdkafka property through
+    it re-reads the window. ``group_protocol`` is ``"classic"`` or ``"consumer"``
+    (KIP-848, Kafka >= 4.0); ``instance_id`` makes the member static (a restarted worker
+    takes its partitions back at once). ``properties`` passes any librdkafka property through
     (``security.protocol``, ``sasl.*``, ``ssl.*``, ``fetch.*``, …). Topics starting with
     ``^`` are regular expressions. Every call releases the GIL while it waits; one
     consumer may be shared between threads (calls are serialized).
@@ -45,10 +47,13 @@ class Consumer:
     def __init__(self, brokers: str, group_id: str, topics: Union[str, Sequence[str]], *,
                  auto_offset_reset: str = "earliest",
                  session_timeout_ms: Optional[int] = None,
+                 group_protocol: str = "classic", instance_id: Optional[str] = None,
                  properties: Optional[Mapping[str, Any]] = None) -> None:
         config: dict[str, Any] = {"brokers": brokers, "group_id": group_id,
                                   "topics": topics_list(topics),
                                   "auto_offset_reset": auto_offset_reset,
+                                  "group_protocol": group_protocol,
+                                  "instance_id": instance_id or "",
                                   "properties": properties_dict(properties)}
         if session_timeout_ms is not None:
             config["session_timeout_ms"] = int(session_timeout_ms)

@@ -105,7 +105,8 @@ class EltLoop:
                  max_wait_ms: int = 1000, on_bad_record: str = "dead_letter",
                  strict_payload: bool = False, until_caught_up: bool = False,
                  max_windows: int = 0, auto_offset_reset: str = "earliest",
-                 session_timeout_ms: Optional[int] = None,
+                 session_timeout_ms: Optional[int] = None, group_protocol: str = "classic",
+                 instance_id: Optional[str] = None,
                  assignment_timeout_ms: int = 60_000, min_records_per_loader: int = 16_384,
                  properties: Optional[Mapping[str, Any]] = None) -> None:
         config: dict[str, Any] = {
@@ -115,6 +116,7 @@ class EltLoop:
             "on_bad_record": check_policy(on_bad_record),
             "strict_payload": bool(strict_payload), "until_caught_up": bool(until_caught_up),
             "max_windows": int(max_windows), "auto_offset_reset": auto_offset_reset,
+            "group_protocol": group_protocol, "instance_id": instance_id or "",
             "assignment_timeout_ms": int(assignment_timeout_ms),
             "min_records_per_loader": int(min_records_per_loader),
             "properties": properties_dict(properties),

@@ -100,6 +100,12 @@ class DictReader {
     Get(key, &value);
     *out = value;
   }
+  void Get(const char* key, GroupProtocol* out) const {
+    if (!Has(key)) return;
+    std::string text;
+    Get(key, &text);
+    *out = ValueOrThrow(ParseGroupProtocol(text, where_ + ": " + key));
+  }
   void Get(const char* key, std::map<std::string, std::string>* out) const {
     if (!Has(key)) return;
     nb::object v = d_[key];
@@ -260,6 +266,8 @@ class PyConsumer {
     r.Get("topics", &o.topics);
     r.Get("auto_offset_reset", &o.auto_offset_reset);
     r.Get("session_timeout_ms", &o.session_timeout_ms);
+    r.Get("group_protocol", &o.group_protocol);
+    r.Get("instance_id", &o.instance_id);
     r.Get("properties", &o.properties);
     nb::gil_scoped_release release;
     consumer_ = ValueOrThrow(Consumer::Make(o));
@@ -527,6 +535,8 @@ class PyEltLoop {
     r.Get("topics", &o.consumer.topics);
     r.Get("auto_offset_reset", &o.consumer.auto_offset_reset);
     r.Get("session_timeout_ms", &o.consumer.session_timeout_ms);
+    r.Get("group_protocol", &o.consumer.group_protocol);
+    r.Get("instance_id", &o.consumer.instance_id);
     r.Get("properties", &o.consumer.properties);
     r.Get("max_records", &o.window.max_records);
     r.Get("max_bytes", &o.window.max_bytes);
@@ -927,6 +937,7 @@ NB_MODULE(_kelt, m) {
 
   m.def("load_records_json", &LoadRecordsJsonCall, "records_json"_a, "schema_json"_a,
         "on_bad_record"_a, "strict_payload"_a);
+  m.def("librdkafka_version", [] { return KafkaClientVersion(); });
   m.def("poll_window", &PollWindowCall, "config_json"_a);
   m.def("poll_window_loaded", &PollWindowLoadedCall, "config_json"_a, "schema_json"_a,
         "on_bad_record"_a, "strict_payload"_a);

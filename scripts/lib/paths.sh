@@ -22,14 +22,19 @@ export KELT_DUCKDB_VERSION="${KELT_DUCKDB_VERSION:-1.5.6}"
 export KELT_DUCKDB_GO_MODULE_VERSION="${KELT_DUCKDB_GO_MODULE_VERSION:-v0.10506.0}"
 export KELT_DUCKDB_ROOT="${KELT_DUCKDB_ROOT:-$KELT_CACHE/duckdb/$KELT_DUCKDB_VERSION}"   # include/duckdb.h, lib/*.a
 
-# Apache Kafka broker jars from Maven Central (scripts/kafka/pom.xml).
+# librdkafka, the Kafka client: a static library built by Confluent (OpenSSL, SASL/SCRAM,
+# OAUTHBEARER/OIDC, zstd, lz4 and curl inside), taken from the Go module proxy
+# (github.com/confluentinc/confluent-kafka-go/v2, folder kafka/librdkafka_vendor/).
+# $KELT_RDKAFKA_ROOT holds include/librdkafka/rdkafka.h (+ rdkafka_mock.h) and lib/librdkafka.a.
+export KELT_RDKAFKA_VERSION="${KELT_RDKAFKA_VERSION:-2.11.1}"
+export KELT_RDKAFKA_GO_MODULE_VERSION="${KELT_RDKAFKA_GO_MODULE_VERSION:-v$KELT_RDKAFKA_VERSION}"
+export KELT_RDKAFKA_ROOT="${KELT_RDKAFKA_ROOT:-$KELT_CACHE/librdkafka/$KELT_RDKAFKA_VERSION}"
+
+# Apache Kafka broker jars from Maven Central (scripts/kafka/pom.xml). scripts/kafka.sh runs
+# this version for every test broker, the SCRAM/TLS one (`start --secure`) included; another
+# version's jars go to $KELT_CACHE/kafka/<version>/libs (KELT_KAFKA_VERSION=V bootstrap.sh).
 export KELT_KAFKA_VERSION="${KELT_KAFKA_VERSION:-4.1.1}"
 export KELT_KAFKA_LIBS="${KELT_KAFKA_LIBS:-$KELT_CACHE/kafka/$KELT_KAFKA_VERSION/libs}"
-# A second, older broker for SASL/SCRAM with librdkafka: Debian 12's librdkafka 2.0.2 (any
-# before 2.6.1, librdkafka#4895) sends a client-final nonce that Kafka 4.x rejects, while
-# 3.8.1-3.9.x accept it. `scripts/kafka.sh start --kafka-version 3.9.1 --scram` runs it.
-export KELT_KAFKA_SCRAM_VERSION="${KELT_KAFKA_SCRAM_VERSION:-3.9.1}"
-export KELT_KAFKA_SCRAM_LIBS="${KELT_KAFKA_SCRAM_LIBS:-$KELT_CACHE/kafka/$KELT_KAFKA_SCRAM_VERSION/libs}"
 
 # A Java 25 JDK (for the Java wrapper); empty when the machine has none.
 if [[ -z "${KELT_JAVA25_HOME:-}" ]]; then

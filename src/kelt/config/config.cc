@@ -43,7 +43,14 @@ const std::vector<KeySpec>& Specs() {
        "topics to read; a name starting with ^ is a regular expression"},
       {"auto_offset_reset", "earliest|latest|error", "earliest", "",
        "where a partition without a committed or landed offset starts"},
-      {"session_timeout_ms", "integer", "(librdkafka's)", "", "consumer session timeout"},
+      {"group_protocol", "classic|consumer", "classic", "",
+       "consumer group protocol: consumer is KIP-848 (Kafka >= 4.0, incremental "
+       "rebalances)"},
+      {"instance_id", "string", "", "--instance-id",
+       "group.instance.id (static membership): a restarted worker takes its partitions "
+       "back at once"},
+      {"session_timeout_ms", "integer", "(librdkafka's)", "",
+       "consumer session timeout (group_protocol classic)"},
       {"properties", "map", "{}", "--property",
        "librdkafka properties passed through (security.protocol, sasl.*, ssl.*, "
        "fetch.*)"},
@@ -609,6 +616,15 @@ void ReadRoot(Reader& r, const YAML::Node& root, EltConfig& c) {
   With(root, "auto_offset_reset", [&](const YAML::Node& v) {
     if (auto s = r.Enum("auto_offset_reset", v, {"earliest", "latest", "error"}))
       co.auto_offset_reset = *s;
+  });
+  With(root, "group_protocol", [&](const YAML::Node& v) {
+    if (auto s = r.Enum("group_protocol", v, {"classic", "consumer"})) {
+      co.group_protocol =
+          *s == "consumer" ? GroupProtocol::kConsumer : GroupProtocol::kClassic;
+    }
+  });
+  With(root, "instance_id", [&](const YAML::Node& v) {
+    if (auto s = r.String("instance_id", v)) co.instance_id = *s;
   });
   With(root, "session_timeout_ms", [&](const YAML::Node& v) {
     if (auto x = r.Int("session_timeout_ms", v, 1, INT32_MAX))

@@ -2,8 +2,10 @@
 //
 // The windowed consumer. Design notes:
 //  - One high-level consumer per Consumer object, alive across windows (RDP made one
-//    per call). Manual commits only; the eager range assignor (cooperative-sticky has
-//    known bugs in librdkafka 2.0.2).
+//    per call). Manual commits only. The classic group protocol uses the eager range
+//    assignor; KIP-848's (group_protocol consumer) is incremental, so the rebalance
+//    callback assigns and revokes incrementally whenever librdkafka says the protocol
+//    is COOPERATIVE.
 //  - Messages come in batches from the consumer queue (rd_kafka_consume_batch_queue),
 //    which also serves the rebalance callback on this thread.
 //  - A Window owns its rd_kafka_message_t objects, so its RecordViews point straight into
@@ -11,10 +13,12 @@
 //  - Messages that would overflow a window (bytes) are carried over to the next one;
 //    messages of partitions revoked mid-window are dropped (their next owner re-reads
 //    them, since nothing past the last commit was committed).
-//  - The rebalance callback calls rd_kafka_yield(), so a batch never mixes messages
-//    dequeued before a revocation with those after it: librdkafka 2.0.2 does not purge
-//    a batch's outdated messages itself (fixed upstream in 2.1), and without the yield a
-//    revoked-then-reassigned partition would hand out stale records as new ones.
+//  - A batch may hold messages of a partition revoked during the batch call (librdkafka
+//    before 2.1 did not purge them) and, when it came straight back, messages of its new
+//    assignment: Poll drops both and seeks the partition back to its new start. (An
+//    rd_kafka_yield() in the rebalance callback does not end the batch: the queue
+//    serving the batch goes on after a callback that handled its op, in 2.0.2 as in 2.11,
+//    so kelt no longer calls it.)
 //  - Prefetch stalls (librdkafka#2879): once the consumer queue holds
 //    queued.min.messages or queued.max.messages.kbytes, librdkafka before 2.2 stops
 //    fetching and looks again only when its broker thread next wakes up: after up to
@@ -43,6 +47,19 @@ namespace kelt {
 
 std::string ToString(const TopicPartition& tp) {
   return tp.topic + "[" + std::to_string(tp.partition) + "]";
+}
+
+std::string KafkaClientVersion() { return rd_kafka_version_str(); }
+
+Result<GroupProtocol> ParseGroupProtocol(std::string_view text, std::string_view what) {
+  if (text == "classic") return GroupProtocol::kClassic;
+  if (text == "consumer") return GroupProtocol::kConsumer;
+  return Status::Invalid(std::string(what) + ": expected classic or consumer, got '" +
+                         std::string(text) + "'");
+}
+
+std::string_view GroupProtocolName(GroupProtocol protocol) {
+  return protocol == GroupProtocol::kConsumer ? "consumer" : "classic";
 }
 
 std::string_view WindowEndName(WindowEnd end) {
@@ -230,7 +247,11 @@ namespace {
 constexpr int kBatchSize = 2048;
 
 // librdkafka from 2.2 has fetch.queue.backoff.ms and needs no waker.
-bool HasFetchQueueBackoff() { return rd_kafka_version() >= 0x020200ff - 0xff; }
+bool HasFetchQueueBackoff() { return rd_kafka_version() >= 0x02020000; }
+// KIP-848's group.protocol=consumer came with librdkafka 2.4.
+bool HasConsumerGroupProtocol() { return rd_kafka_version() >= 0x02040000; }
+// librdkafka's default session.timeout.ms, and Kafka's group.consumer.session.timeout.ms.
+constexpr int kDefaultSessionTimeoutMs = 45000;
 
 // Wakes the broker threads that fetch the assigned partitions, so a partition that
 // stopped fetching because the queue was full looks again now rather than after up to
@@ -335,12 +356,12 @@ class Consumer::Impl {
                                "window is durable");
       }
     }
+    KELT_RETURN_NOT_OK(ResolveGroupOptions());
     kafka::ConfPtr conf(rd_kafka_conf_new());
     std::map<std::string, std::string> props = {
         {"bootstrap.servers", options_.brokers},
         {"group.id", options_.group_id},
         {"auto.offset.reset", options_.auto_offset_reset},
-        {"partition.assignment.strategy", "range"},
         {"enable.partition.eof", "true"},
         // Lower than the library default so a window's deadline is not spent waiting
         // for a fetch that has nothing to return.
@@ -352,9 +373,15 @@ class Consumer::Impl {
         {"queued.max.messages.kbytes", "16384"},
     };
     if (HasFetchQueueBackoff()) props["fetch.queue.backoff.ms"] = "20";
-    if (options_.session_timeout_ms) {
-      props["session.timeout.ms"] = std::to_string(*options_.session_timeout_ms);
+    if (options_.group_protocol == GroupProtocol::kConsumer) {
+      props["group.protocol"] = "consumer";
+    } else {
+      props["partition.assignment.strategy"] = "range";
+      if (options_.session_timeout_ms) {
+        props["session.timeout.ms"] = std::to_string(*options_.session_timeout_ms);
+      }
     }
+    if (!options_.instance_id.empty()) props["group.instance.id"] = options_.instance_id;
     for (const auto& [k, v] : options_.properties) props[k] = v;
     props["enable.auto.commit"] = "false";
     // Wake the fetchers after a quarter of either prefetch limit was drained.
@@ -395,6 +422,125 @@ class Consumer::Impl {
     rd_kafka_resp_err_t err = rd_kafka_subscribe(rk_.get(), topics.get());
     if (err) return kafka::KafkaError(err, "subscribing to " + JoinTopics());
     return Status::OK();
+  }
+
+  // group_protocol and instance_id, and the librdkafka properties that say the same
+  // (kcat's habit: --property group.protocol=consumer): they must agree, and the keys
+  // the consumer protocol moved to the broker are refused with it rather than ignored.
+  Status ResolveGroupOptions() {
+    auto& props = options_.properties;
+    if (auto it = props.find("group.protocol"); it != props.end()) {
+      KELT_ASSIGN_OR_RAISE(
+          GroupProtocol p,
+          ParseGroupProtocol(it->second, "kafka property 'group.protocol'"));
+      if (p != options_.group_protocol &&
+          options_.group_protocol != GroupProtocol::kClassic) {
+        return Status::Invalid("kafka property 'group.protocol' is '" + it->second +
+                               "' but group_protocol is '" +
+                               std::string(GroupProtocolName(options_.group_protocol)) +
+                               "'");
+      }
+      options_.group_protocol = p;
+      props.erase(it);
+    }
+    if (auto it = props.find("group.instance.id"); it != props.end()) {
+      if (!options_.instance_id.empty() && options_.instance_id != it->second) {
+        return Status::Invalid(
+            "kafka property 'group.instance.id' and instance_id differ: set one of them");
+      }
+      options_.instance_id = it->second;
+      props.erase(it);
+    }
+    if (options_.group_protocol != GroupProtocol::kConsumer) return Status::OK();
+    if (!HasConsumerGroupProtocol()) {
+      return Status::Invalid(
+          std::string("group_protocol consumer needs librdkafka 2.4 or "
+                      "later; this kelt runs librdkafka ") +
+          rd_kafka_version_str());
+    }
+    if (options_.session_timeout_ms) {
+      return Status::Invalid(
+          "session_timeout_ms applies to group_protocol classic only: with consumer the "
+          "broker's group.consumer.session.timeout.ms decides");
+    }
+    for (const char* moved : {"session.timeout.ms", "heartbeat.interval.ms",
+                              "partition.assignment.strategy", "group.protocol.type"}) {
+      if (props.count(moved)) {
+        return Status::Invalid(
+            std::string("kafka property '") + moved +
+            "' does not apply with group_protocol consumer (the broker "
+            "decides; group.remote.assignor chooses its assignor)");
+      }
+    }
+    return Status::OK();
+  }
+
+  std::chrono::milliseconds SessionTimeout() const {
+    if (options_.group_protocol == GroupProtocol::kClassic) {
+      if (options_.session_timeout_ms) {
+        return std::chrono::milliseconds(*options_.session_timeout_ms);
+      }
+      auto it = options_.properties.find("session.timeout.ms");
+      if (it != options_.properties.end()) {
+        try {
+          return std::chrono::milliseconds(std::stoll(it->second));
+        } catch (const std::exception&) {
+        }
+      }
+    }
+    return std::chrono::milliseconds(kDefaultSessionTimeoutMs);
+  }
+
+  // Asks the group coordinator (DescribeConsumerGroups, on this client's own handle)
+  // how many members other than this one hold partitions.
+  Result<int> OtherMembersHoldingPartitions(std::chrono::milliseconds timeout) {
+    if (closed_) return Status::Invalid("kafka consumer is closed");
+    kafka::QueuePtr queue(rd_kafka_queue_new(rk_.get()));
+    std::unique_ptr<rd_kafka_AdminOptions_t, decltype(&rd_kafka_AdminOptions_destroy)>
+        admin(rd_kafka_AdminOptions_new(rk_.get(),
+                                        RD_KAFKA_ADMIN_OP_DESCRIBECONSUMERGROUPS),
+              &rd_kafka_AdminOptions_destroy);
+    char errstr[256] = {0};
+    if (rd_kafka_AdminOptions_set_request_timeout(
+            admin.get(), static_cast<int>(timeout.count()), errstr, sizeof(errstr))) {
+      return Status::Invalid(std::string("describing the group: ") + errstr);
+    }
+    const char* groups[] = {options_.group_id.c_str()};
+    rd_kafka_DescribeConsumerGroups(rk_.get(), groups, 1, admin.get(), queue.get());
+    std::unique_ptr<rd_kafka_event_t, decltype(&rd_kafka_event_destroy)> event(
+        rd_kafka_queue_poll(queue.get(), static_cast<int>(timeout.count()) + 1000),
+        &rd_kafka_event_destroy);
+    if (!event)
+      return Status::Unavailable("describing group " + options_.group_id + ": no answer");
+    if (rd_kafka_resp_err_t err = rd_kafka_event_error(event.get())) {
+      return kafka::KafkaError(err, "describing group " + options_.group_id);
+    }
+    const rd_kafka_DescribeConsumerGroups_result_t* result =
+        rd_kafka_event_DescribeConsumerGroups_result(event.get());
+    size_t n = 0;
+    const rd_kafka_ConsumerGroupDescription_t** descs =
+        rd_kafka_DescribeConsumerGroups_result_groups(result, &n);
+    char* mine_raw = rd_kafka_memberid(rk_.get());
+    const std::string mine = mine_raw ? mine_raw : "";
+    if (mine_raw) rd_kafka_mem_free(rk_.get(), mine_raw);
+    int others = 0;
+    for (size_t g = 0; g < n; ++g) {
+      if (const rd_kafka_error_t* e = rd_kafka_ConsumerGroupDescription_error(descs[g])) {
+        return Status::Kafka("describing group " + options_.group_id + ": " +
+                             rd_kafka_error_string(e));
+      }
+      const size_t members = rd_kafka_ConsumerGroupDescription_member_count(descs[g]);
+      for (size_t i = 0; i < members; ++i) {
+        const rd_kafka_MemberDescription_t* m =
+            rd_kafka_ConsumerGroupDescription_member(descs[g], i);
+        if (mine == rd_kafka_MemberDescription_consumer_id(m)) continue;
+        const rd_kafka_MemberAssignment_t* a = rd_kafka_MemberDescription_assignment(m);
+        const rd_kafka_topic_partition_list_t* parts =
+            a ? rd_kafka_MemberAssignment_partitions(a) : nullptr;
+        if (parts && parts->cnt > 0) ++others;
+      }
+    }
+    return others;
   }
 
   Result<Window> Poll(const WindowOptions& opts) {
@@ -519,10 +665,10 @@ class Consumer::Impl {
         kafka::MessagePtr m(batch[static_cast<size_t>(i)]);
         // Messages of a partition revoked in this call may have been dequeued before
         // the revocation (stale, even when the partition came straight back: librdkafka
-        // 2.0.2 does not purge them itself) or after it was assigned again: the yield in
-        // the rebalance callback does not end rd_kafka_consume_batch_queue's batch. They
-        // cannot be told apart, so all are dropped and a partition that is ours again is
-        // sought back to where its new assignment starts.
+        // before 2.1 does not purge them itself) or after it was assigned again (the
+        // batch goes on after the callback). They cannot be told apart, so all are
+        // dropped and a partition that is ours again is sought back to where its new
+        // assignment starts.
         if (revoked_in_call && m->rkt != nullptr) {
           TopicPartition tp{rd_kafka_topic_name(m->rkt), m->partition};
           if (just_revoked_.count(tp)) {
@@ -825,15 +971,18 @@ class Consumer::Impl {
 
   Result<std::vector<PartitionLag>> Lag(std::chrono::milliseconds timeout) {
     std::vector<PartitionLag> out;
+    // The position is what this consumer handed out, not rd_kafka_position(): librdkafka
+    // 2.11 moves that one past an end-of-partition event (to the high watermark + 1).
     kafka::PartitionListPtr list(AssignmentList());
-    rd_kafka_position(rk_.get(), list.get());
     kafka::PartitionListPtr committed(AssignmentList());
     rd_kafka_committed(rk_.get(), committed.get(), static_cast<int>(timeout.count()));
     for (int i = 0; i < list->cnt; ++i) {
       PartitionLag lag;
       lag.tp = {list->elems[i].topic, list->elems[i].partition};
-      lag.position =
-          list->elems[i].offset >= 0 ? list->elems[i].offset : committed->elems[i].offset;
+      const PartitionState& ps = partitions_[lag.tp];
+      lag.position = ps.next_offset >= 0 ? ps.next_offset
+                     : ps.start >= 0     ? ps.start
+                                         : committed->elems[i].offset;
       int64_t low = 0, high = 0;
       rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(
           rk_.get(), lag.tp.topic.c_str(), lag.tp.partition, &low, &high,
@@ -890,12 +1039,35 @@ class Consumer::Impl {
     static_cast<Impl*>(opaque)->OnRebalance(rk, err, parts);
   }
 
+  // Assign or revoke `parts`: incrementally under a cooperative protocol (KIP-848's is
+  // always), else the whole assignment at once. A failure stops the consumer.
+  void ApplyAssignment(rd_kafka_t* rk, rd_kafka_topic_partition_list_t* parts,
+                       bool assign) {
+    const char* protocol = rd_kafka_rebalance_protocol(rk);
+    rd_kafka_error_t* error = nullptr;
+    rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR_NO_ERROR;
+    if (protocol != nullptr && std::string_view(protocol) == "COOPERATIVE") {
+      error = assign ? rd_kafka_incremental_assign(rk, parts)
+                     : rd_kafka_incremental_unassign(rk, parts);
+    } else {
+      err = rd_kafka_assign(rk, assign ? parts : nullptr);
+    }
+    std::string what;
+    if (error != nullptr) {
+      what = rd_kafka_error_string(error);
+      rd_kafka_error_destroy(error);
+    } else if (err) {
+      what = rd_kafka_err2str(err);
+    }
+    if (!what.empty() && fatal_.ok()) {
+      fatal_ = Status::Kafka(std::string(assign ? "assigning" : "revoking") + " " +
+                             std::to_string(parts->cnt) + " partition(s): " + what);
+    }
+  }
+
   void OnRebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
                    rd_kafka_topic_partition_list_t* parts) {
     cached_rkt_ = nullptr;  // the assignment changes: FindState's cache is stale
-    // End the batch being consumed right after this event, so Poll can tell the
-    // messages dequeued before it from those after it.
-    rd_kafka_yield(rk);
     if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
       std::map<TopicPartition, int64_t> starts;
       if (options_.resume) {
@@ -915,7 +1087,7 @@ class Consumer::Impl {
           if (it != starts.end() && it->second >= 0) parts->elems[i].offset = it->second;
         }
       }
-      rd_kafka_assign(rk, parts);
+      ApplyAssignment(rk, parts, /*assign=*/true);
       for (int i = 0; i < parts->cnt; ++i) {
         PartitionState ps;
         ps.generation = ++generation_;
@@ -953,7 +1125,7 @@ class Consumer::Impl {
       return partitions_.find({rd_kafka_topic_name(m->rkt), m->partition}) ==
              partitions_.end();
     });
-    rd_kafka_assign(rk, nullptr);
+    ApplyAssignment(rk, parts, /*assign=*/false);
     Log(LogLevel::kInfo, "kafka",
         std::string(lost ? "lost " : "revoked ") + std::to_string(parts->cnt) +
             " partition(s)");
@@ -988,10 +1160,13 @@ class Consumer::Impl {
     auto* self = static_cast<Impl*>(opaque);
     auto code = static_cast<rd_kafka_resp_err_t>(err);
     if (code == RD_KAFKA_RESP_ERR__FATAL) {
-      char buf[512];
-      rd_kafka_resp_err_t orig = rd_kafka_fatal_error(rk, buf, sizeof(buf));
-      self->fatal_ = Status::Kafka(std::string("fatal kafka error: ") + buf + " (" +
-                                   rd_kafka_err2name(orig) + ")");
+      self->fatal_ = self->FatalStatus(rk);
+    } else if ((code == RD_KAFKA_RESP_ERR__SSL || code == RD_KAFKA_RESP_ERR__TRANSPORT) &&
+               reason != nullptr &&
+               std::string_view(reason).find("certificate") != std::string_view::npos) {
+      // The broker's certificate is not trusted (_SSL), or the broker refused ours (a
+      // TLS alert, _TRANSPORT): a retry with the same CA and keys cannot succeed.
+      self->fatal_ = Status::Kafka(std::string("kafka TLS handshake failed: ") + reason);
     } else if (code == RD_KAFKA_RESP_ERR__AUTHENTICATION ||
                code == RD_KAFKA_RESP_ERR_SASL_AUTHENTICATION_FAILED ||
                code == RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED ||
@@ -1003,6 +1178,25 @@ class Consumer::Impl {
     }
     Log(kafka::IsRetriable(code) ? LogLevel::kWarning : LogLevel::kError, "kafka",
         reason ? reason : rd_kafka_err2str(code));
+  }
+
+  // librdkafka's fatal error, with what to do about the ones a user can cause.
+  Status FatalStatus(rd_kafka_t* rk) const {
+    char buf[512] = {0};
+    rd_kafka_resp_err_t orig = rd_kafka_fatal_error(rk, buf, sizeof(buf));
+    std::string hint;
+    if (orig == RD_KAFKA_RESP_ERR_UNRELEASED_INSTANCE_ID) {
+      hint = ": instance_id '" + options_.instance_id +
+             "' is still held by a member that did not leave the group; under "
+             "group_protocol consumer a new member cannot take it until that member's "
+             "session times out (the broker's group.consumer.session.timeout.ms): start "
+             "again after it, or use group_protocol classic";
+    } else if (orig == RD_KAFKA_RESP_ERR_FENCED_INSTANCE_ID) {
+      hint = ": another member joined with the same instance_id '" +
+             options_.instance_id + "' (each worker needs its own)";
+    }
+    return Status::Kafka(std::string("fatal kafka error: ") + buf + " (" +
+                         rd_kafka_err2name(orig) + ")" + hint);
   }
 
   Status TakeFatal() {
@@ -1022,7 +1216,9 @@ class Consumer::Impl {
                               : std::string("consumer");
     switch (m.err) {
       case RD_KAFKA_RESP_ERR__FATAL:
-        return TakeFatal().ok() ? kafka::KafkaError(m.err, where) : TakeFatal();
+        // The message can come before the error callback that sets fatal_.
+        if (fatal_.ok()) fatal_ = FatalStatus(rk_.get());
+        return fatal_;
       case RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED:
       case RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED:
       case RD_KAFKA_RESP_ERR__AUTHENTICATION:
@@ -1162,6 +1358,12 @@ Status Consumer::StartCatchUp() { return impl_->StartCatchUp(); }
 bool Consumer::caught_up() const { return impl_->CaughtUp(); }
 std::vector<TopicPartition> Consumer::TakeLostPartitions() { return impl_->TakeLost(); }
 std::vector<TopicPartition> Consumer::Assignment() const { return impl_->Assignment(); }
+Result<int> Consumer::OtherMembersHoldingPartitions(std::chrono::milliseconds timeout) {
+  return impl_->OtherMembersHoldingPartitions(timeout);
+}
+std::chrono::milliseconds Consumer::SessionTimeout() const {
+  return impl_->SessionTimeout();
+}
 Result<std::vector<PartitionLag>> Consumer::Lag(std::chrono::milliseconds timeout) {
   return impl_->Lag(timeout);
 }

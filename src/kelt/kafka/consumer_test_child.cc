@@ -3,21 +3,26 @@
 // Test helper process for ConsumerTest.ConsumerKilledMidWindowRereadsOnlyUncommitted:
 // consume one window of N records and commit it, poll a second window, then die by
 // SIGKILL before committing it — a consumer killed mid-window.
-// Usage: kafka_consumer_test_child BOOTSTRAPS TOPIC GROUP N
+// Usage: kafka_consumer_test_child BOOTSTRAPS TOPIC GROUP N [classic|consumer]
 #include <unistd.h>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 #include "kelt/kafka.h"
 
 int main(int argc, char** argv) {
-  if (argc != 5) return 2;
+  if (argc != 5 && argc != 6) return 2;
   kelt::ConsumerOptions o;
   o.brokers = argv[1];
   o.topics = {argv[2]};
   o.group_id = argv[3];
-  o.session_timeout_ms = 6000;
+  if (argc == 6 && std::string(argv[5]) == "consumer") {
+    o.group_protocol = kelt::GroupProtocol::kConsumer;  // the cluster's session timeout
+  } else {
+    o.session_timeout_ms = 6000;
+  }
   auto c = kelt::Consumer::Make(o);
   if (!c.ok()) {
     std::fprintf(stderr, "%s\n", c.status().ToString().c_str());

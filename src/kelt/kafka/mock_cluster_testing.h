@@ -34,21 +34,37 @@ class MockCluster {
     ASSERT_EQ(rd_kafka_mock_topic_create(mc_, name.c_str(), partitions, 1),
               RD_KAFKA_RESP_ERR_NO_ERROR);
   }
-  rd_kafka_mock_cluster_t* get() { return mc_; }
+  rd_kafka_mock_cluster_t* get() const { return mc_; }
 
  private:
   rd_kafka_t* rk_ = nullptr;
   rd_kafka_mock_cluster_t* mc_ = nullptr;
 };
 
+// The mock cluster's KIP-848 settings (in librdkafka 2.11's archive, not in the
+// rdkafka_mock.h that confluent-kafka-go ships with it).
+extern "C" void rd_kafka_mock_set_group_consumer_session_timeout_ms(
+    rd_kafka_mock_cluster_t* mcluster, int group_consumer_session_timeout_ms);
+extern "C" void rd_kafka_mock_set_group_consumer_heartbeat_interval_ms(
+    rd_kafka_mock_cluster_t* mcluster, int group_consumer_heartbeat_interval_ms);
+
+// Options of a member of `group` on the mock cluster, under `protocol`. The consumer
+// protocol's session and heartbeat are the cluster's: 6 s and 500 ms, as classic's here.
 inline ConsumerOptions ConsumerFor(const MockCluster& mc, const std::string& topic,
-                                   const std::string& group) {
+                                   const std::string& group,
+                                   GroupProtocol protocol = GroupProtocol::kClassic) {
   ConsumerOptions o;
   o.brokers = mc.bootstraps();
   o.group_id = group;
   o.topics = {topic};
-  o.session_timeout_ms = 6000;
-  o.properties["heartbeat.interval.ms"] = "500";
+  o.group_protocol = protocol;
+  if (protocol == GroupProtocol::kClassic) {
+    o.session_timeout_ms = 6000;
+    o.properties["heartbeat.interval.ms"] = "500";
+  } else {
+    rd_kafka_mock_set_group_consumer_session_timeout_ms(mc.get(), 6000);
+    rd_kafka_mock_set_group_consumer_heartbeat_interval_ms(mc.get(), 500);
+  }
   return o;
 }
 

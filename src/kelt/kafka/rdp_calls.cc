@@ -114,6 +114,12 @@ Result<PollCall> ParseConsumerConfigJson(std::string_view json) {
   }
   if (c.topics.empty() || !topic.empty()) c.topics.insert(c.topics.begin(), topic);
   KELT_RETURN_NOT_OK(GetString(obj, "auto_offset_reset", &c.auto_offset_reset));
+  std::string protocol;
+  KELT_RETURN_NOT_OK(GetString(obj, "group_protocol", &protocol));
+  if (!protocol.empty()) {
+    KELT_ASSIGN_OR_RAISE(c.group_protocol, ParseGroupProtocol(protocol));
+  }
+  KELT_RETURN_NOT_OK(GetString(obj, "instance_id", &c.instance_id));
   std::optional<int64_t> v;
   KELT_RETURN_NOT_OK(GetInt(obj, "session_timeout_ms", 1, &v));
   if (v) c.session_timeout_ms = static_cast<int>(*v);

@@ -186,23 +186,65 @@ class EltLoop::Impl {
     return Status::OK();
   }
 
+  // A catch-up run that has no partition yet: find out, every few seconds, whether other
+  // members hold them (then wait for their sessions to end, saying so), and fail once
+  // assignment_timeout has passed since a live member could have had them.
+  Status AwaitFirstAssignment() {
+    if (o_.assignment_timeout.count() <= 0) return Status::OK();
+    const auto now = std::chrono::steady_clock::now();
+    constexpr auto kLookEvery = std::chrono::seconds(3);
+    if (now - started_ >=
+            std::min<std::chrono::milliseconds>(o_.assignment_timeout, kLookEvery) &&
+        now >= next_group_look_) {
+      next_group_look_ = now + kLookEvery;
+      auto others = consumer_->OtherMembersHoldingPartitions(std::chrono::seconds(2));
+      if (others.ok() && *others > 0) {
+        const auto session = consumer_->SessionTimeout();
+        assignment_deadline_ =
+            std::max(assignment_deadline_, started_ + session + o_.assignment_timeout);
+        if (stats_.waiting_for_members != *others) {
+          Log(LogLevel::kWarning, "elt",
+              "group " + o_.consumer.group_id + ": " + std::to_string(*others) +
+                  " other member(s) hold the partitions; waiting for them (a member "
+                  "that ended without leaving keeps its partitions until its session "
+                  "times out, " +
+                  std::to_string(session.count() / 1000) +
+                  " s; an instance_id lets a restarted worker take them back at once)");
+        }
+        stats_.waiting_for_members = *others;
+      } else if (others.ok()) {
+        stats_.waiting_for_members = 0;
+      }
+    }
+    if (now < std::max(assignment_deadline_, started_ + o_.assignment_timeout)) {
+      return Status::OK();
+    }
+    std::string topics;
+    for (const auto& t : o_.consumer.topics) topics += (topics.empty() ? "" : ", ") + t;
+    std::string held;
+    if (stats_.waiting_for_members > 0) {
+      held = " (" + std::to_string(stats_.waiting_for_members) +
+             " other member(s) still hold partitions)";
+    }
+    return Status::Unavailable(
+        "no partition of " + topics + " was assigned to group " + o_.consumer.group_id +
+        " within " +
+        std::to_string(
+            std::chrono::duration_cast<std::chrono::seconds>(now - started_).count()) +
+        " s" + held + ": is the broker at " + o_.consumer.brokers +
+        " reachable, does the topic exist, and has the group fewer members than "
+        "partitions? (assignment_timeout_ms)");
+  }
+
   Result<bool> StepOnce(const EltWindowCallback& on_window, bool pipelined) {
     if (o_.max_windows > 0 && handed_off_ >= o_.max_windows) return false;
     KELT_ASSIGN_OR_RAISE(Window w, consumer_->Poll(o_.window));
     if (o_.until_caught_up && !assigned_once_) {
       assigned_once_ = !consumer_->Assignment().empty();
-      if (!assigned_once_ && o_.assignment_timeout.count() > 0 &&
-          std::chrono::steady_clock::now() - started_ > o_.assignment_timeout) {
-        std::string topics;
-        for (const auto& t : o_.consumer.topics)
-          topics += (topics.empty() ? "" : ", ") + t;
-        return Status::Unavailable(
-            "no partition of " + topics + " was assigned to group " +
-            o_.consumer.group_id + " within " +
-            std::to_string(o_.assignment_timeout.count() / 1000) +
-            " s: is the broker at " + o_.consumer.brokers +
-            " reachable, does the topic exist, and has the group fewer members than "
-            "partitions? (assignment_timeout_ms)");
+      if (assigned_once_) {
+        stats_.waiting_for_members = 0;
+      } else {
+        KELT_RETURN_NOT_OK(AwaitFirstAssignment());
       }
     }
     std::vector<TopicPartition> lost = consumer_->TakeLostPartitions();
@@ -485,6 +527,8 @@ class EltLoop::Impl {
   Status failed_;  ///< the error that ended the run, if any
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   bool assigned_once_ = false;
+  std::chrono::steady_clock::time_point assignment_deadline_{};  // extended while waiting
+  std::chrono::steady_clock::time_point next_group_look_{};
   std::set<const Sink*> failed_sinks_;
   int64_t handed_off_ = 0;     ///< windows given to the sinks (max_windows counts these)
   Status write_failed_;        ///< the write that failed, if any
