@@ -3,12 +3,14 @@
 // A minimal ELT service for the crash tests: runs the loop until caught up, from
 // arguments, so the test can kill it with SIGKILL at any moment and start it again.
 //   elt_child <bootstrap> <topic> <group> <sink> <target> [max_records [table]]
-//             [--instance-id=ID] [--window-sleep-ms=N] [--status=FILE]
+//             [--instance-id=ID] [--group-protocol=classic|consumer]
+//             [--window-sleep-ms=N] [--status=FILE]
 //             [--slow-below=K --slow-sleep-ms=M] [--verbose]
 //             [--postgres=CONNINFO --postgres-table=TABLE]
 // <sink> is parquet (target: directory or s3://…), duckdb (target: file) or postgres
 // (target: conninfo). Options (anywhere; for the scale-out test):
 //   --instance-id   group.instance.id (default <group>-child; empty: a dynamic member)
+//   --group-protocol  classic (default) or consumer (KIP-848)
 //   --window-sleep-ms  sleep after each window (paces the loop)
 //   --slow-below=K --slow-sleep-ms=M  sleep M ms instead while owning < K partitions
 //   --status        after each window, the assignment and committed offsets:
@@ -84,7 +86,13 @@ int main(int raw_argc, char** raw_argv) {
   o.consumer.brokers = argv[1];
   o.consumer.topics = {argv[2]};
   o.consumer.group_id = argv[3];
-  o.consumer.session_timeout_ms = 6000;
+  // --group-protocol=consumer: KIP-848 (the broker's session timeout, 10 s on the test
+  // broker); classic otherwise, with a 6 s session.
+  if (opt.count("group-protocol") && opt["group-protocol"] == "consumer") {
+    o.consumer.group_protocol = GroupProtocol::kConsumer;
+  } else {
+    o.consumer.session_timeout_ms = 6000;
+  }
   // Static membership: a restarted child takes its predecessor's place at once.
   const std::string instance =
       opt.count("instance-id") ? opt["instance-id"] : std::string(argv[3]) + "-child";

@@ -271,20 +271,37 @@ class EltCrashTest : public ::testing::Test {
   std::mt19937 rng_{std::random_device{}()};
 };
 
+// Published files under `root` (the crash tests' progress measure).
+int64_t CountFiles(const std::string& root) {
+  int64_t n = 0;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(root, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->is_regular_file() && it->path().filename().string()[0] != '.') ++n;
+  }
+  return n;
+}
+
 TEST_F(EltCrashTest, ParquetHoldsEveryOffsetExactlyOnceAfterKills) {
   const std::string root = dir_ + "/landing";
-  auto files = [&]() -> int64_t {
-    int64_t n = 0;
-    std::error_code ec;
-    for (auto it = fs::recursive_directory_iterator(root, ec);
-         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-      if (it->is_regular_file() && it->path().filename().string()[0] != '.') ++n;
-    }
-    return n;
-  };
   RunWithKills(
       {KELT_ELT_CHILD, Bootstrap(), topic_, topic_ + "-g", "parquet", root, window_},
-      kills_, &rng_, files);
+      kills_, &rng_, [&] { return CountFiles(root); });
+  Offsets landed, dead;
+  std::set<int64_t> ids;
+  EXPECT_EQ(ReadLocalLanding(root, &landed, &dead, &ids), 0)
+      << "temporary files left behind";
+  ExpectExactlyOnce(landed, dead);
+  EXPECT_EQ(ids.size(), static_cast<size_t>(n_) - bad_ids_.size());
+}
+
+// The same under KIP-848, with dynamic members: each restarted child waits for its killed
+// predecessor's session (10 s on the test broker) before it gets the partitions back.
+TEST_F(EltCrashTest, ParquetHoldsEveryOffsetExactlyOnceAfterKillsUnderKip848) {
+  const std::string root = dir_ + "/landing";
+  RunWithKills({KELT_ELT_CHILD, Bootstrap(), topic_, topic_ + "-g", "parquet", root,
+                window_, "--group-protocol=consumer", "--instance-id="},
+               std::min(kills_, 3), &rng_, [&] { return CountFiles(root); });
   Offsets landed, dead;
   std::set<int64_t> ids;
   EXPECT_EQ(ReadLocalLanding(root, &landed, &dead, &ids), 0)
@@ -527,7 +544,8 @@ bool WaitUntil(const std::function<bool()>& ready, std::chrono::seconds timeout,
   return true;
 }
 
-class EltScaleOutTest : public ::testing::Test {
+// Runs under both group protocols: GetParam() is "classic" or "consumer".
+class EltScaleOutTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     if (Bootstrap().empty()) GTEST_FAIL() << "KELT_KAFKA_ENV names no broker env file";
@@ -548,7 +566,11 @@ class EltScaleOutTest : public ::testing::Test {
   std::set<int> bad_ids_;
 };
 
-TEST_F(EltScaleOutTest, TwoMembersJoinAndLeaveMidStreamLandEveryOffsetOnce) {
+INSTANTIATE_TEST_SUITE_P(Protocols, EltScaleOutTest,
+                         ::testing::Values("classic", "consumer"),
+                         [](const auto& info) { return info.param; });
+
+TEST_P(EltScaleOutTest, TwoMembersJoinAndLeaveMidStreamLandEveryOffsetOnce) {
   auto pgenv = testing::ReadBrokerEnv("KELT_PG_ENV", KELT_PG_ENV_FILE);
   const std::string conninfo = pgenv["KELT_PG_CONNINFO"];
   ASSERT_FALSE(conninfo.empty()) << "KELT_PG_ENV names no PostgreSQL env file";
@@ -558,7 +580,7 @@ TEST_F(EltScaleOutTest, TwoMembersJoinAndLeaveMidStreamLandEveryOffsetOnce) {
   // Both members write the same Parquet root and the same PostgreSQL table.
   auto child = [&](const std::string& name) -> std::vector<std::string> {
     return {KELT_ELT_CHILD, Bootstrap(), topic_, group, "parquet", root, "50",
-            "--instance-id=", "--window-sleep-ms=30",
+            "--instance-id=", "--group-protocol=" + GetParam(), "--window-sleep-ms=30",
             // While the two share the topic, each goes slowly: B cannot finish its share
             // before it learns that A left (the next heartbeat, <= 3 s).
             "--slow-below=" + std::to_string(kPartitions), "--slow-sleep-ms=250",

@@ -64,12 +64,15 @@ int64_t Produce(const std::string& topic, int from, int n,
   return sent.ok() ? *sent : -1;
 }
 
-ConsumerOptions Options(const std::string& topic, const std::string& group) {
+ConsumerOptions Options(const std::string& topic, const std::string& group,
+                        GroupProtocol protocol = GroupProtocol::kClassic) {
   ConsumerOptions o;
   o.brokers = Bootstrap();
   o.group_id = group;
   o.topics = {topic};
-  o.session_timeout_ms = 6000;
+  o.group_protocol = protocol;
+  // KIP-848's session timeout is the broker's (10 s on the test broker).
+  if (protocol == GroupProtocol::kClassic) o.session_timeout_ms = 6000;
   return o;
 }
 
@@ -89,6 +92,16 @@ class KafkaBrokerTest : public ::testing::Test {
         << "no broker: run through ctest (fixture kafka_broker) or set KELT_KAFKA_ENV";
   }
 };
+
+// The rebalance tests run under both group protocols.
+class KafkaBrokerProtocolTest : public KafkaBrokerTest,
+                                public ::testing::WithParamInterface<GroupProtocol> {};
+INSTANTIATE_TEST_SUITE_P(Protocols, KafkaBrokerProtocolTest,
+                         ::testing::Values(GroupProtocol::kClassic,
+                                           GroupProtocol::kConsumer),
+                         [](const auto& info) {
+                           return std::string(GroupProtocolName(info.param));
+                         });
 
 TEST_F(KafkaBrokerTest, CommittedWindowsResumeExactlyAfterRestart) {
   const std::string topic = Topic("e2e-resume");
@@ -250,7 +263,7 @@ class SlowSink final : public Sink {
 // A member joins while a pipelined loop writes a window: the revocation waits for that
 // write and commits what it made durable, so the new owner of a partition starts where
 // the sink's rows end (not a window earlier: those rows would be read twice).
-TEST_F(KafkaBrokerTest, RevocationCommitsTheWindowItWaitedFor) {
+TEST_P(KafkaBrokerProtocolTest, RevocationCommitsTheWindowItWaitedFor) {
   const std::string topic = Topic("e2e-revoke-commit");
   const std::string group = topic + "-g";
   CreateTopic(topic, 2);
@@ -258,7 +271,7 @@ TEST_F(KafkaBrokerTest, RevocationCommitsTheWindowItWaitedFor) {
   // pieces: each window holds records of both partitions.
   ASSERT_EQ(Produce(topic, 0, 40000, {{"batch.num.messages", "50"}}), 40000);
   EltOptions o;
-  o.consumer = Options(topic, group);
+  o.consumer = Options(topic, group, GetParam());
   o.consumer.properties["max.partition.fetch.bytes"] = "4096";
   o.window = {.max_records = 200,
               .max_wait = std::chrono::milliseconds(200),
@@ -284,7 +297,7 @@ TEST_F(KafkaBrokerTest, RevocationCommitsTheWindowItWaitedFor) {
   std::map<TopicPartition, int64_t> committed, first_read, sink_ends;
   std::string error;
   std::thread member([&] {
-    auto b = Consumer::Make(Options(topic, group));
+    auto b = Consumer::Make(Options(topic, group, GetParam()));
     if (!b.ok()) {
       error = b.status().ToString();
       done = true;

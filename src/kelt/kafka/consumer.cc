@@ -13,12 +13,15 @@
 //  - Messages that would overflow a window (bytes) are carried over to the next one;
 //    messages of partitions revoked mid-window are dropped (their next owner re-reads
 //    them, since nothing past the last commit was committed).
-//  - A batch may hold messages of a partition revoked during the batch call (librdkafka
-//    before 2.1 did not purge them) and, when it came straight back, messages of its new
-//    assignment: Poll drops both and seeks the partition back to its new start. (An
-//    rd_kafka_yield() in the rebalance callback does not end the batch: the queue
-//    serving the batch goes on after a callback that handled its op, in 2.0.2 as in 2.11,
-//    so kelt no longer calls it.)
+//  - A batch call can serve a rebalance in its middle. From librdkafka 2.1 a version
+//    barrier purges the batch's messages of a partition whose assignment changed, so
+//    what the batch returns is current. Before 2.1 (the system-library fallback) a batch
+//    may hold messages of a partition revoked during the call and, when it came straight
+//    back, messages of its new assignment that cannot be told apart: Poll then drops both
+//    and seeks the partition back to its new start. (An rd_kafka_yield() in the
+//    rebalance callback does not end the batch: the queue serving it goes on after a
+//    callback that handled its op, in 2.0.2 as in 2.11, so kelt no longer calls it.)
+//    Records of revoked partitions held from earlier batch calls are dropped either way.
 //  - Prefetch stalls (librdkafka#2879): once the consumer queue holds
 //    queued.min.messages or queued.max.messages.kbytes, librdkafka before 2.2 stops
 //    fetching and looks again only when its broker thread next wakes up: after up to
@@ -248,6 +251,9 @@ constexpr int kBatchSize = 2048;
 
 // librdkafka from 2.2 has fetch.queue.backoff.ms and needs no waker.
 bool HasFetchQueueBackoff() { return rd_kafka_version() >= 0x02020000; }
+// From 2.1 librdkafka purges a batch's messages of a partition whose assignment changed
+// during the batch call (a version barrier), so what a batch holds is current.
+bool PurgesOutdatedMessages() { return rd_kafka_version() >= 0x02010000; }
 // KIP-848's group.protocol=consumer came with librdkafka 2.4.
 bool HasConsumerGroupProtocol() { return rd_kafka_version() >= 0x02040000; }
 // librdkafka's default session.timeout.ms, and Kafka's group.consumer.session.timeout.ms.
@@ -663,13 +669,12 @@ class Consumer::Impl {
       std::set<TopicPartition> restart;
       for (ssize_t i = 0; i < n; ++i) {
         kafka::MessagePtr m(batch[static_cast<size_t>(i)]);
-        // Messages of a partition revoked in this call may have been dequeued before
-        // the revocation (stale, even when the partition came straight back: librdkafka
-        // before 2.1 does not purge them itself) or after it was assigned again (the
-        // batch goes on after the callback). They cannot be told apart, so all are
-        // dropped and a partition that is ours again is sought back to where its new
-        // assignment starts.
-        if (revoked_in_call && m->rkt != nullptr) {
+        // Before librdkafka 2.1, messages of a partition revoked in this call may have
+        // been dequeued before the revocation (stale, even when the partition came
+        // straight back) or after it was assigned again (the batch goes on after the
+        // callback). They cannot be told apart, so all are dropped and a partition that
+        // is ours again is sought back to where its new assignment starts.
+        if (revoked_in_call && !purges_outdated_ && m->rkt != nullptr) {
           TopicPartition tp{rd_kafka_topic_name(m->rkt), m->partition};
           if (just_revoked_.count(tp)) {
             if (partitions_.count(tp)) restart.insert(tp);
@@ -1311,9 +1316,10 @@ class Consumer::Impl {
   std::shared_ptr<rd_kafka_t> rk_;  // shared with the Windows (see Window::Impl)
   kafka::QueuePtr queue_;
   std::unique_ptr<FetchWaker> waker_;  // before librdkafka 2.2 (see the file's notes)
-  int64_t nudge_bytes_ = 0;            // wake the fetchers after draining this much
-  int64_t nudge_messages_ = 0;         // ... or this many messages
-  int64_t drained_bytes_ = 0;          // since the last wake
+  const bool purges_outdated_ = PurgesOutdatedMessages();  // (see the file's notes)
+  int64_t nudge_bytes_ = 0;     // wake the fetchers after draining this much
+  int64_t nudge_messages_ = 0;  // ... or this many messages
+  int64_t drained_bytes_ = 0;   // since the last wake
   int64_t drained_messages_ = 0;
   std::map<TopicPartition, PartitionState> partitions_;  // the current assignment
   const rd_kafka_topic_t* cached_rkt_ = nullptr;         // FindState's cache
