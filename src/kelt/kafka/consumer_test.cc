@@ -697,6 +697,93 @@ TEST(ProducerTest, UndeliverableMessagesFailTheSend) {
       << sent.status().message();
 }
 
+// The group coordinator moves to another broker between two commits: the second commit
+// finds the new coordinator, and the group holds both windows' offsets.
+TEST(ConsumerTest, CommitsFollowTheCoordinatorToAnotherBroker) {
+  MockCluster mc(3);
+  mc.CreateTopic("tc", 1);
+  ProduceIds(mc, "tc", 0, 40);
+  ASSERT_EQ(rd_kafka_mock_coordinator_set(mc.get(), "group", "gc", 1),
+            RD_KAFKA_RESP_ERR_NO_ERROR);
+  auto c = Consumer::Make(ConsumerFor(mc, "tc", "gc"));
+  ASSERT_TRUE(c.ok());
+  WindowOptions opts;
+  opts.max_records = 20;
+  auto w = (*c)->Poll(opts);
+  ASSERT_TRUE(w.ok());
+  ASSERT_EQ(w->size(), 20u);
+  ASSERT_TRUE((*c)->Commit(*w).ok());
+  ASSERT_EQ(rd_kafka_mock_coordinator_set(mc.get(), "group", "gc", 3),
+            RD_KAFKA_RESP_ERR_NO_ERROR);
+  auto w2 = (*c)->Poll(opts);
+  ASSERT_TRUE(w2.ok()) << w2.status().ToString();
+  ASSERT_EQ(w2->size(), 20u);
+  Status st = (*c)->Commit(*w2);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  auto committed = (*c)->Committed(std::chrono::seconds(10));
+  ASSERT_TRUE(committed.ok()) << committed.status().ToString();
+  ASSERT_EQ(committed->size(), 1u);
+  EXPECT_EQ((*committed)[0].second, 40);
+  ASSERT_TRUE((*c)->Close().ok());
+}
+
+// The partition's leader moves mid-stream: the consumer follows it and reads every record
+// once.
+TEST(ConsumerTest, FollowsALeaderChangeWithoutLosingOrRepeatingRecords) {
+  MockCluster mc(3);
+  mc.CreateTopic("tl", 1);
+  ASSERT_EQ(rd_kafka_mock_partition_set_leader(mc.get(), "tl", 0, 1),
+            RD_KAFKA_RESP_ERR_NO_ERROR);
+  ProduceIds(mc, "tl", 0, 100);
+  auto c = Consumer::Make(ConsumerFor(mc, "tl", "gl"));
+  ASSERT_TRUE(c.ok());
+  WindowOptions opts;
+  opts.max_records = 30;
+  Seen seen;
+  auto w = (*c)->Poll(opts);
+  ASSERT_TRUE(w.ok());
+  Collect(*w, &seen);
+  ASSERT_TRUE((*c)->Commit(*w).ok());
+  ASSERT_EQ(rd_kafka_mock_partition_set_leader(mc.get(), "tl", 0, 2),
+            RD_KAFKA_RESP_ERR_NO_ERROR);
+  ProduceIds(mc, "tl", 100, 50);  // written to the new leader
+  opts.max_wait = std::chrono::seconds(10);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (seen.offsets.size() < 150u && std::chrono::steady_clock::now() < deadline) {
+    auto next = (*c)->Poll(opts);
+    ASSERT_TRUE(next.ok()) << next.status().ToString();
+    Collect(*next, &seen);
+    ASSERT_TRUE((*c)->Commit(*next).ok());
+  }
+  EXPECT_EQ(seen.offsets.size(), 150u);
+  std::set<std::pair<int32_t, int64_t>> unique(seen.offsets.begin(), seen.offsets.end());
+  EXPECT_EQ(unique.size(), 150u) << "a record was read twice";
+}
+
+// The only broker goes down while a window is in hand: the commit waits for it (retried)
+// and succeeds once it is back, instead of failing the window.
+TEST(ConsumerTest, ACommitWhileTheBrokerIsDownSucceedsWhenItIsBack) {
+  MockCluster mc;
+  mc.CreateTopic("td", 1);
+  ProduceIds(mc, "td", 0, 10);
+  auto c = Consumer::Make(ConsumerFor(mc, "td", "gd"));
+  ASSERT_TRUE(c.ok());
+  auto w = (*c)->Poll(WindowOptions{});
+  ASSERT_TRUE(w.ok());
+  ASSERT_EQ(w->size(), 10u);
+  ASSERT_EQ(rd_kafka_mock_broker_set_down(mc.get(), 1), RD_KAFKA_RESP_ERR_NO_ERROR);
+  std::thread back([&] {
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    rd_kafka_mock_broker_set_up(mc.get(), 1);
+  });
+  Status st = (*c)->Commit(*w);
+  back.join();
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  auto committed = (*c)->Committed(std::chrono::seconds(10));
+  ASSERT_TRUE(committed.ok()) << committed.status().ToString();
+  EXPECT_EQ((*committed)[0].second, 10);
+}
+
 // A consumer process killed (SIGKILL) in the middle of its second window: the next
 // member of the group re-reads exactly what was not committed.
 TEST_P(ConsumerGroupProtocolTest, ConsumerKilledMidWindowRereadsOnlyUncommitted) {

@@ -42,11 +42,15 @@ class MockCluster {
 };
 
 // The mock cluster's KIP-848 settings (in librdkafka 2.11's archive, not in the
-// rdkafka_mock.h that confluent-kafka-go ships with it).
+// rdkafka_mock.h that confluent-kafka-go ships with it; a system librdkafka before 2.11,
+// the fallback build, may not have them).
+#if RD_KAFKA_VERSION >= 0x020b0000
 extern "C" void rd_kafka_mock_set_group_consumer_session_timeout_ms(
     rd_kafka_mock_cluster_t* mcluster, int group_consumer_session_timeout_ms);
 extern "C" void rd_kafka_mock_set_group_consumer_heartbeat_interval_ms(
     rd_kafka_mock_cluster_t* mcluster, int group_consumer_heartbeat_interval_ms);
+#define KELT_MOCK_HAS_KIP848 1
+#endif
 
 // Options of a member of `group` on the mock cluster, under `protocol`. The consumer
 // protocol's session and heartbeat are the cluster's: 6 s and 500 ms, as classic's here.
@@ -62,8 +66,10 @@ inline ConsumerOptions ConsumerFor(const MockCluster& mc, const std::string& top
     o.session_timeout_ms = 6000;
     o.properties["heartbeat.interval.ms"] = "500";
   } else {
+#ifdef KELT_MOCK_HAS_KIP848
     rd_kafka_mock_set_group_consumer_session_timeout_ms(mc.get(), 6000);
     rd_kafka_mock_set_group_consumer_heartbeat_interval_ms(mc.get(), 500);
+#endif
   }
   return o;
 }
