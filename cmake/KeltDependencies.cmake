@@ -36,12 +36,17 @@ if(KELT_RDKAFKA STREQUAL "system")
   add_library(kelt::rdkafka ALIAS PkgConfig::RDKAFKA)
   message(STATUS "kelt: librdkafka ${RDKAFKA_VERSION} from the system (pkg-config)")
 elseif(KELT_RDKAFKA STREQUAL "vendored")
+  # The same default as scripts/lib/paths.sh.
+  set(_kelt_rdkafka_version_dir "2.11.1")
+  if(DEFINED ENV{KELT_RDKAFKA_VERSION})
+    set(_kelt_rdkafka_version_dir "$ENV{KELT_RDKAFKA_VERSION}")
+  endif()
   if(DEFINED ENV{KELT_RDKAFKA_ROOT})
     set(_kelt_rdkafka_default "$ENV{KELT_RDKAFKA_ROOT}")
   elseif(DEFINED ENV{KELT_CACHE})
-    set(_kelt_rdkafka_default "$ENV{KELT_CACHE}/librdkafka/2.11.1")
+    set(_kelt_rdkafka_default "$ENV{KELT_CACHE}/librdkafka/${_kelt_rdkafka_version_dir}")
   else()
-    set(_kelt_rdkafka_default "$ENV{HOME}/.cache/kelt/librdkafka/2.11.1")
+    set(_kelt_rdkafka_default "$ENV{HOME}/.cache/kelt/librdkafka/${_kelt_rdkafka_version_dir}")
   endif()
   set(KELT_RDKAFKA_ROOT "${_kelt_rdkafka_default}" CACHE PATH
       "librdkafka (include/librdkafka/rdkafka.h, lib/librdkafka.a) from scripts/bootstrap.sh")
@@ -65,16 +70,28 @@ elseif(KELT_RDKAFKA STREQUAL "vendored")
     message(FATAL_ERROR "kelt: ${KELT_RDKAFKA_ROOT} holds librdkafka ${_kelt_rdkafka_version}; "
                         "kelt needs at least ${KELT_RDKAFKA_MIN_VERSION}")
   endif()
-  # The prelink: one object with only rd_kafka_* global, archived for the linker.
-  find_program(KELT_NM NAMES nm REQUIRED)
+  # The prelink: one object with only rd_kafka_* global, archived for the linker. Done
+  # again whenever the archive differs (its hash is kept next to the bundle), and a new
+  # archive makes the build directory configure again.
+  set_property(DIRECTORY "${CMAKE_SOURCE_DIR}" APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
+               "${_kelt_rdkafka_archive}")
   find_program(KELT_LD NAMES ld.bfd ld REQUIRED)
-  find_program(KELT_OBJCOPY NAMES objcopy REQUIRED)
-  find_program(KELT_AR NAMES ar REQUIRED)
+  set(KELT_NM "${CMAKE_NM}")
+  set(KELT_OBJCOPY "${CMAKE_OBJCOPY}")
+  set(KELT_AR "${CMAKE_AR}")
   set(_kelt_rdkafka_dir "${CMAKE_BINARY_DIR}/rdkafka")
   set(_kelt_rdkafka_bundle "${_kelt_rdkafka_dir}/libkelt_rdkafka.a")
+  file(SHA256 "${_kelt_rdkafka_archive}" _kelt_rdkafka_hash)
+  set(_kelt_rdkafka_stamp_text "${_kelt_rdkafka_archive} ${_kelt_rdkafka_hash}")
+  set(_kelt_rdkafka_stamp_old "")
+  if(EXISTS "${_kelt_rdkafka_dir}/bundle.stamp")
+    file(READ "${_kelt_rdkafka_dir}/bundle.stamp" _kelt_rdkafka_stamp_old)
+  endif()
   if(NOT EXISTS "${_kelt_rdkafka_bundle}" OR
-     "${_kelt_rdkafka_archive}" IS_NEWER_THAN "${_kelt_rdkafka_bundle}")
+     NOT _kelt_rdkafka_stamp_old STREQUAL _kelt_rdkafka_stamp_text)
+    message(STATUS "kelt: prelinking ${_kelt_rdkafka_archive} (only rd_kafka_* stays global)")
     file(MAKE_DIRECTORY "${_kelt_rdkafka_dir}")
+    file(REMOVE "${_kelt_rdkafka_dir}/bundle.stamp")
     execute_process(COMMAND "${KELT_NM}" -g --defined-only "${_kelt_rdkafka_archive}"
                     OUTPUT_VARIABLE _kelt_nm ERROR_QUIET RESULT_VARIABLE _rc)
     string(REGEX MATCHALL "[^\n]* [TDBRV] rd_kafka_[A-Za-z0-9_]+" _kelt_api "${_kelt_nm}")
@@ -96,11 +113,13 @@ elseif(KELT_RDKAFKA STREQUAL "vendored")
       COMMAND "${KELT_OBJCOPY}" "--keep-global-symbols=${_kelt_rdkafka_dir}/api.txt"
               "${_kelt_rdkafka_dir}/rdkafka_all.o" "${_kelt_rdkafka_dir}/rdkafka.o"
       COMMAND_ERROR_IS_FATAL ANY)
-    file(REMOVE "${_kelt_rdkafka_dir}/rdkafka_all.o" "${_kelt_rdkafka_bundle}")
+    file(REMOVE "${_kelt_rdkafka_dir}/rdkafka_all.o" "${_kelt_rdkafka_bundle}.tmp")
     execute_process(
-      COMMAND "${KELT_AR}" rcs "${_kelt_rdkafka_bundle}" "${_kelt_rdkafka_dir}/rdkafka.o"
+      COMMAND "${KELT_AR}" rcs "${_kelt_rdkafka_bundle}.tmp" "${_kelt_rdkafka_dir}/rdkafka.o"
       COMMAND_ERROR_IS_FATAL ANY)
     file(REMOVE "${_kelt_rdkafka_dir}/rdkafka.o")
+    file(RENAME "${_kelt_rdkafka_bundle}.tmp" "${_kelt_rdkafka_bundle}")
+    file(WRITE "${_kelt_rdkafka_dir}/bundle.stamp" "${_kelt_rdkafka_stamp_text}")
   endif()
   add_library(kelt::rdkafka STATIC IMPORTED GLOBAL)
   set_target_properties(kelt::rdkafka PROPERTIES

@@ -214,13 +214,20 @@ rdkafka_download() {
   local dir vendor staging
   dir="$(go_module_dir "$RDKAFKA_GO_MODULE" "$KELT_RDKAFKA_GO_MODULE_VERSION")"
   vendor="$dir/kafka/librdkafka_vendor"
-  [[ -f "$vendor/librdkafka_glibc_linux_amd64.a" && -f "$vendor/rdkafka.h" ]] \
-    || die "rdkafka: $RDKAFKA_GO_MODULE@$KELT_RDKAFKA_GO_MODULE_VERSION has no librdkafka_vendor/librdkafka_glibc_linux_amd64.a"
+  local arch archive
+  case "$(uname -m)" in
+    x86_64) arch=amd64 ;;
+    aarch64|arm64) arch=arm64 ;;
+    *) die "rdkafka: no prebuilt librdkafka for $(uname -m) (configure with -DKELT_RDKAFKA=system)" ;;
+  esac
+  archive="librdkafka_glibc_linux_$arch.a"
+  [[ -f "$vendor/$archive" && -f "$vendor/rdkafka.h" ]] \
+    || die "rdkafka: $RDKAFKA_GO_MODULE@$KELT_RDKAFKA_GO_MODULE_VERSION has no librdkafka_vendor/$archive"
   staging="$KELT_RDKAFKA_ROOT.tmp.$$"
   rm -rf "$staging"
   mkdir -p "$staging/include/librdkafka" "$staging/lib"
   cp "$vendor/rdkafka.h" "$vendor/rdkafka_mock.h" "$staging/include/librdkafka/"
-  cp "$vendor/librdkafka_glibc_linux_amd64.a" "$staging/lib/librdkafka.a"
+  cp "$vendor/$archive" "$staging/lib/librdkafka.a"
   [[ -f "$vendor/LICENSES.txt" ]] && cp "$vendor/LICENSES.txt" "$staging/"
   chmod -R u+w "$staging"
   rm -rf "$KELT_RDKAFKA_ROOT"

@@ -169,7 +169,8 @@ typedef struct kelt_window kelt_window;
 /* Create a consumer-group member and subscribe. `config_json` has the keys of RDP's
  * consumer config (brokers, group_id, topic, max_records, auto_offset_reset,
  * session_timeout_ms) and kelt's: topics (list), properties (librdkafka pass-through),
- * max_wait_ms (window deadline, default 15000), max_bytes, on_bad_record
+ * max_wait_ms (window deadline, default 15000), max_bytes, group_protocol ("classic"
+ * default | "consumer", KIP-848), instance_id (static membership), on_bad_record
  * ("fail" default | "skip" | "dead_letter"). Auto commit is off: nothing is committed
  * unless kelt_consumer_commit is called. `landing_schema_json` is {"fields":[…]}.
  * On success *out receives a consumer owned by the caller (kelt_consumer_free). */

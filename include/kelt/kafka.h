@@ -220,10 +220,16 @@ class Consumer {
   std::vector<TopicPartition> TakeLostPartitions();
   /// The current assignment.
   std::vector<TopicPartition> Assignment() const;
-  /// How many other members of the group hold partitions now (asks the group
-  /// coordinator; bounded by `timeout`). A member killed without leaving keeps its
-  /// partitions until its session times out.
-  Result<int> OtherMembersHoldingPartitions(
+  /// Who holds the subscription's partitions now, as the group coordinator says
+  /// (DescribeConsumerGroups and metadata; bounded by `timeout`).
+  struct GroupHolding {
+    int other_members = 0;       ///< other members that hold partitions
+    int64_t held_by_others = 0;  ///< partitions they hold
+    int64_t unassigned = 0;      ///< partitions of the subscribed topics nobody holds
+  };
+  /// A member killed without leaving keeps its partitions until its session times out;
+  /// under KIP-848 they then pass to the others one member at a time.
+  Result<GroupHolding> DescribeGroupHolding(
       std::chrono::milliseconds timeout = std::chrono::seconds(5));
   /// The session timeout the group's members were asked to keep (session_timeout_ms,
   /// else librdkafka's 45 s; with the consumer protocol the broker decides: 45 s by

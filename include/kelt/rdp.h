@@ -26,7 +26,8 @@ struct PollCall {
 
 /// Parse consumer config JSON: RDP's keys `brokers`, `group_id`, `topic`, `max_records`
 /// (500), `auto_offset_reset` ("earliest"), `session_timeout_ms`; kelt's `topics` (list),
-/// `properties` (librdkafka pass-through), `max_wait_ms` (15000), `max_bytes`, `commit`.
+/// `properties` (librdkafka pass-through), `max_wait_ms` (15000), `max_bytes`, `commit`,
+/// `group_protocol` ("classic" | "consumer"), `instance_id`.
 /// Unknown keys are ignored. Errors start with "config JSON: ".
 Result<PollCall> ParseConsumerConfigJson(std::string_view json);
 

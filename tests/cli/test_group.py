@@ -102,7 +102,7 @@ def test_killed_static_worker_under_kip848_fails_fast_then_resumes(
     assert time.monotonic() - started < 15
     assert "is still held by a member that did not leave the group" in p.stderr, p.stderr
     assert "group_protocol classic" in p.stderr
-    time.sleep(12)  # the test broker's group.consumer.session.timeout.ms is 10 s
+    time.sleep(14)  # the test broker's group.consumer.session.timeout.ms is 10 s
     p = run_kelt(kelt, "run", "-c", str(cfg), "--until-caught-up", "--progress", "none",
                  timeout=120)
     assert summary_of(p.stdout)["caught_up"]

@@ -73,7 +73,8 @@ const std::vector<KeySpec>& Specs() {
       {"max_windows", "integer", "0", "--max-windows",
        "stop after this many windows (0: no limit)"},
       {"assignment_timeout_ms", "integer", "60000", "",
-       "with until_caught_up: fail when no partition is assigned this long (0: wait)"},
+       "with until_caught_up: fail when no partition is assigned this long (0: wait; "
+       "longer while other members hold them)"},
       {"metrics.port", "integer", "0", "--metrics-port",
        "serve Prometheus /metrics on this port (0: off)"},
       {"metrics.host", "string", "127.0.0.1", "--metrics-host",

@@ -497,56 +497,101 @@ class Consumer::Impl {
     return std::chrono::milliseconds(kDefaultSessionTimeoutMs);
   }
 
-  // Asks the group coordinator (DescribeConsumerGroups, on this client's own handle)
-  // how many members other than this one hold partitions.
-  Result<int> OtherMembersHoldingPartitions(std::chrono::milliseconds timeout) {
+  // Asks the group coordinator (DescribeConsumerGroups, on this client's own handle) who
+  // holds which partitions, and the metadata how many partitions the subscribed topics
+  // have: the topics named in the subscription and those of any member's assignment.
+  Result<Consumer::GroupHolding> DescribeGroupHolding(std::chrono::milliseconds timeout) {
     if (closed_) return Status::Invalid("kafka consumer is closed");
+    const int timeout_ms = static_cast<int>(timeout.count());
     kafka::QueuePtr queue(rd_kafka_queue_new(rk_.get()));
     std::unique_ptr<rd_kafka_AdminOptions_t, decltype(&rd_kafka_AdminOptions_destroy)>
         admin(rd_kafka_AdminOptions_new(rk_.get(),
                                         RD_KAFKA_ADMIN_OP_DESCRIBECONSUMERGROUPS),
               &rd_kafka_AdminOptions_destroy);
     char errstr[256] = {0};
-    if (rd_kafka_AdminOptions_set_request_timeout(
-            admin.get(), static_cast<int>(timeout.count()), errstr, sizeof(errstr))) {
+    if (rd_kafka_AdminOptions_set_request_timeout(admin.get(), timeout_ms, errstr,
+                                                  sizeof(errstr))) {
       return Status::Invalid(std::string("describing the group: ") + errstr);
     }
     const char* groups[] = {options_.group_id.c_str()};
     rd_kafka_DescribeConsumerGroups(rk_.get(), groups, 1, admin.get(), queue.get());
     std::unique_ptr<rd_kafka_event_t, decltype(&rd_kafka_event_destroy)> event(
-        rd_kafka_queue_poll(queue.get(), static_cast<int>(timeout.count()) + 1000),
-        &rd_kafka_event_destroy);
-    if (!event)
+        rd_kafka_queue_poll(queue.get(), timeout_ms + 1000), &rd_kafka_event_destroy);
+    if (!event) {
       return Status::Unavailable("describing group " + options_.group_id + ": no answer");
+    }
     if (rd_kafka_resp_err_t err = rd_kafka_event_error(event.get())) {
       return kafka::KafkaError(err, "describing group " + options_.group_id);
     }
-    const rd_kafka_DescribeConsumerGroups_result_t* result =
-        rd_kafka_event_DescribeConsumerGroups_result(event.get());
     size_t n = 0;
     const rd_kafka_ConsumerGroupDescription_t** descs =
-        rd_kafka_DescribeConsumerGroups_result_groups(result, &n);
+        rd_kafka_DescribeConsumerGroups_result_groups(
+            rd_kafka_event_DescribeConsumerGroups_result(event.get()), &n);
     char* mine_raw = rd_kafka_memberid(rk_.get());
     const std::string mine = mine_raw ? mine_raw : "";
     if (mine_raw) rd_kafka_mem_free(rk_.get(), mine_raw);
-    int others = 0;
+    Consumer::GroupHolding out;
+    std::set<TopicPartition> held;
+    for (const auto& [tp, ps] : partitions_) held.insert(tp);
+    std::set<std::string> topics;
+    for (const std::string& t : options_.topics) {
+      if (!t.empty() && t[0] != '^') topics.insert(t);
+    }
     for (size_t g = 0; g < n; ++g) {
       if (const rd_kafka_error_t* e = rd_kafka_ConsumerGroupDescription_error(descs[g])) {
         return Status::Kafka("describing group " + options_.group_id + ": " +
                              rd_kafka_error_string(e));
       }
       const size_t members = rd_kafka_ConsumerGroupDescription_member_count(descs[g]);
+      // The classic coordinator of Kafka before 4.0 describes a rebalancing group's
+      // members without their assignments: count each other member as holding some.
+      const rd_kafka_consumer_group_state_t state =
+          rd_kafka_ConsumerGroupDescription_state(descs[g]);
+      if (state == RD_KAFKA_CONSUMER_GROUP_STATE_PREPARING_REBALANCE ||
+          state == RD_KAFKA_CONSUMER_GROUP_STATE_COMPLETING_REBALANCE) {
+        int others_in_rebalance = 0;
+        for (size_t i = 0; i < members; ++i) {
+          const rd_kafka_MemberDescription_t* m =
+              rd_kafka_ConsumerGroupDescription_member(descs[g], i);
+          if (mine != rd_kafka_MemberDescription_consumer_id(m)) ++others_in_rebalance;
+        }
+        out.other_members = std::max(out.other_members, others_in_rebalance);
+      }
       for (size_t i = 0; i < members; ++i) {
         const rd_kafka_MemberDescription_t* m =
             rd_kafka_ConsumerGroupDescription_member(descs[g], i);
-        if (mine == rd_kafka_MemberDescription_consumer_id(m)) continue;
         const rd_kafka_MemberAssignment_t* a = rd_kafka_MemberDescription_assignment(m);
         const rd_kafka_topic_partition_list_t* parts =
             a ? rd_kafka_MemberAssignment_partitions(a) : nullptr;
-        if (parts && parts->cnt > 0) ++others;
+        if (parts == nullptr || parts->cnt == 0) continue;
+        const bool other = mine != rd_kafka_MemberDescription_consumer_id(m);
+        if (other) ++out.other_members;
+        for (int j = 0; j < parts->cnt; ++j) {
+          topics.insert(parts->elems[j].topic);
+          if (other &&
+              held.insert({parts->elems[j].topic, parts->elems[j].partition}).second)
+            ++out.held_by_others;
+        }
       }
     }
-    return others;
+    for (const auto& tp : held) topics.insert(tp.topic);
+    for (const std::string& topic : topics) {
+      const rd_kafka_metadata_t* md = nullptr;
+      std::unique_ptr<rd_kafka_topic_t, decltype(&rd_kafka_topic_destroy)> rkt(
+          rd_kafka_topic_new(rk_.get(), topic.c_str(), nullptr), &rd_kafka_topic_destroy);
+      if (!rkt) continue;
+      rd_kafka_resp_err_t err =
+          rd_kafka_metadata(rk_.get(), 0, rkt.get(), &md, timeout_ms);
+      if (err) return kafka::KafkaError(err, "reading the metadata of '" + topic + "'");
+      for (int t = 0; t < md->topic_cnt; ++t) {
+        for (int p = 0; p < md->topics[t].partition_cnt; ++p) {
+          if (!held.count({md->topics[t].topic, md->topics[t].partitions[p].id}))
+            ++out.unassigned;
+        }
+      }
+      rd_kafka_metadata_destroy(md);
+    }
+    return out;
   }
 
   Result<Window> Poll(const WindowOptions& opts) {
@@ -923,10 +968,15 @@ class Consumer::Impl {
     return Settled(CommitList(PendingList(sent).get()), sent);
   }
 
+  // The group moved on while the commit was sent: classic's generation errors, and
+  // KIP-848's member epoch errors (Kafka up to 4.2 refuses a commit of any epoch but the
+  // member's current one, which every join or leave in the group bumps).
   static bool IsRebalanceError(rd_kafka_resp_err_t err) {
     return err == RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS ||
            err == RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION ||
-           err == RD_KAFKA_RESP_ERR_UNKNOWN_MEMBER_ID;
+           err == RD_KAFKA_RESP_ERR_UNKNOWN_MEMBER_ID ||
+           err == RD_KAFKA_RESP_ERR_STALE_MEMBER_EPOCH ||
+           err == RD_KAFKA_RESP_ERR_FENCED_MEMBER_EPOCH;
   }
 
   // Synchronous commit with retries of transient errors; the first error, if any.
@@ -942,8 +992,11 @@ class Consumer::Impl {
           }
         }
       }
-      if (!err || err == RD_KAFKA_RESP_ERR__NO_OFFSET || IsRebalanceError(err) ||
-          !kafka::IsRetriable(err)) {
+      // A stale member epoch is cured by the next heartbeat (librdkafka sends it early
+      // when it sees this error): try again a few times before keeping it pending.
+      const bool stale_epoch = err == RD_KAFKA_RESP_ERR_STALE_MEMBER_EPOCH && attempt < 3;
+      if (!stale_epoch && (!err || err == RD_KAFKA_RESP_ERR__NO_OFFSET ||
+                           IsRebalanceError(err) || !kafka::IsRetriable(err))) {
         return err;
       }
       Log(LogLevel::kWarning, "kafka",
@@ -988,6 +1041,15 @@ class Consumer::Impl {
       lag.position = ps.next_offset >= 0 ? ps.next_offset
                      : ps.start >= 0     ? ps.start
                                          : committed->elems[i].offset;
+      // At the end with nothing carried over: the end-of-partition offset, which is past
+      // trailing control records (transaction markers) that no record hands out.
+      if (ps.eof_offset > lag.position &&
+          std::none_of(pending_.begin(), pending_.end(), [&](const kafka::MessagePtr& m) {
+            return m->partition == lag.tp.partition &&
+                   lag.tp.topic == rd_kafka_topic_name(m->rkt);
+          })) {
+        lag.position = ps.eof_offset;
+      }
       int64_t low = 0, high = 0;
       rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(
           rk_.get(), lag.tp.topic.c_str(), lag.tp.partition, &low, &high,
@@ -1048,10 +1110,15 @@ class Consumer::Impl {
   // always), else the whole assignment at once. A failure stops the consumer.
   void ApplyAssignment(rd_kafka_t* rk, rd_kafka_topic_partition_list_t* parts,
                        bool assign) {
+    // KIP-848 is always incremental (librdkafka may still say NONE before its first
+    // subscription completed); classic follows its assignor.
     const char* protocol = rd_kafka_rebalance_protocol(rk);
+    const bool incremental =
+        options_.group_protocol == GroupProtocol::kConsumer ||
+        (protocol != nullptr && std::string_view(protocol) == "COOPERATIVE");
     rd_kafka_error_t* error = nullptr;
     rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR_NO_ERROR;
-    if (protocol != nullptr && std::string_view(protocol) == "COOPERATIVE") {
+    if (incremental) {
       error = assign ? rd_kafka_incremental_assign(rk, parts)
                      : rd_kafka_incremental_unassign(rk, parts);
     } else {
@@ -1093,6 +1160,10 @@ class Consumer::Impl {
         }
       }
       ApplyAssignment(rk, parts, /*assign=*/true);
+      // A partition paused at its catch-up mark, revoked and assigned back, would stay
+      // paused (librdkafka keeps an application's pause across assignments) while its new
+      // mark lies further on: kelt pauses only for catch-up, so resume what is assigned.
+      rd_kafka_resume_partitions(rk, parts);
       for (int i = 0; i < parts->cnt; ++i) {
         PartitionState ps;
         ps.generation = ++generation_;
@@ -1364,8 +1435,9 @@ Status Consumer::StartCatchUp() { return impl_->StartCatchUp(); }
 bool Consumer::caught_up() const { return impl_->CaughtUp(); }
 std::vector<TopicPartition> Consumer::TakeLostPartitions() { return impl_->TakeLost(); }
 std::vector<TopicPartition> Consumer::Assignment() const { return impl_->Assignment(); }
-Result<int> Consumer::OtherMembersHoldingPartitions(std::chrono::milliseconds timeout) {
-  return impl_->OtherMembersHoldingPartitions(timeout);
+Result<Consumer::GroupHolding> Consumer::DescribeGroupHolding(
+    std::chrono::milliseconds timeout) {
+  return impl_->DescribeGroupHolding(timeout);
 }
 std::chrono::milliseconds Consumer::SessionTimeout() const {
   return impl_->SessionTimeout();

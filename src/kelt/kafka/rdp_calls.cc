@@ -117,7 +117,10 @@ Result<PollCall> ParseConsumerConfigJson(std::string_view json) {
   std::string protocol;
   KELT_RETURN_NOT_OK(GetString(obj, "group_protocol", &protocol));
   if (!protocol.empty()) {
-    KELT_ASSIGN_OR_RAISE(c.group_protocol, ParseGroupProtocol(protocol));
+    auto parsed = ParseGroupProtocol(protocol);
+    if (!parsed.ok())
+      return ConfigError("group_protocol", "expected classic or consumer");
+    c.group_protocol = *parsed;
   }
   KELT_RETURN_NOT_OK(GetString(obj, "instance_id", &c.instance_id));
   std::optional<int64_t> v;

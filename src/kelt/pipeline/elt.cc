@@ -197,24 +197,23 @@ class EltLoop::Impl {
             std::min<std::chrono::milliseconds>(o_.assignment_timeout, kLookEvery) &&
         now >= next_group_look_) {
       next_group_look_ = now + kLookEvery;
-      auto others = consumer_->OtherMembersHoldingPartitions(std::chrono::seconds(2));
-      if (others.ok() && *others > 0) {
+      auto holding = consumer_->DescribeGroupHolding(std::chrono::seconds(2));
+      const int others = holding.ok() ? holding->other_members : 0;
+      if (others > 0) {
         const auto session = consumer_->SessionTimeout();
         assignment_deadline_ =
             std::max(assignment_deadline_, started_ + session + o_.assignment_timeout);
-        if (stats_.waiting_for_members != *others) {
+        if (stats_.waiting_for_members != others) {
           Log(LogLevel::kWarning, "elt",
-              "group " + o_.consumer.group_id + ": " + std::to_string(*others) +
+              "group " + o_.consumer.group_id + ": " + std::to_string(others) +
                   " other member(s) hold the partitions; waiting for them (a member "
                   "that ended without leaving keeps its partitions until its session "
                   "times out, " +
                   std::to_string(session.count() / 1000) +
                   " s; an instance_id lets a restarted worker take them back at once)");
         }
-        stats_.waiting_for_members = *others;
-      } else if (others.ok()) {
-        stats_.waiting_for_members = 0;
       }
+      stats_.waiting_for_members = others;
     }
     if (now < std::max(assignment_deadline_, started_ + o_.assignment_timeout)) {
       return Status::OK();
@@ -236,6 +235,43 @@ class EltLoop::Impl {
         "partitions? (assignment_timeout_ms)");
   }
 
+  // This member is caught up on its partitions; other members may still hold some of the
+  // topic's, or some may be between owners. A live member lands its own. One that died
+  // keeps them until its session times out, and then they come here: under KIP-848 one
+  // dead member's at a time, through the next heartbeat, so a restart after several kills
+  // would otherwise stop with partitions never read (classic hands them all out in one
+  // rebalance). So until a session has passed since this member got its first
+  // partitions, it waits while other members hold partitions or some are unassigned;
+  // after that, whoever still holds some is alive.
+  bool OthersMayStillHoldPartitions() {
+    const auto now = std::chrono::steady_clock::now();
+    const auto session = consumer_->SessionTimeout();
+    if (now - first_assigned_ >= session) {
+      stats_.waiting_for_members = 0;
+      return false;
+    }
+    if (now < next_group_look_) return waiting_for_group_;
+    next_group_look_ = now + std::chrono::milliseconds(500);
+    auto holding = consumer_->DescribeGroupHolding(std::chrono::seconds(2));
+    if (!holding.ok()) {  // no answer (an old broker, the mock cluster): do not wait
+      stats_.waiting_for_members = 0;
+      return waiting_for_group_ = false;
+    }
+    const int64_t n = holding->other_members;
+    if (n > 0 && n != stats_.waiting_for_members) {
+      Log(LogLevel::kWarning, "elt",
+          "caught up on this member's partitions; " + std::to_string(n) +
+              " other member(s) of group " + o_.consumer.group_id + " hold " +
+              std::to_string(holding->held_by_others) +
+              " partition(s): waiting for them (at most " +
+              std::to_string(session.count() / 1000) +
+              " s after this member joined, the session timeout: a member that ended "
+              "without leaving gives its partitions up then)");
+    }
+    stats_.waiting_for_members = n;
+    return waiting_for_group_ = n > 0 || holding->unassigned > 0;
+  }
+
   Result<bool> StepOnce(const EltWindowCallback& on_window, bool pipelined) {
     if (o_.max_windows > 0 && handed_off_ >= o_.max_windows) return false;
     KELT_ASSIGN_OR_RAISE(Window w, consumer_->Poll(o_.window));
@@ -243,6 +279,7 @@ class EltLoop::Impl {
       assigned_once_ = !consumer_->Assignment().empty();
       if (assigned_once_) {
         stats_.waiting_for_members = 0;
+        first_assigned_ = std::chrono::steady_clock::now();
       } else {
         KELT_RETURN_NOT_OK(AwaitFirstAssignment());
       }
@@ -281,7 +318,8 @@ class EltLoop::Impl {
     }
     // While the writer works: the commit's round trip is off the critical path.
     KELT_RETURN_NOT_OK(CommitAndReport(on_window, /*async=*/pipelined));
-    stats_.caught_up = o_.until_caught_up && consumer_->caught_up();
+    stats_.caught_up =
+        o_.until_caught_up && consumer_->caught_up() && !OthersMayStillHoldPartitions();
     if (stats_.caught_up) return false;
     if (o_.max_windows > 0 && handed_off_ >= o_.max_windows) return false;
     return true;
@@ -529,6 +567,8 @@ class EltLoop::Impl {
   bool assigned_once_ = false;
   std::chrono::steady_clock::time_point assignment_deadline_{};  // extended while waiting
   std::chrono::steady_clock::time_point next_group_look_{};
+  std::chrono::steady_clock::time_point first_assigned_{};  // catch-up: first assignment
+  bool waiting_for_group_ = false;  // the last DescribeGroupHolding's answer
   std::set<const Sink*> failed_sinks_;
   int64_t handed_off_ = 0;     ///< windows given to the sinks (max_windows counts these)
   Status write_failed_;        ///< the write that failed, if any

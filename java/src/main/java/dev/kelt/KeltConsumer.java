@@ -33,7 +33,7 @@ public final class KeltConsumer implements AutoCloseable {
    *
    * @param configJson RDP's consumer config keys (brokers, group_id, topic, max_records,
    *     auto_offset_reset, session_timeout_ms) and kelt's (topics, properties, max_wait_ms,
-   *     max_bytes, on_bad_record)
+   *     max_bytes, group_protocol, instance_id, on_bad_record)
    * @param landingSchemaJson {@code {"fields":[{"name":…,"data_type":…}]}}
    * @throws KeltException with the C ABI's code (INVALID for a bad config, …)
    */
