@@ -260,6 +260,89 @@ class SlowSink final : public Sink {
   OffsetMap written_;
 };
 
+// A member commits every window while other members join and leave again and again: each
+// join or leave is a rebalance (under KIP-848 it bumps every member's epoch, and
+// Kafka 4.1 refuses commits of a stale epoch). No commit error ends the reading, every
+// record is read, and the group's offsets end at the partition ends.
+TEST_P(KafkaBrokerProtocolTest, CommitsSurviveMembersJoiningAndLeaving) {
+  const std::string topic = Topic("e2e-churn");
+  const std::string group = topic + "-g";
+  CreateTopic(topic, 4);
+  constexpr int kRecords = 20000;
+  ASSERT_EQ(Produce(topic, 0, kRecords), kRecords);
+  auto a = Consumer::Make(Options(topic, group, GetParam()));
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  std::atomic<bool> stop{false};
+  std::string error;
+  // Others come and go: each joins, reads a little without committing, and leaves.
+  std::thread churn([&] {
+    for (int i = 0; i < 4 && !stop; ++i) {
+      auto b = Consumer::Make(Options(topic, group, GetParam()));
+      if (!b.ok()) {
+        error = b.status().ToString();
+        return;
+      }
+      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+      while (!stop && std::chrono::steady_clock::now() < until) {
+        auto w =
+            (*b)->Poll({.max_records = 50, .max_wait = std::chrono::milliseconds(200)});
+        if (!w.ok()) {
+          error = w.status().ToString();
+          return;
+        }
+        if (!w->empty()) (void)(*b)->Rewind(*w);  // leave them to A
+      }
+      (void)(*b)->Close();
+    }
+  });
+  Offsets seen;
+  auto distinct = [&] {
+    return std::set<std::pair<int32_t, int64_t>>(seen.begin(), seen.end()).size();
+  };
+  int windows = 0;
+  auto step = [&](bool stop_at_end) -> Result<Window> {
+    KELT_ASSIGN_OR_RAISE(Window w, (*a)->Poll({.max_records = 100,
+                                               .max_wait = std::chrono::milliseconds(300),
+                                               .stop_at_end = stop_at_end}));
+    Collect(w, &seen);
+    KELT_RETURN_NOT_OK(
+        (*a)->Commit(w).WithPrefix("commit " + std::to_string(windows) + ": "));
+    ++windows;
+    return w;
+  };
+  // While the others come and go, until every record was read.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+  Status failed;
+  while (distinct() < static_cast<size_t>(kRecords) &&
+         std::chrono::steady_clock::now() < deadline) {
+    auto w = step(false);
+    if (!w.ok()) {
+      failed = w.status();
+      break;
+    }
+  }
+  stop = true;
+  churn.join();
+  ASSERT_TRUE(failed.ok()) << failed.ToString();
+  ASSERT_TRUE(error.empty()) << error;
+  // Alone again: read to the end of every partition.
+  for (int i = 0; i < 200; ++i) {
+    auto w = step(true);
+    ASSERT_TRUE(w.ok()) << w.status().ToString();
+    if (w->empty() && w->end_reason() == WindowEnd::kEndOfPartitions &&
+        (*a)->Assignment().size() == 4u)
+      break;
+  }
+  EXPECT_EQ(distinct(), static_cast<size_t>(kRecords)) << "records were not read";
+  auto committed = (*a)->Committed(std::chrono::seconds(10));
+  ASSERT_TRUE(committed.ok()) << committed.status().ToString();
+  int64_t total = 0;
+  for (const auto& [tp, next] : *committed) total += std::max<int64_t>(next, 0);
+  EXPECT_EQ(total, kRecords);
+  std::fprintf(stderr, "%d windows committed while members came and went\n", windows);
+  EXPECT_TRUE((*a)->Close().ok());
+}
+
 // A member joins while a pipelined loop writes a window: the revocation waits for that
 // write and commits what it made durable, so the new owner of a partition starts where
 // the sink's rows end (not a window earlier: those rows would be read twice).
