@@ -719,6 +719,11 @@ void ReadRoot(Reader& r, const YAML::Node& root, EltConfig& c) {
   }
   if (!root["schema"].IsDefined())
     r.Error("schema", root, "required (the landing schema)");
+  if (co.group_protocol == GroupProtocol::kConsumer && co.session_timeout_ms) {
+    r.Error("session_timeout_ms", root["session_timeout_ms"],
+            "applies to group_protocol classic only (with consumer the broker's "
+            "group.consumer.session.timeout.ms decides)");
+  }
 
   YAML::Node sinks = root["sinks"];
   if (!sinks.IsDefined()) {

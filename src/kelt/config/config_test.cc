@@ -381,6 +381,28 @@ TEST(ConfigTest, AnAliasInsideItsOwnNodeIsRefused) {
       << c.status().message().substr(0, 500);
 }
 
+// The group keys: protocol and static membership reach the consumer's options; the
+// session timeout the consumer protocol leaves to the broker is refused with it.
+TEST(ConfigTest, GroupProtocolAndInstanceId) {
+  auto c = ParseEltConfig(
+      "group_protocol: consumer\ninstance_id: worker-3\n" + std::string(kMinimal),
+      "/tmp");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->elt.consumer.group_protocol, GroupProtocol::kConsumer);
+  EXPECT_EQ(c->elt.consumer.instance_id, "worker-3");
+  auto bad = ParseEltConfig("group_protocol: eager\n" + std::string(kMinimal), "/tmp");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("group_protocol"), std::string::npos);
+  auto both = ParseEltConfig(
+      "group_protocol: consumer\nsession_timeout_ms: 6000\n" + std::string(kMinimal),
+      "/tmp");
+  ASSERT_FALSE(both.ok());
+  EXPECT_NE(both.status().message().find(
+                "session_timeout_ms: applies to group_protocol classic only"),
+            std::string::npos)
+      << both.status().message();
+}
+
 TEST(ConfigTest, MakeSinksMakesEachKind) {
   auto c = ParseEltConfig(std::string(kMinimal) + "  - duckdb: {path: /tmp/k.duckdb}\n",
                           "/tmp");
