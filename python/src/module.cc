@@ -937,7 +937,7 @@ NB_MODULE(_kelt, m) {
 
   m.def("load_records_json", &LoadRecordsJsonCall, "records_json"_a, "schema_json"_a,
         "on_bad_record"_a, "strict_payload"_a);
-  m.def("librdkafka_version", [] { return KafkaClientVersion(); });
+  m.def("librdkafka_version", [] { return kelt::KafkaClientVersion(); });
   m.def("poll_window", &PollWindowCall, "config_json"_a);
   m.def("poll_window_loaded", &PollWindowLoadedCall, "config_json"_a, "schema_json"_a,
         "on_bad_record"_a, "strict_payload"_a);
