@@ -503,6 +503,46 @@ class Consumer::Impl {
   Result<Consumer::GroupHolding> DescribeGroupHolding(std::chrono::milliseconds timeout) {
     if (closed_) return Status::Invalid("kafka consumer is closed");
     const int timeout_ms = static_cast<int>(timeout.count());
+    std::set<TopicPartition> held;
+    for (const auto& [tp, ps] : partitions_) held.insert(tp);
+    std::set<std::string> topics;
+    bool regex = false;
+    for (const std::string& t : options_.topics) {
+      if (!t.empty() && t[0] == '^') {
+        regex = true;
+      } else {
+        topics.insert(t);
+      }
+    }
+    for (const auto& tp : held) topics.insert(tp.topic);
+    // The partitions of `topics` that `held` lacks, from the metadata.
+    auto count_unheld = [&]() -> Result<int64_t> {
+      int64_t unheld = 0;
+      for (const std::string& topic : topics) {
+        std::unique_ptr<rd_kafka_topic_t, decltype(&rd_kafka_topic_destroy)> rkt(
+            rd_kafka_topic_new(rk_.get(), topic.c_str(), nullptr),
+            &rd_kafka_topic_destroy);
+        if (!rkt) continue;
+        const rd_kafka_metadata_t* md = nullptr;
+        rd_kafka_resp_err_t err =
+            rd_kafka_metadata(rk_.get(), 0, rkt.get(), &md, timeout_ms);
+        if (err) return kafka::KafkaError(err, "reading the metadata of '" + topic + "'");
+        for (int t = 0; t < md->topic_cnt; ++t) {
+          for (int p = 0; p < md->topics[t].partition_cnt; ++p) {
+            if (!held.count({md->topics[t].topic, md->topics[t].partitions[p].id}))
+              ++unheld;
+          }
+        }
+        rd_kafka_metadata_destroy(md);
+      }
+      return unheld;
+    };
+    Consumer::GroupHolding out;
+    // This member holds every partition of the subscription: nobody else holds any (the
+    // common case of one worker, answered without asking the coordinator).
+    KELT_ASSIGN_OR_RAISE(int64_t unheld, count_unheld());
+    if (unheld == 0 && !regex) return out;
+
     kafka::QueuePtr queue(rd_kafka_queue_new(rk_.get()));
     std::unique_ptr<rd_kafka_AdminOptions_t, decltype(&rd_kafka_AdminOptions_destroy)>
         admin(rd_kafka_AdminOptions_new(rk_.get(),
@@ -530,13 +570,7 @@ class Consumer::Impl {
     char* mine_raw = rd_kafka_memberid(rk_.get());
     const std::string mine = mine_raw ? mine_raw : "";
     if (mine_raw) rd_kafka_mem_free(rk_.get(), mine_raw);
-    Consumer::GroupHolding out;
-    std::set<TopicPartition> held;
-    for (const auto& [tp, ps] : partitions_) held.insert(tp);
-    std::set<std::string> topics;
-    for (const std::string& t : options_.topics) {
-      if (!t.empty() && t[0] != '^') topics.insert(t);
-    }
+    const size_t topics_before = topics.size();
     for (size_t g = 0; g < n; ++g) {
       if (const rd_kafka_error_t* e = rd_kafka_ConsumerGroupDescription_error(descs[g])) {
         return Status::Kafka("describing group " + options_.group_id + ": " +
@@ -557,6 +591,7 @@ class Consumer::Impl {
         }
         out.other_members = std::max(out.other_members, others_in_rebalance);
       }
+      int holding = 0;
       for (size_t i = 0; i < members; ++i) {
         const rd_kafka_MemberDescription_t* m =
             rd_kafka_ConsumerGroupDescription_member(descs[g], i);
@@ -564,32 +599,20 @@ class Consumer::Impl {
         const rd_kafka_topic_partition_list_t* parts =
             a ? rd_kafka_MemberAssignment_partitions(a) : nullptr;
         if (parts == nullptr || parts->cnt == 0) continue;
-        const bool other = mine != rd_kafka_MemberDescription_consumer_id(m);
-        if (other) ++out.other_members;
+        if (mine == rd_kafka_MemberDescription_consumer_id(m)) continue;
+        ++holding;
         for (int j = 0; j < parts->cnt; ++j) {
           topics.insert(parts->elems[j].topic);
-          if (other &&
-              held.insert({parts->elems[j].topic, parts->elems[j].partition}).second)
+          if (held.insert({parts->elems[j].topic, parts->elems[j].partition}).second)
             ++out.held_by_others;
         }
       }
+      out.other_members = std::max(out.other_members, holding);
     }
-    for (const auto& tp : held) topics.insert(tp.topic);
-    for (const std::string& topic : topics) {
-      const rd_kafka_metadata_t* md = nullptr;
-      std::unique_ptr<rd_kafka_topic_t, decltype(&rd_kafka_topic_destroy)> rkt(
-          rd_kafka_topic_new(rk_.get(), topic.c_str(), nullptr), &rd_kafka_topic_destroy);
-      if (!rkt) continue;
-      rd_kafka_resp_err_t err =
-          rd_kafka_metadata(rk_.get(), 0, rkt.get(), &md, timeout_ms);
-      if (err) return kafka::KafkaError(err, "reading the metadata of '" + topic + "'");
-      for (int t = 0; t < md->topic_cnt; ++t) {
-        for (int p = 0; p < md->topics[t].partition_cnt; ++p) {
-          if (!held.count({md->topics[t].topic, md->topics[t].partitions[p].id}))
-            ++out.unassigned;
-        }
-      }
-      rd_kafka_metadata_destroy(md);
+    if (out.held_by_others == 0 && topics.size() == topics_before) {
+      out.unassigned = unheld;
+    } else {
+      KELT_ASSIGN_OR_RAISE(out.unassigned, count_unheld());
     }
     return out;
   }
