@@ -7,6 +7,17 @@ set(KELT_PYTHON "${CMAKE_SOURCE_DIR}/.venv/bin/python" CACHE FILEPATH
 find_package(simdjson CONFIG REQUIRED)
 find_package(PkgConfig REQUIRED)
 find_package(Threads REQUIRED)
+# kelt_cache_default(OUT ROOT_ENV SUBDIR): where scripts/bootstrap.sh puts a download, as
+# scripts/lib/paths.sh says: $ROOT_ENV, else $KELT_CACHE/SUBDIR, else ~/.cache/kelt/SUBDIR.
+function(kelt_cache_default out root_env subdir)
+  if(DEFINED ENV{${root_env}})
+    set(${out} "$ENV{${root_env}}" PARENT_SCOPE)
+  elseif(DEFINED ENV{KELT_CACHE})
+    set(${out} "$ENV{KELT_CACHE}/${subdir}" PARENT_SCOPE)
+  else()
+    set(${out} "$ENV{HOME}/.cache/kelt/${subdir}" PARENT_SCOPE)
+  endif()
+endfunction()
 # kelt::rdkafka, the Kafka client. KELT_RDKAFKA chooses where it comes from:
 #   vendored (default)  librdkafka 2.11.1, static, built by Confluent, provisioned by
 #                       scripts/bootstrap.sh (step "rdkafka") into $KELT_RDKAFKA_ROOT
@@ -41,13 +52,8 @@ elseif(KELT_RDKAFKA STREQUAL "vendored")
   if(DEFINED ENV{KELT_RDKAFKA_VERSION})
     set(_kelt_rdkafka_version_dir "$ENV{KELT_RDKAFKA_VERSION}")
   endif()
-  if(DEFINED ENV{KELT_RDKAFKA_ROOT})
-    set(_kelt_rdkafka_default "$ENV{KELT_RDKAFKA_ROOT}")
-  elseif(DEFINED ENV{KELT_CACHE})
-    set(_kelt_rdkafka_default "$ENV{KELT_CACHE}/librdkafka/${_kelt_rdkafka_version_dir}")
-  else()
-    set(_kelt_rdkafka_default "$ENV{HOME}/.cache/kelt/librdkafka/${_kelt_rdkafka_version_dir}")
-  endif()
+  kelt_cache_default(_kelt_rdkafka_default KELT_RDKAFKA_ROOT
+                     "librdkafka/${_kelt_rdkafka_version_dir}")
   set(KELT_RDKAFKA_ROOT "${_kelt_rdkafka_default}" CACHE PATH
       "librdkafka (include/librdkafka/rdkafka.h, lib/librdkafka.a) from scripts/bootstrap.sh")
   set(_kelt_rdkafka_archive "${KELT_RDKAFKA_ROOT}/lib/librdkafka.a")
@@ -194,13 +200,7 @@ endif()
 # kelt::duckdb: DuckDB's C API as static archives, provisioned by scripts/bootstrap.sh
 # (step "duckdb") into $KELT_DUCKDB_ROOT (scripts/lib/paths.sh). The archives refer to
 # each other in both directions, so they link as one --start-group/--end-group.
-if(DEFINED ENV{KELT_DUCKDB_ROOT})
-  set(_kelt_duckdb_default "$ENV{KELT_DUCKDB_ROOT}")
-elseif(DEFINED ENV{KELT_CACHE})
-  set(_kelt_duckdb_default "$ENV{KELT_CACHE}/duckdb/1.5.6")
-else()
-  set(_kelt_duckdb_default "$ENV{HOME}/.cache/kelt/duckdb/1.5.6")
-endif()
+kelt_cache_default(_kelt_duckdb_default KELT_DUCKDB_ROOT "duckdb/1.5.6")
 set(KELT_DUCKDB_ROOT "${_kelt_duckdb_default}" CACHE PATH
     "DuckDB C API (include/duckdb.h, lib/*.a) from scripts/bootstrap.sh")
 # Link order of the Go module's prebuilt.go (the same list as scripts/bootstrap.sh).

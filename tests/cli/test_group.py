@@ -17,52 +17,47 @@ def produce(kelt, brokers, topic, tmp_path, n):
              "--file", str(tmp_path / "r.ndjson"))
 
 
-def run_until_landed(kelt, cfg, extra=()):
-    """Start a service run, wait until it has landed rows, kill it with SIGKILL."""
-    proc = start_run(kelt, ["run", "-c", str(cfg), "--progress", "lines",
-                            "--set", "progress_interval_ms=50", "--log-level", "warning",
-                            *extra])
-    deadline = time.time() + 60
+def start_service_run(kelt, cfg):
+    """A service run that prints a progress line every 50 ms."""
+    return start_run(kelt, ["run", "-c", str(cfg), "--progress", "lines",
+                            "--set", "progress_interval_ms=50", "--log-level", "warning"])
+
+
+def seconds_until_rows_landed(proc, started, timeout=60):
+    """Read `proc`'s progress lines until one reports landed rows; the seconds since
+    `started` (time.monotonic()). Kills the run and fails when none comes."""
     seen = []
-    while time.time() < deadline:
+    while time.monotonic() - started < timeout:
         line = proc.stderr.readline()
         if not line:
             break
         seen.append(line)
         m = re.match(r"progress records=\d+ bytes=\d+ rows=(\d+)", line)
         if m and int(m.group(1)) > 0:
-            proc.send_signal(signal.SIGKILL)
-            proc.wait(timeout=30)
-            return
+            return time.monotonic() - started
     proc.kill()
+    proc.wait()
     raise AssertionError("the run landed nothing:\n" + "".join(seen))
+
+
+def run_until_landed(kelt, cfg):
+    """Start a service run, wait until it has landed rows, kill it with SIGKILL."""
+    proc = start_service_run(kelt, cfg)
+    seconds_until_rows_landed(proc, time.monotonic())
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
 
 
 def seconds_until_rows(kelt, cfg):
     """Start a service run; return the seconds until it reports landed rows (it is then
     stopped with SIGTERM and must exit 0)."""
     started = time.monotonic()
-    proc = start_run(kelt, ["run", "-c", str(cfg), "--progress", "lines",
-                            "--set", "progress_interval_ms=50", "--log-level", "warning"])
-    seen = []
-    try:
-        while time.monotonic() - started < 60:
-            line = proc.stderr.readline()
-            if not line:
-                break
-            seen.append(line)
-            m = re.match(r"progress records=\d+ bytes=\d+ rows=(\d+)", line)
-            if m and int(m.group(1)) > 0:
-                took = time.monotonic() - started
-                proc.send_signal(signal.SIGTERM)
-                proc.communicate(timeout=60)
-                assert proc.returncode == 0
-                return took
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    raise AssertionError("the run landed nothing:\n" + "".join(seen))
+    proc = start_service_run(kelt, cfg)
+    took = seconds_until_rows_landed(proc, started)
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=60)
+    assert proc.returncode == 0
+    return took
 
 
 def test_killed_static_worker_lands_again_within_5_s(kelt, brokers, make_topic, tmp_path):

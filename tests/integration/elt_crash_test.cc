@@ -263,6 +263,16 @@ class EltCrashTest : public ::testing::Test {
   void ExpectExactlyOnce(const Offsets& landed, const Offsets& dead) {
     kelt::ExpectExactlyOnce(landed, dead, n_, bad_ids_);
   }
+  // The local Parquet landing under `root` holds every offset once, with no hidden file
+  // left behind, and every good record's id.
+  void ExpectLocalLandingExactlyOnce(const std::string& root) {
+    Offsets landed, dead;
+    std::set<int64_t> ids;
+    EXPECT_EQ(ReadLocalLanding(root, &landed, &dead, &ids), 0)
+        << "temporary files left behind";
+    ExpectExactlyOnce(landed, dead);
+    EXPECT_EQ(ids.size(), static_cast<size_t>(n_) - bad_ids_.size());
+  }
 
   int n_ = 0, kills_ = 0;
   std::string window_;  // max_records per window of the loop under test
@@ -287,12 +297,7 @@ TEST_F(EltCrashTest, ParquetHoldsEveryOffsetExactlyOnceAfterKills) {
   RunWithKills(
       {KELT_ELT_CHILD, Bootstrap(), topic_, topic_ + "-g", "parquet", root, window_},
       kills_, &rng_, [&] { return CountFiles(root); });
-  Offsets landed, dead;
-  std::set<int64_t> ids;
-  EXPECT_EQ(ReadLocalLanding(root, &landed, &dead, &ids), 0)
-      << "temporary files left behind";
-  ExpectExactlyOnce(landed, dead);
-  EXPECT_EQ(ids.size(), static_cast<size_t>(n_) - bad_ids_.size());
+  ExpectLocalLandingExactlyOnce(root);
 }
 
 // The same under KIP-848, with dynamic members: each restarted child waits for its killed
@@ -302,12 +307,7 @@ TEST_F(EltCrashTest, ParquetHoldsEveryOffsetExactlyOnceAfterKillsUnderKip848) {
   RunWithKills({KELT_ELT_CHILD, Bootstrap(), topic_, topic_ + "-g", "parquet", root,
                 window_, "--group-protocol=consumer", "--instance-id="},
                std::min(kills_, 3), &rng_, [&] { return CountFiles(root); });
-  Offsets landed, dead;
-  std::set<int64_t> ids;
-  EXPECT_EQ(ReadLocalLanding(root, &landed, &dead, &ids), 0)
-      << "temporary files left behind";
-  ExpectExactlyOnce(landed, dead);
-  EXPECT_EQ(ids.size(), static_cast<size_t>(n_) - bad_ids_.size());
+  ExpectLocalLandingExactlyOnce(root);
 }
 
 TEST_F(EltCrashTest, ParquetOnS3HoldsEveryOffsetExactlyOnceAfterKills) {

@@ -314,8 +314,8 @@ TEST_F(KafkaSecurityTest, WrongPasswordFailsProducerSendWithoutShowingIt) {
 // --- over TLS
 // ----------------------------------------------------------------------------
 
-// Rows in the published Parquet files under `root` (0 when there is none).
-int64_t LandedRows(const std::string& root) {
+// Published Parquet files under `root` (0 when there is none).
+int64_t LandedFiles(const std::string& root) {
   int64_t files = 0;
   std::error_code ec;
   for (auto it = std::filesystem::recursive_directory_iterator(root, ec);
@@ -344,7 +344,7 @@ TEST_F(KafkaSecurityTest, SaslSslLandsAndCommitsWithBothScramMechanisms) {
     ASSERT_TRUE(stats.ok()) << stats.status().ToString() << BrokerHint();
     EXPECT_TRUE(stats->caught_up);
     EXPECT_EQ(stats->rows, 300);
-    EXPECT_GT(LandedRows(root), 0);
+    EXPECT_GT(LandedFiles(root), 0);
     EXPECT_EQ(CommittedTotal(topic, group), 300);
     std::filesystem::remove_all(root);
   }
@@ -399,7 +399,7 @@ TEST_F(KafkaSecurityTest, RefusedLoginsEndQuicklyNamingTheCauseWithNothingLanded
       named |= lower.find(cause) != std::string::npos;
     EXPECT_TRUE(named) << msg;
     EXPECT_LT(took, std::chrono::seconds(15)) << msg;
-    EXPECT_EQ(LandedRows(root), 0);
+    EXPECT_EQ(LandedFiles(root), 0);
     EXPECT_EQ(CommittedTotal(topic, group), -1);
     EXPECT_EQ(msg.find(wrong), std::string::npos) << msg;
     ExpectNoSecretIn(msg);

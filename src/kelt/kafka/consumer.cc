@@ -576,38 +576,29 @@ class Consumer::Impl {
         return Status::Kafka("describing group " + options_.group_id + ": " +
                              rd_kafka_error_string(e));
       }
-      const size_t members = rd_kafka_ConsumerGroupDescription_member_count(descs[g]);
       // The classic coordinator of Kafka before 4.0 describes a rebalancing group's
-      // members without their assignments: count each other member as holding some.
+      // members without their assignments: then each other member counts as holding some.
       const rd_kafka_consumer_group_state_t state =
           rd_kafka_ConsumerGroupDescription_state(descs[g]);
-      if (state == RD_KAFKA_CONSUMER_GROUP_STATE_PREPARING_REBALANCE ||
-          state == RD_KAFKA_CONSUMER_GROUP_STATE_COMPLETING_REBALANCE) {
-        int others_in_rebalance = 0;
-        for (size_t i = 0; i < members; ++i) {
-          const rd_kafka_MemberDescription_t* m =
-              rd_kafka_ConsumerGroupDescription_member(descs[g], i);
-          if (mine != rd_kafka_MemberDescription_consumer_id(m)) ++others_in_rebalance;
-        }
-        out.other_members = std::max(out.other_members, others_in_rebalance);
-      }
-      int holding = 0;
+      const bool rebalancing =
+          state == RD_KAFKA_CONSUMER_GROUP_STATE_PREPARING_REBALANCE ||
+          state == RD_KAFKA_CONSUMER_GROUP_STATE_COMPLETING_REBALANCE;
+      const size_t members = rd_kafka_ConsumerGroupDescription_member_count(descs[g]);
       for (size_t i = 0; i < members; ++i) {
         const rd_kafka_MemberDescription_t* m =
             rd_kafka_ConsumerGroupDescription_member(descs[g], i);
+        if (mine == rd_kafka_MemberDescription_consumer_id(m)) continue;
         const rd_kafka_MemberAssignment_t* a = rd_kafka_MemberDescription_assignment(m);
         const rd_kafka_topic_partition_list_t* parts =
             a ? rd_kafka_MemberAssignment_partitions(a) : nullptr;
-        if (parts == nullptr || parts->cnt == 0) continue;
-        if (mine == rd_kafka_MemberDescription_consumer_id(m)) continue;
-        ++holding;
-        for (int j = 0; j < parts->cnt; ++j) {
+        const int count = parts ? parts->cnt : 0;
+        if (count > 0 || rebalancing) ++out.other_members;
+        for (int j = 0; j < count; ++j) {
           topics.insert(parts->elems[j].topic);
           if (held.insert({parts->elems[j].topic, parts->elems[j].partition}).second)
             ++out.held_by_others;
         }
       }
-      out.other_members = std::max(out.other_members, holding);
     }
     if (out.held_by_others == 0 && topics.size() == topics_before) {
       out.unassigned = unheld;
