@@ -29,6 +29,7 @@
 #include "kelt/kafka.h"
 #include "kelt/load.h"
 #include "kelt/pipeline_json.h"
+#include "kelt/poll_load.h"
 #include "kelt/rdp.h"
 #include "kelt/record.h"
 #include "kelt/schema.h"

@@ -46,7 +46,7 @@ class RunMetrics {
   std::vector<int64_t> bucket_counts_ = std::vector<int64_t>(Buckets().size(), 0);
   double latency_sum_ = 0;
   int64_t latency_count_ = 0;
-  std::map<TopicPartition, int64_t> lag_;
+  OffsetMap lag_;
   bool lag_known_ = false;
   bool caught_up_ = false;
   double start_time_ =

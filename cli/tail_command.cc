@@ -100,9 +100,8 @@ int RunTail(const TailArgs& a, std::atomic<bool>* stop) {
   }
   if (offset) {
     int64_t start = *offset;
-    o.resume = [start](const std::vector<TopicPartition>& tps)
-        -> Result<std::map<TopicPartition, int64_t>> {
-      std::map<TopicPartition, int64_t> m;
+    o.resume = [start](const std::vector<TopicPartition>& tps) -> Result<OffsetMap> {
+      OffsetMap m;
       for (const auto& tp : tps) m[tp] = start;
       return m;
     };

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "kelt/dataset.h"
-#include "kelt/load.h"
+#include "kelt/offsets.h"
 #include "kelt/record.h"
 #include "kelt/status.h"
 
@@ -27,16 +27,6 @@ class RecordBatch;
 }  // namespace arrow
 
 namespace kelt {
-
-/// A topic and a partition.
-struct TopicPartition {
-  std::string topic;
-  int32_t partition = 0;
-  auto operator<=>(const TopicPartition&) const = default;
-};
-
-/// Return "topic[partition]".
-std::string ToString(const TopicPartition& tp);
 
 // --- consumer
 // ---------------------------------------------------------------------------
@@ -87,16 +77,13 @@ struct ConsumerOptions {
   /// records is fetched. For each partition it returns, reading starts at that offset
   /// (a sink's durable point); the others start at the group's committed offset. An
   /// error stops the consumer: the next Poll fails with it.
-  std::function<Result<std::map<TopicPartition, int64_t>>(
-      const std::vector<TopicPartition>&)>
-      resume;
+  std::function<Result<OffsetMap>(const std::vector<TopicPartition>&)> resume;
   /// Called on the polling thread when partitions are revoked or lost, before they are
   /// given up (the group waits for it): the place to finish writes still in flight for
   /// them, so their next owner finds them. It returns the next offsets that are now
   /// durable for those partitions (or nothing); on a revocation they are committed,
   /// with the offsets already pending, before the partitions go.
-  std::function<std::map<TopicPartition, int64_t>(const std::vector<TopicPartition>&)>
-      before_revoke;
+  std::function<OffsetMap(const std::vector<TopicPartition>&)> before_revoke;
 };
 
 /// Why a window ended.
@@ -118,14 +105,6 @@ struct WindowOptions {
   std::chrono::milliseconds max_wait{10000};
   /// End the window as soon as every assigned partition has reached its end.
   bool stop_at_end = true;
-};
-
-/// The offsets a window covers in one partition: [first, last], `count` records.
-struct PartitionSpan {
-  TopicPartition tp;
-  int64_t first_offset = 0;
-  int64_t last_offset = -1;
-  int64_t count = 0;
 };
 
 /// Lag of one assigned partition: the broker's high watermark minus the next offset
@@ -194,13 +173,13 @@ class Consumer {
 
   /// Commit, synchronously, these next offsets for the partitions this consumer still
   /// owns (others are skipped). For callers that track durability themselves.
-  Status CommitOffsets(const std::map<TopicPartition, int64_t>& next_offsets);
+  Status CommitOffsets(const OffsetMap& next_offsets);
 
   /// Like CommitOffsets, but returns once the commit is sent: its result is taken in by
   /// the next commit call, Poll, a revocation or Close, which wait for it first (a
   /// failure the group would not retry is returned there). One commit is in flight at
   /// a time. For loops that overlap the commit's round trip with the next window.
-  Status CommitOffsetsAsync(const std::map<TopicPartition, int64_t>& next_offsets);
+  Status CommitOffsetsAsync(const OffsetMap& next_offsets);
 
   /// Give `window` back: the next Poll starts again at its first record of every
   /// partition this consumer still owns, so a window that could not be made durable (a
@@ -293,36 +272,6 @@ class Producer {
   explicit Producer(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
-
-/// One window polled and loaded.
-struct LoadedPoll {
-  Window window;
-  LoadedWindow loaded;
-};
-
-/// Poll one window from `consumer` and load it with `loader`. When loading fails (a bad
-/// record under the `fail` policy; the loader's error, RDP's text, names the record's
-/// topic, partition and offset) the partial window is dropped and the window is given
-/// back (Consumer::Rewind): the next call reads it again, so no record is ever passed
-/// over by a later commit.
-Result<LoadedPoll> PollLoaded(Consumer& consumer, Loader& loader,
-                              const WindowOptions& options);
-
-/// Load `window` with several loaders at once (one thread each; loaders made with the
-/// same schema and options, e.g. by MakeLoaderPerCore): loader k takes the k-th
-/// contiguous share of the records, so the parts, in order, hold the rows in record
-/// order. Windows under `min_records_per_loader` records per loader use fewer loaders (at
-/// least one). On an error the first failing record's error (in record order) is returned
-/// and every loader is reset.
-Result<std::vector<LoadedWindow>> LoadWindowParallel(
-    const Window& window, std::span<const std::unique_ptr<Loader>> loaders,
-    int64_t min_records_per_loader = 16'384);
-
-/// PollLoaded with LoadWindowParallel: the window and its loaded parts. A window that
-/// fails to load is given back, as in PollLoaded.
-Result<std::pair<Window, std::vector<LoadedWindow>>> PollLoadedParallel(
-    Consumer& consumer, std::span<const std::unique_ptr<Loader>> loaders,
-    const WindowOptions& options);
 
 /// RDP's export_dataset_to_kafka: send one dataset and wait for every delivery; return
 /// the rows delivered. Calls with identical options reuse one process-wide producer

@@ -117,7 +117,7 @@ class Loader {
 };
 
 /// One loader per core (up to 4), all for `landing` with `options`: what
-/// LoadWindowParallel (kelt/kafka.h) shares a large window among.
+/// LoadWindowParallel (kelt/poll_load.h) shares a large window among.
 Result<std::vector<std::unique_ptr<Loader>>> MakeLoaderPerCore(
     const Schema& landing, const LoadOptions& options);
 

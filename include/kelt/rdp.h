@@ -6,12 +6,12 @@
 // The C ABI, Python and Java reach these through the same functions.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "kelt/kafka.h"
-#include "kelt/load.h"
 
 namespace kelt::rdp {
 
@@ -39,9 +39,9 @@ Result<ProducerOptions> ParseProducerConfigJson(std::string_view json);
 /// poll_kafka_window: the window's records.
 Result<std::vector<StreamRecord>> PollKafkaWindow(const PollCall& call);
 
-/// poll_kafka_window_loaded: the window loaded into `landing` (bad-record policy `fail`
-/// unless `options` says otherwise).
-Result<LoadedWindow> PollKafkaWindowLoaded(const PollCall& call, const Schema& landing,
-                                           const LoadOptions& options = {});
+/// One stateless poll whose window `use` sees before it is committed (when the call
+/// says so) and the consumer closed. An error from `use` ends the call uncommitted.
+Status PollKafkaWindowThen(const PollCall& call,
+                           const std::function<Status(const Window&)>& use);
 
 }  // namespace kelt::rdp

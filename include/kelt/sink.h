@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "kelt/kafka.h"
+#include "kelt/offsets.h"
 #include "kelt/status.h"
 
 namespace arrow {
@@ -22,9 +22,6 @@ class Schema;
 }  // namespace arrow
 
 namespace kelt {
-
-/// Next offset to read, per partition.
-using OffsetMap = std::map<TopicPartition, int64_t>;
 
 /// One loaded window as a sink sees it.
 struct SinkWindow {

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kelt/kafka.h"
+#include "kelt/offsets.h"
 #include "kelt/status.h"
 
 namespace arrow {
@@ -113,7 +113,7 @@ struct IncrementalRun {
   int64_t rows_read = 0;     ///< landed rows the model saw as `df`
   int64_t rows_written = 0;  ///< rows appended or upserted into the curated table
   /// Next offset per partition after the run (the stored state).
-  std::map<TopicPartition, int64_t> next_offsets;
+  OffsetMap next_offsets;
 };
 
 /// Run `model` once: read the data landed at or after its stored offsets, apply the

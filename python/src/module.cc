@@ -36,6 +36,7 @@
 #include "kelt/load.h"
 #include "kelt/log.h"
 #include "kelt/pipeline_json.h"
+#include "kelt/poll_load.h"
 #include "kelt/rdp.h"
 #include "kelt/record.h"
 #include "kelt/schema.h"
@@ -326,7 +327,7 @@ class PyConsumer {
   }
 
   void CommitOffsets(const std::vector<std::tuple<std::string, int32_t, int64_t>>& next) {
-    std::map<TopicPartition, int64_t> offsets;
+    OffsetMap offsets;
     for (const auto& [topic, partition, offset] : next) {
       int64_t& v = offsets[TopicPartition{topic, partition}];
       v = std::max(v, offset);

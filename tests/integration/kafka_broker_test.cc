@@ -23,6 +23,7 @@
 #include "kelt/elt.h"
 #include "kelt/kafka.h"
 #include "kelt/load.h"
+#include "kelt/poll_load.h"
 #include "kelt/rdp.h"
 #include "kelt/sink.h"
 

@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "kelt/common/filesystem.h"
 #include "kelt/dataset.h"
+#include "kelt/landing/filesystem.h"
 #include "kelt/pipeline_json.h"
 #include "kelt/rdp.h"
 #include "kelt/transform.h"

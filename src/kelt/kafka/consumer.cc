@@ -41,16 +41,11 @@
 #include <set>
 #include <thread>
 
-#include "kelt/common/parallel.h"
 #include "kelt/kafka.h"
 #include "kelt/kafka/client.h"
 #include "kelt/log.h"
 
 namespace kelt {
-
-std::string ToString(const TopicPartition& tp) {
-  return tp.topic + "[" + std::to_string(tp.partition) + "]";
-}
 
 std::string KafkaClientVersion() { return rd_kafka_version_str(); }
 
@@ -772,7 +767,7 @@ class Consumer::Impl {
     if (closed_) return Status::Invalid("kafka consumer is closed");
     KELT_RETURN_NOT_OK(TakeCommitError());
     const Window::Impl& win = *w.impl_;
-    std::map<TopicPartition, int64_t> next;
+    OffsetMap next;
     for (size_t i = 0; i < win.spans.size(); ++i) {
       const PartitionSpan& s = win.spans[i];
       auto it = partitions_.find(s.tp);
@@ -872,14 +867,14 @@ class Consumer::Impl {
     return Status::OK();
   }
 
-  Status CommitOffsets(const std::map<TopicPartition, int64_t>& next_offsets) {
+  Status CommitOffsets(const OffsetMap& next_offsets) {
     if (closed_) return Status::Invalid("kafka consumer is closed");
     KELT_RETURN_NOT_OK(TakeCommitError());
     AddPending(next_offsets);
     return FlushCommits();
   }
 
-  Status CommitOffsetsAsync(const std::map<TopicPartition, int64_t>& next_offsets) {
+  Status CommitOffsetsAsync(const OffsetMap& next_offsets) {
     if (closed_) return Status::Invalid("kafka consumer is closed");
     KELT_RETURN_NOT_OK(TakeCommitError());
     KELT_RETURN_NOT_OK(AwaitCommit(/*wait=*/true));
@@ -895,7 +890,7 @@ class Consumer::Impl {
 
   // Offsets the caller made durable, kept until committed (the larger offset wins);
   // partitions no longer assigned are skipped: their next owner resumes.
-  void AddPending(const std::map<TopicPartition, int64_t>& next_offsets) {
+  void AddPending(const OffsetMap& next_offsets) {
     for (const auto& [tp, offset] : next_offsets) {
       if (partitions_.count(tp) == 0) continue;
       int64_t& pending = pending_commits_[tp];
@@ -903,8 +898,7 @@ class Consumer::Impl {
     }
   }
 
-  static kafka::PartitionListPtr PendingList(
-      const std::map<TopicPartition, int64_t>& offsets) {
+  static kafka::PartitionListPtr PendingList(const OffsetMap& offsets) {
     kafka::PartitionListPtr list(
         rd_kafka_topic_partition_list_new(static_cast<int>(offsets.size())));
     for (const auto& [tp, offset] : offsets) {
@@ -918,7 +912,7 @@ class Consumer::Impl {
   // pending set (unless a larger one came since); a commit refused because the group
   // is rebalancing stays pending: it is retried at the revocation, the next poll or
   // Close.
-  Status Settled(rd_kafka_resp_err_t err, const std::map<TopicPartition, int64_t>& sent) {
+  Status Settled(rd_kafka_resp_err_t err, const OffsetMap& sent) {
     if (!err || err == RD_KAFKA_RESP_ERR__NO_OFFSET) {
       for (const auto& [tp, offset] : sent) {
         auto it = pending_commits_.find(tp);
@@ -969,7 +963,7 @@ class Consumer::Impl {
       }
     }
     rd_kafka_event_destroy(ev);
-    std::map<TopicPartition, int64_t> sent = std::exchange(commit_in_flight_, {});
+    OffsetMap sent = std::exchange(commit_in_flight_, {});
     if (err && kafka::IsRetriable(err) && !IsRebalanceError(err)) return FlushCommits();
     return Settled(err, sent);
   }
@@ -978,7 +972,7 @@ class Consumer::Impl {
   Status FlushCommits() {
     KELT_RETURN_NOT_OK(AwaitCommit(/*wait=*/true));
     if (pending_commits_.empty()) return Status::OK();
-    const std::map<TopicPartition, int64_t> sent = pending_commits_;
+    const OffsetMap sent = pending_commits_;
     return Settled(CommitList(PendingList(sent).get()), sent);
   }
 
@@ -1155,7 +1149,7 @@ class Consumer::Impl {
                    rd_kafka_topic_partition_list_t* parts) {
     cached_rkt_ = nullptr;  // the assignment changes: FindState's cache is stale
     if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
-      std::map<TopicPartition, int64_t> starts;
+      OffsetMap starts;
       if (options_.resume) {
         std::vector<TopicPartition> tps;
         for (int i = 0; i < parts->cnt; ++i)
@@ -1199,7 +1193,7 @@ class Consumer::Impl {
       for (int i = 0; i < parts->cnt; ++i)
         tps.push_back({parts->elems[i].topic, parts->elems[i].partition});
       // What the write it finished made durable is committed with the rest below.
-      std::map<TopicPartition, int64_t> durable = options_.before_revoke(tps);
+      OffsetMap durable = options_.before_revoke(tps);
       if (!lost) AddPending(durable);
     }
     ++revoked_;
@@ -1227,7 +1221,7 @@ class Consumer::Impl {
     if (Status st = AwaitCommit(/*wait=*/true); !st.ok() && commit_error_.ok()) {
       commit_error_ = std::move(st);
     }
-    std::map<TopicPartition, int64_t> revoked;
+    OffsetMap revoked;
     for (int i = 0; i < parts->cnt; ++i) {
       auto it = pending_commits_.find({parts->elems[i].topic, parts->elems[i].partition});
       if (it != pending_commits_.end()) revoked.insert(*it);
@@ -1410,10 +1404,10 @@ class Consumer::Impl {
   const rd_kafka_topic_t* cached_rkt_ = nullptr;         // FindState's cache
   int32_t cached_partition_ = -1;
   PartitionState* cached_state_ = nullptr;
-  std::deque<kafka::MessagePtr> pending_;               // carried over to the next window
-  std::map<TopicPartition, int64_t> pending_commits_;   // durable, not yet committed
-  std::map<TopicPartition, int64_t> commit_in_flight_;  // sent asynchronously
-  kafka::QueuePtr commit_queue_;                        // its result arrives here
+  std::deque<kafka::MessagePtr> pending_;  // carried over to the next window
+  OffsetMap pending_commits_;              // durable, not yet committed
+  OffsetMap commit_in_flight_;             // sent asynchronously
+  kafka::QueuePtr commit_queue_;           // its result arrives here
   std::vector<TopicPartition> lost_;
   uint64_t generation_ = 0;
   uint64_t revoked_ = 0;                   // number of revocations served so far
@@ -1438,11 +1432,10 @@ Result<Window> Consumer::Poll(const WindowOptions& options) {
 }
 Status Consumer::Commit(const Window& window) { return impl_->Commit(window); }
 Status Consumer::Rewind(const Window& window) { return impl_->Rewind(window); }
-Status Consumer::CommitOffsets(const std::map<TopicPartition, int64_t>& next_offsets) {
+Status Consumer::CommitOffsets(const OffsetMap& next_offsets) {
   return impl_->CommitOffsets(next_offsets);
 }
-Status Consumer::CommitOffsetsAsync(
-    const std::map<TopicPartition, int64_t>& next_offsets) {
+Status Consumer::CommitOffsetsAsync(const OffsetMap& next_offsets) {
   return impl_->CommitOffsetsAsync(next_offsets);
 }
 Status Consumer::StartCatchUp() { return impl_->StartCatchUp(); }
@@ -1464,78 +1457,5 @@ Result<std::vector<std::pair<TopicPartition, int64_t>>> Consumer::Committed(
   return impl_->Committed(timeout);
 }
 Status Consumer::Close() { return impl_->Close(); }
-
-namespace {
-
-// Load records [begin, end) of `w` with `loader`; on failure the partial window is
-// dropped (the loader stays usable).
-Result<LoadedWindow> LoadRange(const Window& w, Loader& loader, size_t begin,
-                               size_t end) {
-  // The loader's errors keep RDP's texts and name the record ("(at topic[p]@offset, …").
-  auto loaded = [&]() -> Result<LoadedWindow> {
-    const int64_t share = static_cast<int64_t>(end - begin);
-    const int64_t bytes =
-        w.empty() ? 0 : w.bytes() * share / static_cast<int64_t>(w.size());
-    KELT_RETURN_NOT_OK(loader.Reserve(share, bytes));
-    const bool headers = loader.needs_headers();
-    for (size_t i = begin; i < end; ++i) {
-      KELT_RETURN_NOT_OK(loader.Append(w.record(i, headers)));
-    }
-    return loader.Finish();
-  }();
-  if (!loaded.ok()) (void)loader.Finish();
-  return loaded;
-}
-
-// Give `w` back after `failure`; a failed rewind leaves a consumer that read past it.
-Status GiveBack(Consumer& consumer, const Window& w, const Status& failure) {
-  Status rewound = consumer.Rewind(w);
-  if (!rewound.ok()) {
-    return rewound.WithPrefix(failure.message() +
-                              "; giving the window back failed (close this consumer "
-                              "and make a new one to read it again): ");
-  }
-  return failure;
-}
-
-}  // namespace
-
-Result<std::vector<LoadedWindow>> LoadWindowParallel(
-    const Window& window, std::span<const std::unique_ptr<Loader>> loaders,
-    int64_t min_records_per_loader) {
-  if (loaders.empty()) return Status::Invalid("LoadWindowParallel: no loader");
-  const size_t n = window.size();
-  size_t k = loaders.size();
-  const auto per = static_cast<size_t>(std::max<int64_t>(1, min_records_per_loader));
-  while (k > 1 && n / k < per) --k;
-  std::vector<Result<LoadedWindow>> parts(k, Status::Internal("not loaded"));
-  internal::ParallelFor(k, k, [&](size_t part) {
-    parts[part] = LoadRange(window, *loaders[part], n * part / k, n * (part + 1) / k);
-  });
-  std::vector<LoadedWindow> out;
-  out.reserve(k);
-  for (auto& part : parts) {
-    if (!part.ok()) return part.status();  // the first failure in record order
-    out.push_back(std::move(*part));
-  }
-  return out;
-}
-
-Result<LoadedPoll> PollLoaded(Consumer& consumer, Loader& loader,
-                              const WindowOptions& options) {
-  KELT_ASSIGN_OR_RAISE(Window w, consumer.Poll(options));
-  auto loaded = LoadRange(w, loader, 0, w.size());
-  if (!loaded.ok()) return GiveBack(consumer, w, loaded.status());
-  return LoadedPoll{std::move(w), std::move(*loaded)};
-}
-
-Result<std::pair<Window, std::vector<LoadedWindow>>> PollLoadedParallel(
-    Consumer& consumer, std::span<const std::unique_ptr<Loader>> loaders,
-    const WindowOptions& options) {
-  KELT_ASSIGN_OR_RAISE(Window w, consumer.Poll(options));
-  auto parts = LoadWindowParallel(w, loaders);
-  if (!parts.ok()) return GiveBack(consumer, w, parts.status());
-  return std::pair{std::move(w), std::move(*parts)};
-}
 
 }  // namespace kelt

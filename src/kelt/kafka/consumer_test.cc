@@ -20,6 +20,7 @@
 #include "kelt/kafka/mock_cluster_testing.h"
 #include "kelt/load.h"
 #include "kelt/log.h"
+#include "kelt/poll_load.h"
 
 extern char** environ;
 

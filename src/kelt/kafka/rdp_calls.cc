@@ -184,44 +184,22 @@ Result<ProducerOptions> ParseProducerConfigJson(std::string_view json) {
   return p;
 }
 
-namespace {
-
-Result<Window> PollOnce(const PollCall& call, std::unique_ptr<Consumer>* consumer) {
-  KELT_ASSIGN_OR_RAISE(*consumer, Consumer::Make(call.consumer));
-  KELT_ASSIGN_OR_RAISE(Window w, (*consumer)->Poll(call.window));
-  return w;
+Status PollKafkaWindowThen(const PollCall& call,
+                           const std::function<Status(const Window&)>& use) {
+  KELT_ASSIGN_OR_RAISE(std::unique_ptr<Consumer> consumer, Consumer::Make(call.consumer));
+  KELT_ASSIGN_OR_RAISE(Window w, consumer->Poll(call.window));
+  KELT_RETURN_NOT_OK(use(w));
+  if (call.commit) KELT_RETURN_NOT_OK(consumer->Commit(w));
+  return consumer->Close();
 }
-
-Status Finish(const PollCall& call, Consumer& consumer, const Window& w) {
-  if (call.commit) KELT_RETURN_NOT_OK(consumer.Commit(w));
-  return consumer.Close();
-}
-
-}  // namespace
 
 Result<std::vector<StreamRecord>> PollKafkaWindow(const PollCall& call) {
-  std::unique_ptr<Consumer> consumer;
-  KELT_ASSIGN_OR_RAISE(Window w, PollOnce(call, &consumer));
-  std::vector<StreamRecord> records = w.ToRecords();
-  KELT_RETURN_NOT_OK(Finish(call, *consumer, w));
+  std::vector<StreamRecord> records;
+  KELT_RETURN_NOT_OK(PollKafkaWindowThen(call, [&](const Window& w) {
+    records = w.ToRecords();
+    return Status::OK();
+  }));
   return records;
-}
-
-Result<LoadedWindow> PollKafkaWindowLoaded(const PollCall& call, const Schema& landing,
-                                           const LoadOptions& options) {
-  // Build the loader first: a bad landing schema must fail before anything is consumed.
-  KELT_ASSIGN_OR_RAISE(auto loader, Loader::Make(landing, options));
-  std::unique_ptr<Consumer> consumer;
-  KELT_ASSIGN_OR_RAISE(Window w, PollOnce(call, &consumer));
-  KELT_RETURN_NOT_OK(loader->Reserve(static_cast<int64_t>(w.size()), w.bytes()));
-  const bool headers = loader->needs_headers();
-  for (size_t i = 0; i < w.size(); ++i) {
-    KELT_RETURN_NOT_OK(loader->Append(w.record(i, headers)));
-  }
-  KELT_ASSIGN_OR_RAISE(LoadedWindow landed, loader->Finish());
-  // The window is landed in memory only; the caller owns durability from here.
-  KELT_RETURN_NOT_OK(Finish(call, *consumer, w));
-  return landed;
 }
 
 }  // namespace kelt::rdp

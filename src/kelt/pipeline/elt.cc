@@ -27,6 +27,7 @@
 
 #include "kelt/common/memory_pool.h"
 #include "kelt/log.h"
+#include "kelt/poll_load.h"
 
 namespace kelt {
 

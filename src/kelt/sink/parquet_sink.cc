@@ -16,7 +16,8 @@
 // directory fsynced. Object-store files are built in memory (compressed) and uploaded
 // in one upload per file (a PUT or a multipart upload) when the rotation closes: an
 // object exists completely or not at all.
-#include "kelt/sink/parquet_sink.h"
+#include "kelt/landing/layout.h"
+#include "kelt/sink.h"
 
 #include <arrow/array.h>
 #include <arrow/buffer.h>
@@ -48,10 +49,9 @@
 #include <unordered_set>
 
 #include "kelt/common/arrow_status.h"
-#include "kelt/common/filesystem.h"
 #include "kelt/common/memory_pool.h"
 #include "kelt/common/parallel.h"
-#include "kelt/load.h"
+#include "kelt/landing/filesystem.h"
 #include "kelt/log.h"
 
 namespace kelt {
@@ -59,92 +59,6 @@ namespace kelt {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-constexpr std::string_view kInProgressSuffix = ".inprogress";
-
-// --- names --------------------------------------------------------------------------
-
-std::string Pad20(int64_t v) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%020lld", static_cast<long long>(v));
-  return buf;
-}
-
-bool ParseInt(std::string_view s, int64_t* out) {
-  if (s.empty()) return false;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
-  return ec == std::errc() && p == s.data() + s.size() && *out >= 0;
-}
-
-}  // namespace
-
-std::string EscapeHivePathValue(std::string_view value) {
-  // Hive's escaping: every character that is special in a path or a URI, '%' itself,
-  // and control characters become %XX. No escaped value contains '/', so a component
-  // `key=value` can never climb out of its parent.
-  static constexpr std::string_view kSpecial = "\"#%'*/:=?\\{[]^";
-  std::string out;
-  out.reserve(value.size());
-  for (unsigned char c : value) {
-    if (c < 0x20 || c == 0x7f ||
-        kSpecial.find(static_cast<char>(c)) != std::string_view::npos) {
-      char buf[4];
-      std::snprintf(buf, sizeof(buf), "%%%02X", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  if (out.empty()) return "__HIVE_DEFAULT_PARTITION__";
-  return out;
-}
-
-std::string ParquetFileName(const TopicPartition& tp, int64_t first, int64_t last,
-                            int part, int parts) {
-  std::string name = tp.topic + "+" + std::to_string(tp.partition) + "+" + Pad20(first) +
-                     "+" + Pad20(last);
-  if (parts > 1) name += "+" + std::to_string(part) + "of" + std::to_string(parts);
-  return name + ".parquet";
-}
-
-std::optional<ParquetFileInfo> ParseParquetFileName(std::string_view name) {
-  constexpr std::string_view kExt = ".parquet";
-  if (name.size() <= kExt.size() || name.substr(name.size() - kExt.size()) != kExt)
-    return std::nullopt;
-  name.remove_suffix(kExt.size());
-  // Kafka topic names cannot contain '+' ([a-zA-Z0-9._-]): split on every '+'.
-  std::vector<std::string_view> t;
-  size_t start = 0;
-  while (true) {
-    size_t plus = name.find('+', start);
-    t.push_back(name.substr(start, plus == std::string_view::npos ? plus : plus - start));
-    if (plus == std::string_view::npos) break;
-    start = plus + 1;
-  }
-  if (t.size() != 4 && t.size() != 5) return std::nullopt;
-  ParquetFileInfo info;
-  int64_t partition;
-  if (t[0].empty() || !ParseInt(t[1], &partition) || partition > INT32_MAX ||
-      !ParseInt(t[2], &info.first) || !ParseInt(t[3], &info.last)) {
-    return std::nullopt;
-  }
-  info.tp = {std::string(t[0]), static_cast<int32_t>(partition)};
-  if (t.size() == 5) {
-    size_t of = t[4].find("of");
-    int64_t part, parts;
-    if (of == std::string_view::npos || !ParseInt(t[4].substr(0, of), &part) ||
-        !ParseInt(t[4].substr(of + 2), &parts) || parts > 1'000'000) {
-      return std::nullopt;
-    }
-    info.part = static_cast<int>(part);
-    info.parts = static_cast<int>(parts);
-  }
-  if (info.first > info.last || info.part < 1 || info.part > info.parts)
-    return std::nullopt;
-  return info;
-}
-
-namespace {
 
 // --- file systems
 // -----------------------------------------------------------------------
@@ -528,9 +442,7 @@ class ParquetSink final : public Sink {
   }
 
   std::string TopicDir(const std::string& topic, bool dead_letter) const {
-    std::string t = EscapeHivePathValue(topic);
-    if (t == "." || t == "..") t = "%2E" + t.substr(1);
-    return dead_letter ? o_.dead_letter_dir + "/" + t : t;
+    return landing::TopicDir(topic, dead_letter, o_.dead_letter_dir);
   }
 
   // Whether `tp`'s open rotation takes rows: not after a failed attempt to finish it.
@@ -576,9 +488,8 @@ class ParquetSink final : public Sink {
     const auto& schema = dead_letter ? dead_letter_ : landing_;
     if (root_.local) {
       KELT_ARROW_RETURN_NOT_OK(root_.fs->CreateDir(root_.Join(f.rel_dir), true));
-      f.temp_path = root_.Join(f.rel_dir) + "/." + tp.topic + "+" +
-                    std::to_string(tp.partition) + "+" + RandomToken() +
-                    std::string(kInProgressSuffix);
+      f.temp_path =
+          root_.Join(f.rel_dir) + "/" + landing::InProgressName(tp, RandomToken());
       KELT_ARROW_ASSIGN_OR_RAISE(f.out, root_.fs->OpenOutputStream(f.temp_path));
     } else {
       KELT_ARROW_ASSIGN_OR_RAISE(f.memory, arrow::io::BufferOutputStream::Create());
@@ -883,61 +794,16 @@ class ParquetSink final : public Sink {
   // files and stragglers of incomplete rotations of those partitions.
   Status ScanTopic(const std::string& topic, const std::set<TopicPartition>& wanted,
                    OffsetMap* out) {
-    struct Group {
-      int parts = 0;
-      std::set<int> seen;
-      std::vector<std::string> paths;
-    };
-    std::map<std::tuple<int32_t, int64_t, int64_t>, Group> groups;
-    std::vector<std::string> leftovers;
-    for (bool dead : {false, true}) {
-      arrow::fs::FileSelector sel;
-      sel.base_dir = root_.Join(TopicDir(topic, dead));
-      sel.recursive = true;
-      sel.allow_not_found = true;
-      auto listed = root_.fs->GetFileInfo(sel);
-      if (!listed.ok()) {
-        return Status::IOError(
-            "listing '" + sel.base_dir + "': " + listed.status().message(), true);
-      }
-      for (const auto& info : *listed) {
-        if (!info.IsFile()) continue;
-        std::string base = info.base_name();
-        if (base.size() > kInProgressSuffix.size() && base[0] == '.' &&
-            base.substr(base.size() - kInProgressSuffix.size()) == kInProgressSuffix) {
-          // ".<topic>+<partition>+<token>.inprogress"
-          std::string_view rest(base);
-          rest.remove_prefix(1);
-          size_t a = rest.rfind('+');
-          size_t b = a == std::string_view::npos ? a : rest.rfind('+', a - 1);
-          int64_t p;
-          if (b != std::string_view::npos && rest.substr(0, b) == topic &&
-              ParseInt(rest.substr(b + 1, a - b - 1), &p) &&
-              wanted.count({topic, static_cast<int32_t>(p)})) {
-            leftovers.push_back(info.path());
-          }
-          continue;
-        }
-        auto parsed = ParseParquetFileName(base);
-        if (!parsed || parsed->tp.topic != topic || !wanted.count(parsed->tp)) continue;
-        Group& g = groups[{parsed->tp.partition, parsed->first, parsed->last}];
-        g.parts = parsed->parts;
-        g.seen.insert(parsed->part);
-        g.paths.push_back(info.path());
-      }
+    KELT_ASSIGN_OR_RAISE(landing::TopicListing listing,
+                         landing::ListTopic(root_, topic, o_.dead_letter_dir,
+                                            [&](const TopicPartition& tp) {
+                                              return wanted.count(tp) > 0;
+                                            }));
+    for (const landing::LandedFile& f : listing.complete) {
+      auto [it, fresh] = out->emplace(f.info.tp, f.info.last + 1);
+      if (!fresh) it->second = std::max(it->second, f.info.last + 1);
     }
-    for (auto& [key, g] : groups) {
-      auto [partition, first, last] = key;
-      if (static_cast<int>(g.seen.size()) == g.parts) {
-        TopicPartition tp{topic, partition};
-        auto it = out->find(tp);
-        if (it == out->end() || it->second < last + 1) (*out)[tp] = last + 1;
-      } else {
-        // Interrupted between two renames: re-read it all.
-        for (auto& p : g.paths) leftovers.push_back(p);
-      }
-    }
-    for (const auto& path : leftovers) {
+    for (const auto& path : listing.leftovers) {
       Log(LogLevel::kInfo, "parquet",
           "removing the leftover of an interrupted write: " + path);
       auto st = root_.fs->DeleteFile(path);

@@ -1,5 +1,5 @@
 // Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
-#include "kelt/sink/parquet_sink.h"
+#include "kelt/sink.h"
 
 #include <arrow/api.h>
 #include <arrow/io/file.h>
@@ -105,40 +105,6 @@ Result<std::unique_ptr<Sink>> OpenSink(const ParquetSinkOptions& o,
   KELT_ASSIGN_OR_RAISE(auto loader, Loader::Make(landing));
   KELT_RETURN_NOT_OK(sink->Open(loader->arrow_schema(), DeadLetterSchema()));
   return sink;
-}
-
-TEST(ParquetNames, RoundTripAndRejectStrangers) {
-  TopicPartition tp{"orders.v1", 7};
-  std::string one = ParquetFileName(tp, 0, 99, 1, 1);
-  EXPECT_EQ(one, "orders.v1+7+00000000000000000000+00000000000000000099.parquet");
-  auto info = ParseParquetFileName(one);
-  ASSERT_TRUE(info);
-  EXPECT_EQ(info->tp, tp);
-  EXPECT_EQ(info->first, 0);
-  EXPECT_EQ(info->last, 99);
-  EXPECT_EQ(info->parts, 1);
-  auto two = ParseParquetFileName(ParquetFileName(tp, 100, 250, 2, 3));
-  ASSERT_TRUE(two);
-  EXPECT_EQ(two->part, 2);
-  EXPECT_EQ(two->parts, 3);
-  EXPECT_EQ(two->first, 100);
-  for (const char* bad :
-       {"x.parquet", "t+1+2.parquet", "t+a+0+1.parquet", "t+1+5+4.parquet",
-        "t+1+0+1+4of3.parquet", "t+1+0+1.csv", "+1+0+1.parquet", "t+1+-1+1.parquet"}) {
-    EXPECT_FALSE(ParseParquetFileName(bad)) << bad;
-  }
-}
-
-TEST(ParquetNames, HiveEscapingCannotLeaveTheRoot) {
-  EXPECT_EQ(EscapeHivePathValue("2026-12-02"), "2026-12-02");
-  EXPECT_EQ(EscapeHivePathValue("../../etc"), "..%2F..%2Fetc");
-  EXPECT_EQ(EscapeHivePathValue("a=b/c"), "a%3Db%2Fc");
-  EXPECT_EQ(EscapeHivePathValue("50%"), "50%25");
-  EXPECT_EQ(EscapeHivePathValue(std::string("a\nb\0c", 5)), "a%0Ab%00c");
-  EXPECT_EQ(EscapeHivePathValue(""), "__HIVE_DEFAULT_PARTITION__");
-  for (const char* v : {"..", "/", "a/../..", "\\..\\"}) {
-    EXPECT_EQ(EscapeHivePathValue(v).find('/'), std::string::npos) << v;
-  }
 }
 
 TEST(ParquetSink, RotatesByRecordsAndResumesFromFileNames) {

@@ -32,7 +32,7 @@
 
 #include "kelt/common/arrow_status.h"
 #include "kelt/common/duckdb_handles.h"
-#include "kelt/common/filesystem.h"
+#include "kelt/landing/filesystem.h"
 
 namespace kelt::transform {
 namespace {
@@ -243,76 +243,25 @@ void SetScanObserverForTesting(ScanObserver observer) {
 // ---- landed files
 // ----------------------------------------------------------------------
 
-namespace {
-
-/// The filesystem and base path of a Parquet landing root (opened as the Parquet sink
-/// opens it).
-Result<std::pair<std::shared_ptr<arrow::fs::FileSystem>, std::string>> OpenLandingRoot(
-    const LandingSource& source) {
+Result<LandedFiles> ListLandedFiles(const LandingSource& source) {
+  if (source.topic.empty()) {
+    return Status::Invalid("transform: a Parquet landing source needs a topic");
+  }
   internal::ObjectStoreOptions s3{source.s3_endpoint, source.s3_region,
                                   source.s3_access_key, source.s3_secret_key};
   KELT_ASSIGN_OR_RAISE(
       internal::FileSystemRoot root,
       internal::OpenFileSystemRoot(source.location, s3, /*create=*/false, "transform"));
-  return std::make_pair(root.fs, root.base);
-}
-
-}  // namespace
-
-Result<LandedFiles> ListLandedFiles(const LandingSource& source) {
-  if (source.topic.empty()) {
-    return Status::Invalid("transform: a Parquet landing source needs a topic");
-  }
+  auto listing = landing::ListTopic(
+      root, source.topic,
+      source.dead_letter_dir.empty() ? "_dead_letter" : source.dead_letter_dir);
+  if (!listing.ok()) return listing.status().WithPrefix("transform: ");
   LandedFiles out;
-  KELT_ASSIGN_OR_RAISE(auto root, OpenLandingRoot(source));
-  out.fs = root.first;
-  out.local = source.location.rfind("s3://", 0) != 0;
-  // A rotation's parts are spread over the topic's directory (rows, maybe under Hive
-  // directories) and the dead-letter directory: both are listed to tell complete
-  // ranges, and the files of the one asked for are kept.
-  const std::string rows_dir = root.second + "/" + source.topic;
-  const std::string dead_dir =
-      root.second + "/" +
-      (source.dead_letter_dir.empty() ? "_dead_letter" : source.dead_letter_dir) + "/" +
-      source.topic;
-  std::vector<LandedFile> others;
-  for (const std::string& dir : {rows_dir, dead_dir}) {
-    const bool wanted = (dir == dead_dir) == source.dead_letters;
-    arrow::fs::FileSelector selector;
-    selector.base_dir = dir;
-    selector.recursive = true;
-    selector.allow_not_found = true;
-    auto listed = out.fs->GetFileInfo(selector);
-    if (!listed.ok()) {
-      return Status::IOError("transform: cannot list " + dir + ": " +
-                             listed.status().message());
-    }
-    for (const arrow::fs::FileInfo& entry : *listed) {
-      if (entry.type() != arrow::fs::FileType::File) continue;
-      std::string name = entry.base_name();
-      if (name.empty() || name[0] == '.') continue;  // in-progress files are hidden
-      auto info = ParseParquetFileName(name);
-      if (!info || info->tp.topic != source.topic) continue;
-      (wanted ? out.files : others).push_back({entry.path(), *info});
-    }
+  out.fs = root.fs;
+  out.local = root.local;
+  for (LandedFile& f : listing->complete) {
+    if (f.dead_letter == source.dead_letters) out.files.push_back(std::move(f));
   }
-  // A range counts only when all of its parts exist (a crash between renames).
-  using RangeKey = std::tuple<int32_t, int64_t, int64_t, int>;
-  std::map<RangeKey, int> present;
-  for (const auto* list : {&others, &out.files}) {
-    for (const LandedFile& f : *list) {
-      ++present[{f.info.tp.partition, f.info.first, f.info.last, f.info.parts}];
-    }
-  }
-  std::erase_if(out.files, [&](const LandedFile& f) {
-    return present[{f.info.tp.partition, f.info.first, f.info.last, f.info.parts}] !=
-           f.info.parts;
-  });
-  std::sort(out.files.begin(), out.files.end(),
-            [](const LandedFile& a, const LandedFile& b) {
-              return std::tie(a.info.tp.partition, a.info.first, a.info.part, a.path) <
-                     std::tie(b.info.tp.partition, b.info.first, b.info.part, b.path);
-            });
   return out;
 }
 

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kelt/sink/parquet_sink.h"
+#include "kelt/landing/layout.h"
 #include "kelt/status.h"
 #include "kelt/transform.h"
 
@@ -35,11 +35,7 @@ std::string QuoteIdentifier(std::string_view name);
 /// "schema.table" or "table" → "schema"."table" (schema "main" when absent).
 std::string QuoteTableName(std::string_view name);
 
-/// A published Parquet landing file.
-struct LandedFile {
-  std::string path;  ///< in `fs` (local: an absolute path; S3: "bucket/key")
-  ParquetFileInfo info;
-};
+using landing::LandedFile;
 
 /// Published landing files and the filesystem they are on.
 struct LandedFiles {

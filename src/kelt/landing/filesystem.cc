@@ -1,5 +1,5 @@
 // Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
-#include "kelt/common/filesystem.h"
+#include "kelt/landing/filesystem.h"
 
 #include <arrow/filesystem/localfs.h>
 #include <arrow/filesystem/s3fs.h>
