@@ -2,7 +2,13 @@
 # Take a fresh Debian 12 machine to one that builds and tests kelt.
 #
 #   bash scripts/bootstrap.sh           install what is missing (safe to re-run; fast when done)
+#   bash scripts/bootstrap.sh --quiet   the same without the summary, and only one line
+#                                       when nothing is missing (scripts/demo.sh uses it)
 #   bash scripts/bootstrap.sh --check   only verify; exit 1 naming what is missing
+#
+# A run that has work to do first says what it will provision; on a fresh machine that
+# takes about 5 minutes on 2 cores. Each step then says what it starts and how long it
+# took; a step with nothing to do says so in one line.
 #
 # Steps (each one checks first and is skipped when already done):
 #   apt     Debian packages (compilers, librdkafka, simdjson, libpq, PostgreSQL, gtest, ...)
@@ -63,7 +69,11 @@ usage() { awk 'NR == 1 { next } /^#/ { sub(/^# ?/, ""); print; next } { exit }' 
 say()  { printf '[bootstrap] %s\n' "$*"; }
 die()  { printf '[bootstrap] ERROR: %s\n' "$*" >&2; exit 1; }
 now()  { date +%s.%N; }
-since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1fs", b - a }'; }
+# since T: the time elapsed since T (from now), as "4.2 s" or "3 min 07 s".
+since() {
+  awk -v a="$1" -v b="$(now)" 'BEGIN { d = b - a
+    if (d < 60) printf "%.1f s", d; else printf "%d min %02d s", int(d / 60), int(d) % 60 }'
+}
 
 # run LOGNAME CMD...: run a slow command with its output in $LOG_DIR/LOGNAME.log; on failure
 # show the end of the log and fail.
@@ -122,7 +132,9 @@ step_apt() {
   # shellcheck disable=SC2086
   say "apt: installing" $missing
   export DEBIAN_FRONTEND=noninteractive
+  say "apt: apt-get update (log: $LOG_DIR/apt-update.log)"
   run_logged apt-update as_root apt-get update
+  say "apt: apt-get install, $(wc -l <<<"$missing") package(s) (log: $LOG_DIR/apt-install.log)"
   # shellcheck disable=SC2086
   run_logged apt-install as_root apt-get install -y --no-install-recommends $missing
   missing="$(apt_missing)"
@@ -164,7 +176,7 @@ step_venv() {
   export PIP_CACHE_DIR="$KELT_CACHE/pip" PIP_DISABLE_PIP_VERSION_CHECK=1
   local wheels="$KELT_CACHE/wheels" pip=("$KELT_VENV/bin/python" -m pip)
   mkdir -p "$wheels"
-  say "venv: pip install ${PY_PINS[*]}"
+  say "venv: pip install ${PY_PINS[*]} (log: $LOG_DIR/pip.log)"
   mkdir -p "$LOG_DIR"
   if ! "${pip[@]}" install --no-index --find-links "$wheels" "${PY_PINS[@]}" >"$LOG_DIR/pip.log" 2>&1; then
     say "venv: (not all in $wheels yet) pip download"
@@ -409,12 +421,14 @@ step_kafka() { kafka_fetch "$KELT_KAFKA_VERSION" "$KELT_KAFKA_LIBS"; }
 MAVEN_STAMP="$KELT_CACHE/maven/.kelt-bootstrap"
 maven_key() { echo "pom=$(sha256sum "$KELT_ROOT/java/pom.xml" | cut -c1-64)"; }
 maven_ok() { [[ -f "$MAVEN_STAMP" && "$(head -n1 "$MAVEN_STAMP")" == "$(maven_key)" ]]; }
+java25_ok() { [[ -n "$KELT_JAVA25_HOME" && -x "$KELT_JAVA25_HOME/bin/java" ]]; }
 step_maven() {
-  if [[ -z "$KELT_JAVA25_HOME" || ! -x "$KELT_JAVA25_HOME/bin/java" ]]; then
+  if ! java25_ok; then
     say "maven: skipped, no Java 25 JDK (only the Java wrapper needs it)"
     return
   fi
   maven_ok && return
+  say "maven: mvn dependency:go-offline for java/pom.xml (log: $LOG_DIR/maven.log)"
   (cd "$KELT_ROOT/java" && JAVA_HOME="$KELT_JAVA25_HOME" run_logged maven mvn -q -B dependency:go-offline) \
     || die "maven: could not resolve java/pom.xml's plugins and dependencies"
   mkdir -p "$(dirname "$MAVEN_STAMP")"
@@ -437,8 +451,7 @@ check_all() {
   kafka_ok "$KELT_KAFKA_VERSION" "$KELT_KAFKA_LIBS" \
     || problems+=("kafka $KELT_KAFKA_VERSION jars in $KELT_KAFKA_LIBS")
   [[ -f "$KAFKA_LOG4J" ]] || problems+=("$KAFKA_LOG4J")
-  [[ -n "$KELT_JAVA25_HOME" && -x "$KELT_JAVA25_HOME/bin/java" ]] \
-    || say "warning: no Java 25 JDK under /usr/lib/jvm (only the Java wrapper needs it)"
+  java25_ok || say "warning: no Java 25 JDK under /usr/lib/jvm (only the Java wrapper needs it)"
   if ((${#problems[@]})); then
     printf '[bootstrap] missing: %s\n' "${problems[@]}" >&2
     say "run: bash scripts/bootstrap.sh" >&2
@@ -451,7 +464,7 @@ check_all() {
 summary() {
   local gobin java25="none"
   gobin="$(find_go)"
-  if [[ -n "$KELT_JAVA25_HOME" && -x "$KELT_JAVA25_HOME/bin/java" ]]; then
+  if java25_ok; then
     java25="$("$KELT_JAVA25_HOME/bin/java" -version 2>&1 | head -n1) ($KELT_JAVA25_HOME)"
   fi
   cat <<EOF
@@ -471,9 +484,53 @@ go          $("$gobin" version 2>/dev/null || echo none)
 EOF
 }
 
+# ---- progress -----------------------------------------------------------------------------
+STEPS=(apt venv rdkafka duckdb kafka maven)
+
+# step_pending STEP: true when STEP has work to do (the checks the step and --check make).
+step_pending() {
+  case "$1" in
+    apt) [[ -n "$(apt_missing)" ]] ;;
+    venv) ! venv_ok ;;
+    rdkafka) ! rdkafka_ok ;;
+    duckdb) ! duckdb_ok ;;
+    kafka) ! kafka_ok "$KELT_KAFKA_VERSION" "$KELT_KAFKA_LIBS" ;;
+    maven) java25_ok && ! maven_ok ;;
+  esac
+}
+
+# step_what STEP: what STEP provisions, for the first line of a run that has work to do.
+step_what() {
+  case "$1" in
+    apt) echo "$(apt_missing | wc -l) Debian package(s)" ;;
+    venv) echo "the Python venv $KELT_VENV (pyarrow $KELT_PYARROW_VERSION + $((${#PY_PINS[@]} - 1)) more pins)" ;;
+    rdkafka) echo "librdkafka $KELT_RDKAFKA_VERSION" ;;
+    duckdb) echo "DuckDB $KELT_DUCKDB_VERSION" ;;
+    kafka) echo "the Kafka $KELT_KAFKA_VERSION broker jars" ;;
+    maven) echo "the Java wrapper's Maven dependencies" ;;
+  esac
+}
+
+# step_skipped STEP: the one line of a step that has nothing to do.
+step_skipped() {
+  case "$1" in
+    apt) say "apt: skipped, every package installed" ;;
+    venv) say "venv: skipped, $KELT_VENV up to date" ;;
+    rdkafka) say "rdkafka: skipped, librdkafka $KELT_RDKAFKA_VERSION ready" ;;
+    duckdb) say "duckdb: skipped, DuckDB $KELT_DUCKDB_VERSION ready" ;;
+    kafka) say "kafka: skipped, Kafka $KELT_KAFKA_VERSION jars ready" ;;
+    maven)
+      if java25_ok; then say "maven: skipped, java/pom.xml's dependencies resolved"
+      else say "maven: skipped, no Java 25 JDK (only the Java wrapper needs it)"
+      fi ;;
+  esac
+}
+
 # ---- main -----------------------------------------------------------------------------------
+QUIET=0
 case "${1:-}" in
   "") ;;
+  --quiet) QUIET=1 ;;
   --check) check_all; exit ;;
   -h|--help) usage; exit 0 ;;
   *) usage >&2; exit 2 ;;
@@ -482,13 +539,33 @@ esac
 mkdir -p "$KELT_CACHE"
 # One bootstrap at a time (two shells, or CI next to a developer).
 exec 9>"$KELT_CACHE/.bootstrap.lock"
-flock 9
+if ! flock -n 9; then
+  say "waiting for another bootstrap to finish (lock: $KELT_CACHE/.bootstrap.lock)"
+  flock 9
+fi
 
 T0="$(now)"
-for step in apt venv rdkafka duckdb kafka maven; do
-  t="$(now)"
-  "step_$step"
-  say "$step: done in $(since "$t")"
+pending=()
+for step in "${STEPS[@]}"; do
+  if step_pending "$step"; then pending+=("$step"); fi
 done
-summary
+if ((${#pending[@]} == 0)) && ((QUIET)); then
+  say "nothing to provision, all in place (checked in $(since "$T0"))"
+  exit 0
+fi
+if ((${#pending[@]})); then
+  what=""
+  for step in "${pending[@]}"; do what+="${what:+, }$(step_what "$step")"; done
+  say "to provision: $what. A first run on a fresh machine takes about 5 minutes on 2 cores (downloads are cached in $KELT_CACHE)"
+fi
+for step in "${STEPS[@]}"; do
+  if [[ " ${pending[*]} " == *" $step "* ]]; then
+    t="$(now)"
+    "step_$step"
+    say "$step: done in $(since "$t")"
+  else
+    step_skipped "$step"
+  fi
+done
+((QUIET)) || summary
 say "all done in $(since "$T0")"
