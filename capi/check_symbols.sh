@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fail unless libkelt.so exports exactly the C ABI: rdp_* and kelt_* symbols, and all
-# of the RDP set (CONTRACT §5).
+# of the RDP set (RDP_COMPATIBILITY.md §5).
 set -euo pipefail
 lib="$1"
 syms="$(nm -D --defined-only "$lib" | awk '{print $NF}' | sort -u)"

@@ -3,7 +3,8 @@
 // Fuzz the pipeline JSON parser and validator (ValidatePipeline: it reads and writes
 // nothing, so arbitrary paths in the input are harmless). Invariants: no crash/UB; a
 // failure is a parse-stage failure with one of the parse codes and a message; the
-// envelope of any result is valid JSON-shaped text that starts as CONTRACT §6 says.
+// envelope of any result is valid JSON-shaped text that starts as RDP_COMPATIBILITY.md §6
+// says.
 #include <cstdint>
 #include <cstdlib>
 #include <string>

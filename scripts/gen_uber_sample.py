@@ -2,7 +2,7 @@
 """Write a deterministic sample shaped like the public Uber NYC pickups of April 2014
 (uber-raw-data-apr14.csv): quoted header "Date/Time","Lat","Lon","Base", times like
 4/1/2014 0:11:00 in ascending order, positions around Manhattan, the five dispatch bases
-with their real shares. Used by the tri-language scenario (CONTRACT §9) and the examples.
+with their real shares. Used by the tri-language scenario (RDP_COMPATIBILITY.md §9) and the examples.
 
     python3 scripts/gen_uber_sample.py [ROWS] > tests/fixtures/uber/uber_apr14_sample.csv
 """

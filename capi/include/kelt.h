@@ -2,7 +2,8 @@
  *
  * kelt's C ABI (C99; usable from C and C++), exported by libkelt.so:
  *
- *  1. RDP's JSON calls (CONTRACT §5), symbol for symbol: `RdpJsonSlice`, `rdp_*`.
+ *  1. RDP's JSON calls (RDP_COMPATIBILITY.md §5), symbol for symbol: `RdpJsonSlice`,
+ * `rdp_*`.
  *  2. kelt's own stateful API, `kelt_*`: a consumer handle that polls bounded windows,
  *     loads them into a landing schema and commits only when told the window is durable;
  *     windows leave as an Arrow C stream (zero copy) or as DataSet JSON.
@@ -31,7 +32,8 @@
 extern "C" {
 #endif
 
-/* ---- 1. RDP-compatible JSON calls (CONTRACT §5) ---------------------------------------
+/* ---- 1. RDP-compatible JSON calls (RDP_COMPATIBILITY.md §5)
+ * ---------------------------------------
  */
 
 /* A JSON result: `len` bytes of UTF-8 at `ptr`, NOT NUL-terminated. Owned by the library
@@ -57,7 +59,7 @@ KELT_EXPORT void rdp_json_slice_free(RdpJsonSlice s);
 KELT_EXPORT void rdp_kafka_elt_load_records_json(RdpJsonSlice* out,
                                                  const char* records_json,
                                                  const char* schema_json);
-/* Poll one window (CONTRACT §4 consumer config, kelt's extra keys too):
+/* Poll one window (RDP_COMPATIBILITY.md §4 consumer config, kelt's extra keys too):
  * interchange {"kind":"kafka_poll_window","records":[…]}. */
 KELT_EXPORT void rdp_kafka_poll_window_json(RdpJsonSlice* out,
                                             const char* consumer_config_json);
@@ -71,7 +73,8 @@ KELT_EXPORT void rdp_kafka_poll_window_loaded_json(RdpJsonSlice* out,
 KELT_EXPORT void rdp_kafka_export_dataset_json(RdpJsonSlice* out,
                                                const char* producer_config_json,
                                                const char* dataset_json);
-/* Run a pipeline JSON document (CONTRACT §6). Its error envelope is an object:
+/* Run a pipeline JSON document (RDP_COMPATIBILITY.md §6). Its error envelope is an
+ * object:
  * {"ok":false,"error":{"code":…,"message":…,"stage":…}}. */
 KELT_EXPORT void rdp_run_pipeline_json(RdpJsonSlice* out, const char* pipeline_json);
 

@@ -1,6 +1,6 @@
 // Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
 //
-// Row-major values and datasets: the JSON interchange form of CONTRACT §1.
+// Row-major values and datasets: the JSON interchange form of RDP_COMPATIBILITY.md §1.
 // Inside kelt data is columnar (Arrow); DataSet exists for the boundaries.
 #pragma once
 

@@ -1,7 +1,7 @@
 // Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
 //
-// The Load step (CONTRACT §3): Kafka records → an Arrow RecordBatch in the landing
-// schema, with `_kafka_*` metadata columns and a bad-record policy.
+// The Load step (RDP_COMPATIBILITY.md §3): Kafka records → an Arrow RecordBatch in the
+// landing schema, with `_kafka_*` metadata columns and a bad-record policy.
 #pragma once
 
 #include <cstdint>
@@ -41,8 +41,8 @@ std::optional<BadRecordPolicy> ParseBadRecordPolicy(std::string_view name);
 struct LoadOptions {
   BadRecordPolicy on_bad_record = BadRecordPolicy::kFail;
   /// RDP lands a payload that is not a JSON object as all-null payload columns when the
-  /// schema has two or more payload fields (CONTRACT §3 rule 4), and lands raw bytes
-  /// that are not UTF-8 with U+FFFD. With `strict_payload` both are bad records
+  /// schema has two or more payload fields (RDP_COMPATIBILITY.md §3 rule 4), and lands
+  /// raw bytes that are not UTF-8 with U+FFFD. With `strict_payload` both are bad records
   /// instead (error codes MALFORMED_PAYLOAD and INVALID_UTF8). Off for RDP calls.
   bool strict_payload = false;
 };

@@ -1,7 +1,7 @@
 // Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
 //
-// The pipeline JSON runner (CONTRACT §6, RDP's `rdp_run_pipeline_json`): read source
-// files into a table `df`, optionally transform it with SQL, and write it to sinks
+// The pipeline JSON runner (RDP_COMPATIBILITY.md §6, RDP's `rdp_run_pipeline_json`): read
+// source files into a table `df`, optionally transform it with SQL, and write it to sinks
 // (src/kelt/transform/README.md, "Pipeline JSON"; docs/USER_GUIDE.md, "Transform").
 #pragma once
 

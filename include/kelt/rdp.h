@@ -1,9 +1,9 @@
 // Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
 //
-// RDP's stateless Kafka calls (CONTRACT §4) over kelt's consumer and producer: the same
-// config JSON keys and defaults, without RDP's defects (a drained topic returns at once
-// instead of after 15 s; any librdkafka property passes through; several topics).
-// The C ABI, Python and Java reach these through the same functions.
+// RDP's stateless Kafka calls (RDP_COMPATIBILITY.md §4) over kelt's consumer and
+// producer: the same config JSON keys and defaults, without RDP's defects (a drained
+// topic returns at once instead of after 15 s; any librdkafka property passes through;
+// several topics). The C ABI, Python and Java reach these through the same functions.
 #pragma once
 
 #include <functional>

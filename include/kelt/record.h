@@ -1,8 +1,8 @@
 // Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
 //
-// The Kafka stream record (CONTRACT §2): an owning struct for the JSON boundary and
-// a non-owning view for the hot path (the Kafka module builds views over librdkafka
-// message buffers without copying payloads).
+// The Kafka stream record (RDP_COMPATIBILITY.md §2): an owning struct for the JSON
+// boundary and a non-owning view for the hot path (the Kafka module builds views over
+// librdkafka message buffers without copying payloads).
 #pragma once
 
 #include <cstdint>

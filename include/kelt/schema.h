@@ -1,7 +1,7 @@
 // Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
 //
 // The landing data model: types, fields and schemas, and their JSON forms
-// (CONTRACT §1). The names and JSON of Int64/Float64/Bool/Utf8 are RDP's; the
+// (RDP_COMPATIBILITY.md §1). The names and JSON of Int64/Float64/Bool/Utf8 are RDP's; the
 // other types are kelt additions documented in docs/USER_GUIDE.md.
 #pragma once
 

@@ -1,5 +1,5 @@
 # Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
-"""RDP's stateless Kafka calls (CONTRACT §7): same names, arguments and defaults.
+"""RDP's stateless Kafka calls (RDP_COMPATIBILITY.md §7): same names, arguments and defaults.
 
 kelt's additions are keyword-only: ``properties`` (any librdkafka property), ``max_wait_ms``,
 ``commit``, ``on_bad_record``, ``strict_payload``, ``headers``.

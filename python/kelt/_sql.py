@@ -85,7 +85,7 @@ def run_incremental(name: str, sql: str, location: str, output_path: str, *,
 
 
 def run_pipeline_json(pipeline: Union[str, bytes, Mapping[str, Any]]) -> str:
-    """Run a pipeline JSON document (CONTRACT §6) and return the result envelope, as
+    """Run a pipeline JSON document (RDP_COMPATIBILITY.md §6) and return the result envelope, as
     ``rdp_run_pipeline_json`` does: ``{"ok":true,"interchange":{"kind":"run_pipeline_json",
     …}}`` or ``{"ok":false,"error":{"code":…,"message":…,"stage":…}}``. Never raises for
     a failing pipeline: the envelope says what failed."""

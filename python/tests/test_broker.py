@@ -1,6 +1,6 @@
 # Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
 """Against the real broker (KELT_KAFKA_BOOTSTRAP or KELT_KAFKA_ENV; missing fails): RDP's
-calls, the consumer, and the Python leg of the tri-language Uber scenario (CONTRACT §9)."""
+calls, the consumer, and the Python leg of the tri-language Uber scenario (RDP_COMPATIBILITY.md §9)."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ def read_uber_csv():
 
 
 def test_uber_tri_language_scenario_python_leg(broker, fresh):
-    """CONTRACT §9: one one-row dataset per CSV row, one poll with a fresh group and
+    """RDP_COMPATIBILITY.md §9: one one-row dataset per CSV row, one poll with a fresh group and
     max_records = rows produced; every row's content must match the CSV."""
     rows = read_uber_csv()
     assert len(rows) == 3000 and list(rows[0]) == ["Date/Time", "Lat", "Lon", "Base"]

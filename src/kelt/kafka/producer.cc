@@ -269,9 +269,9 @@ Status Producer::Close() { return impl_->Close(); }
 
 namespace {
 
-// RDP's callers export small datasets, often one row per call (CONTRACT §9 does exactly
-// that); a producer per call pays a client start, an idempotent producer id and a
-// metadata round trip each time (~13 ms on loopback). Calls with identical options
+// RDP's callers export small datasets, often one row per call (RDP_COMPATIBILITY.md §9
+// does exactly that); a producer per call pays a client start, an idempotent producer id
+// and a metadata round trip each time (~13 ms on loopback). Calls with identical options
 // share one long-lived producer instead: each call still waits for its own deliveries
 // (Send flushes), a failed call discards the producer so the next one starts clean, and
 // a forked child never uses its parent's client. The producer is never destroyed: it

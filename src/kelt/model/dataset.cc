@@ -1,6 +1,7 @@
 // Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
 //
-// Values and DataSets: their JSON form (CONTRACT §1) and the row ↔ Arrow conversion.
+// Values and DataSets: their JSON form (RDP_COMPATIBILITY.md §1) and the row ↔ Arrow
+// conversion.
 //
 // JSON forms of the kelt types (additions to RDP's Int64/Float64/Bool/Utf8):
 //   {"Timestamp":"2024-05-01T12:00:00.123456Z"}  µs since the epoch, UTC; input also

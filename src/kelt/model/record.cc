@@ -1,8 +1,9 @@
 // Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
 //
-// The records JSON of CONTRACT §2. kelt additions, both optional and additive:
-// "timestamp_type" ("create_time" | "log_append_time" | "not_available"; written after
-// "timestamp_ms" only when known) and the header pair form ["name","value"] on input.
+// The records JSON of RDP_COMPATIBILITY.md §2. kelt additions, both optional and
+// additive: "timestamp_type" ("create_time" | "log_append_time" | "not_available";
+// written after "timestamp_ms" only when known) and the header pair form ["name","value"]
+// on input.
 #include "kelt/record.h"
 
 #include <limits>

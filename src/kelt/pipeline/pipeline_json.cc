@@ -1,8 +1,8 @@
 // Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
 //
-// The pipeline JSON runner (CONTRACT §6): parse and validate the document into a plain
-// spec, read the sources into DuckDB as `df`, apply `transform.sql`, then write each
-// sink independently. transform/README.md ("Pipeline JSON") has the decisions.
+// The pipeline JSON runner (RDP_COMPATIBILITY.md §6): parse and validate the document
+// into a plain spec, read the sources into DuckDB as `df`, apply `transform.sql`, then
+// write each sink independently. transform/README.md ("Pipeline JSON") has the decisions.
 #include "kelt/pipeline_json.h"
 
 #include <arrow/api.h>
@@ -530,11 +530,11 @@ std::optional<Failure> Ingest(transform::DuckDbSession& db, const SourceSpec& so
 
 // --- queries --------------------------------------------------------------------
 
-// Run `sql` and return its result in kelt's types (CONTRACT §1): DuckDB widens sums of
-// BIGINT to HUGEINT (Arrow decimal128(38,0)), which no sink of the data model takes and
-// RDP (Polars) keeps as Int64. So integer columns become BIGINT (an overflow is a SQL
-// error) and FLOAT/DECIMAL become DOUBLE; other types are left as they are. A
-// statement DuckDB cannot DESCRIBE (not a query) runs unchanged.
+// Run `sql` and return its result in kelt's types (RDP_COMPATIBILITY.md §1): DuckDB
+// widens sums of BIGINT to HUGEINT (Arrow decimal128(38,0)), which no sink of the data
+// model takes and RDP (Polars) keeps as Int64. So integer columns become BIGINT (an
+// overflow is a SQL error) and FLOAT/DECIMAL become DOUBLE; other types are left as they
+// are. A statement DuckDB cannot DESCRIBE (not a query) runs unchanged.
 Result<std::shared_ptr<arrow::Table>> QueryInKeltTypes(transform::DuckDbSession& db,
                                                        std::string_view sql) {
   std::string text(sql);

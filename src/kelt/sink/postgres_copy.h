@@ -39,9 +39,10 @@ enum class PgType : uint8_t {
 };
 
 /// Return the type of a landing column: Int64→BIGINT, Float64→DOUBLE PRECISION,
-/// Bool→BOOLEAN, Utf8→TEXT (CONTRACT §6), timestamp with a time zone→TIMESTAMPTZ (any
-/// unit; stored in µs), without→TIMESTAMP, date32→DATE, binary→BYTEA, and the narrower
-/// Arrow integers and float32. Other Arrow types are kInvalid naming `column`.
+/// Bool→BOOLEAN, Utf8→TEXT (RDP_COMPATIBILITY.md §6), timestamp with a time
+/// zone→TIMESTAMPTZ (any unit; stored in µs), without→TIMESTAMP, date32→DATE,
+/// binary→BYTEA, and the narrower Arrow integers and float32. Other Arrow types are
+/// kInvalid naming `column`.
 Result<PgType> PgTypeOf(const arrow::DataType& type, std::string_view column);
 
 /// The type as CREATE TABLE spells it ("BIGINT").

@@ -18,7 +18,7 @@ import java.nio.charset.StandardCharsets;
 import org.json.JSONObject;
 
 /**
- * RDP's JSON calls (CONTRACT §5) through Panama FFM, with RDP's {@code RdpNativeJson} signature
+ * RDP's JSON calls (RDP_COMPATIBILITY.md §5) through Panama FFM, with RDP's {@code RdpNativeJson} signature
  * shape: each {@code invoke…} method calls one {@code rdp_*} function, parses the envelope with
  * org.json, frees the result slice exactly once and returns the {@code interchange} object. An
  * envelope with {@code "ok":false} throws {@link RdpNativeException} carrying the error text (or,

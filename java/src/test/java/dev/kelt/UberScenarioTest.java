@@ -16,7 +16,7 @@ import org.json.JSONObject;
 import org.junit.jupiter.api.Test;
 
 /**
- * The Java leg of the tri-language scenario (CONTRACT §9) on the real broker: one one-row
+ * The Java leg of the tri-language scenario (RDP_COMPATIBILITY.md §9) on the real broker: one one-row
  * DataSet per CSV row through rdp_kafka_export_dataset_json, then one
  * rdp_kafka_poll_window_loaded_json with a fresh group, and every landed row compared with its
  * CSV row.
