@@ -604,159 +604,181 @@ class Consumer::Impl {
   }
 
   Result<Window> Poll(const WindowOptions& opts) {
+    KELT_RETURN_NOT_OK(BeforePoll(opts));
+    const auto deadline = std::chrono::steady_clock::now() + opts.max_wait;
+    Window w;
+    Window::Impl& win = *w.impl_;
+    win.keepalive = rk_;
+    KELT_RETURN_NOT_OK(TakePending(win, opts));
+    // When every partition was already at its end, look once more before saying so:
+    // records may have arrived since the last window.
+    bool probed = !AllAtEnd();
+    while (!Full(win, opts) && pending_.empty()) {
+      if (catch_up_) KELT_RETURN_NOT_OK(RefreshMarks());
+      if (opts.stop_at_end && probed && AllAtEnd()) {
+        win.end = WindowEnd::kEndOfPartitions;
+        break;
+      }
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= deadline) {
+        win.end = WindowEnd::kDeadline;
+        break;
+      }
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
+      const int timeout_ms = static_cast<int>(std::min<int64_t>(100, left + 1));
+      const size_t want = static_cast<size_t>(std::min<int64_t>(
+          kBatchSize, opts.max_records - static_cast<int64_t>(win.messages.size())));
+      const uint64_t revoked_before = revoked_;
+      KELT_ASSIGN_OR_RAISE(std::vector<kafka::MessagePtr> batch,
+                           ConsumeBatch(timeout_ms, want));
+      probed = true;
+      const bool revoked_in_call = revoked_ != revoked_before;
+      if (revoked_in_call) DropRevoked(win);
+      KELT_RETURN_NOT_OK(Accept(win, batch, revoked_in_call, opts));
+      if (!pending_.empty()) win.end = WindowEnd::kMaxBytes;
+    }
+    if (catch_up_) win.caught_up = CaughtUp();
+    return w;
+  }
+
+  // --- the steps of Poll
+
+  // What must hold, and be settled, before a window is polled.
+  Status BeforePoll(const WindowOptions& opts) {
     if (closed_) return Status::Invalid("kafka consumer is closed");
     if (opts.max_records <= 0) return Status::Invalid("max_records must be positive");
     KELT_RETURN_NOT_OK(TakeFatal());
     // An asynchronous commit's result, if it came; then offsets deferred by a rebalance.
     KELT_RETURN_NOT_OK(AwaitCommit(/*wait=*/false));
     if (commit_in_flight_.empty()) KELT_RETURN_NOT_OK(FlushCommits());
-    const auto deadline = std::chrono::steady_clock::now() + opts.max_wait;
-    Window w;
-    Window::Impl& win = *w.impl_;
-    win.keepalive = rk_;
-    std::vector<rd_kafka_message_t*> batch(kBatchSize);
-    uint64_t revoked_seen = revoked_;
+    return Status::OK();
+  }
 
-    auto full = [&] {
-      if (static_cast<int64_t>(win.messages.size()) >= opts.max_records) {
-        win.end = WindowEnd::kMaxRecords;
-        return true;
-      }
-      if (win.bytes >= opts.max_bytes) {
+  // Whether `win` holds max_records or max_bytes (and then why it ends).
+  static bool Full(Window::Impl& win, const WindowOptions& opts) {
+    if (static_cast<int64_t>(win.messages.size()) >= opts.max_records) {
+      win.end = WindowEnd::kMaxRecords;
+      return true;
+    }
+    if (win.bytes >= opts.max_bytes) {
+      win.end = WindowEnd::kMaxBytes;
+      return true;
+    }
+    return false;
+  }
+
+  // Messages carried over from the previous window come first.
+  Status TakePending(Window::Impl& win, const WindowOptions& opts) {
+    while (!pending_.empty() && !Full(win, opts)) {
+      kafka::MessagePtr& next = pending_.front();
+      if (!win.messages.empty() &&
+          win.bytes + static_cast<int64_t>(next->len + next->key_len) > opts.max_bytes) {
         win.end = WindowEnd::kMaxBytes;
-        return true;
+        break;
       }
-      return false;
-    };
-    // Offer one message to the window; false when it must wait for the next window.
-    auto offer = [&](kafka::MessagePtr& m) -> Status {
-      PartitionState* found = FindState(m->rkt, m->partition);
-      if (found == nullptr) {
-        m.reset();  // its partition was revoked: the next owner re-reads it
+      kafka::MessagePtr m = std::move(next);
+      pending_.pop_front();
+      KELT_RETURN_NOT_OK(Offer(win, std::move(m)));
+    }
+    return Status::OK();
+  }
+
+  // One batch call. Its messages are owned from the moment they are returned, so every
+  // error path from here on releases them.
+  Result<std::vector<kafka::MessagePtr>> ConsumeBatch(int timeout_ms, size_t want) {
+    just_revoked_.clear();
+    raw_batch_.resize(static_cast<size_t>(kBatchSize));
+    const ssize_t n =
+        rd_kafka_consume_batch_queue(queue_.get(), timeout_ms, raw_batch_.data(), want);
+    if (n < 0) return kafka::KafkaError(rd_kafka_last_error(), "consuming");
+    std::vector<kafka::MessagePtr> batch;
+    batch.reserve(static_cast<size_t>(n));
+    for (ssize_t i = 0; i < n; ++i)
+      batch.emplace_back(raw_batch_[static_cast<size_t>(i)]);
+    if (waker_ != nullptr) NoteDrained(batch);
+    KELT_RETURN_NOT_OK(TakeFatal());
+    return batch;
+  }
+
+  // With a FetchWaker (librdkafka before 2.2): wake the fetchers once a share of the
+  // prefetch queue was drained.
+  void NoteDrained(const std::vector<kafka::MessagePtr>& batch) {
+    drained_messages_ += static_cast<int64_t>(batch.size());
+    for (const auto& m : batch)
+      drained_bytes_ += static_cast<int64_t>(m->len + m->key_len);
+    if (drained_bytes_ >= nudge_bytes_ || drained_messages_ >= nudge_messages_) {
+      waker_->Nudge();
+      drained_bytes_ = drained_messages_ = 0;
+    }
+  }
+
+  // A rebalance was served inside the batch call: records the window already holds for
+  // partitions revoked since are not ours to hand out (their next owner, maybe this
+  // member under a new generation, re-reads them from the last commit).
+  void DropRevoked(Window::Impl& win) {
+    win.Retain([&](const TopicPartition& tp, uint64_t generation) {
+      auto it = partitions_.find(tp);
+      return it != partitions_.end() && it->second.generation == generation;
+    });
+  }
+
+  // Hand a batch's messages to the window in order: errors and end-of-partition events
+  // are handled, and once one message waits for the next window (max_bytes) the rest
+  // wait too.
+  Status Accept(Window::Impl& win, std::vector<kafka::MessagePtr>& batch,
+                bool revoked_in_call, const WindowOptions& opts) {
+    // Partitions revoked in the call and assigned straight back whose messages of this
+    // batch were dropped below: read them again from their new start.
+    std::set<TopicPartition> restart;
+    for (kafka::MessagePtr& m : batch) {
+      // Before librdkafka 2.1, messages of a partition revoked in this call may have
+      // been dequeued before the revocation (stale, even when the partition came
+      // straight back) or after it was assigned again (the batch goes on after the
+      // callback). They cannot be told apart, so all are dropped and a partition that
+      // is ours again is sought back to where its new assignment starts.
+      if (revoked_in_call && !purges_outdated_ && m->rkt != nullptr) {
+        TopicPartition tp{rd_kafka_topic_name(m->rkt), m->partition};
+        if (just_revoked_.count(tp)) {
+          if (partitions_.count(tp)) restart.insert(tp);
+          continue;
+        }
+      }
+      if (m->err) {
+        KELT_RETURN_NOT_OK(HandleMessageError(*m));
+        continue;
+      }
+      const auto size = static_cast<int64_t>(m->len + m->key_len);
+      if (!pending_.empty() ||
+          (!win.messages.empty() && win.bytes + size > opts.max_bytes)) {
+        pending_.push_back(std::move(m));  // keep order: the rest waits too
+        continue;
+      }
+      KELT_RETURN_NOT_OK(Offer(win, std::move(m)));
+    }
+    if (!restart.empty()) KELT_RETURN_NOT_OK(SeekToStart(restart));
+    return Status::OK();
+  }
+
+  // Add one message to the window, unless its partition is no longer ours or (catch-up)
+  // it is at or past its partition's mark.
+  Status Offer(Window::Impl& win, kafka::MessagePtr m) {
+    PartitionState* found = FindState(m->rkt, m->partition);
+    if (found == nullptr) return Status::OK();  // revoked: the next owner re-reads it
+    PartitionState& ps = *found;
+    if (catch_up_) {
+      TopicPartition tp{rd_kafka_topic_name(m->rkt), m->partition};
+      KELT_RETURN_NOT_OK(EnsureMark(tp, &ps));
+      if (m->offset >= ps.mark) {
+        ps.mark_reached = true;
+        PausePartition(tp);
         return Status::OK();
       }
-      PartitionState& ps = *found;
-      if (catch_up_) {
-        TopicPartition tp{rd_kafka_topic_name(m->rkt), m->partition};
-        KELT_RETURN_NOT_OK(EnsureMark(tp, &ps));
-        if (m->offset >= ps.mark) {
-          ps.mark_reached = true;
-          PausePartition(tp);
-          m.reset();
-          return Status::OK();
-        }
-        if (m->offset + 1 >= ps.mark) ps.mark_reached = true;
-      }
-      ps.next_offset = m->offset + 1;
-      win.Add(std::move(m), ps.generation);
-      return Status::OK();
-    };
-
-    // Messages carried over from the previous window come first.
-    while (!pending_.empty() && !full()) {
-      kafka::MessagePtr m = std::move(pending_.front());
-      pending_.pop_front();
-      if (!win.messages.empty() &&
-          win.bytes + static_cast<int64_t>(m->len + m->key_len) > opts.max_bytes) {
-        pending_.push_front(std::move(m));
-        win.end = WindowEnd::kMaxBytes;
-        break;
-      }
-      KELT_RETURN_NOT_OK(offer(m));
+      if (m->offset + 1 >= ps.mark) ps.mark_reached = true;
     }
-
-    // When every partition was already at its end, look once more before saying so:
-    // records may have arrived since the last window.
-    bool probed = !AllAtEnd();
-    while (!full() && pending_.empty()) {
-      if (catch_up_) KELT_RETURN_NOT_OK(RefreshMarks());
-      if (opts.stop_at_end && probed && AllAtEnd()) {
-        win.end = WindowEnd::kEndOfPartitions;
-        break;
-      }
-      auto now = std::chrono::steady_clock::now();
-      if (now >= deadline) {
-        win.end = WindowEnd::kDeadline;
-        break;
-      }
-      int timeout_ms = static_cast<int>(std::min<int64_t>(
-          100,
-          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() +
-              1));
-      size_t want = static_cast<size_t>(std::min<int64_t>(
-          kBatchSize, opts.max_records - static_cast<int64_t>(win.messages.size())));
-      just_revoked_.clear();
-      ssize_t n =
-          rd_kafka_consume_batch_queue(queue_.get(), timeout_ms, batch.data(), want);
-      if (n < 0) return kafka::KafkaError(rd_kafka_last_error(), "consuming");
-      probed = true;
-      if (waker_ != nullptr) {
-        drained_messages_ += n;
-        for (ssize_t i = 0; i < n; ++i) {
-          const rd_kafka_message_t* m = batch[static_cast<size_t>(i)];
-          drained_bytes_ += static_cast<int64_t>(m->len + m->key_len);
-        }
-        if (drained_bytes_ >= nudge_bytes_ || drained_messages_ >= nudge_messages_) {
-          waker_->Nudge();
-          drained_bytes_ = drained_messages_ = 0;
-        }
-      }
-      if (Status fatal = TakeFatal(); !fatal.ok()) {
-        // The batch is ours: give its messages back before failing.
-        for (ssize_t i = 0; i < n; ++i)
-          rd_kafka_message_destroy(batch[static_cast<size_t>(i)]);
-        return fatal;
-      }
-      const bool revoked_in_call = revoked_ != revoked_seen;
-      if (revoked_in_call) {
-        // A rebalance was served inside that call: records this window already holds
-        // for partitions revoked since are not ours to hand out (their next owner, maybe
-        // this member under a new generation, re-reads them from the last commit).
-        revoked_seen = revoked_;
-        win.Retain([&](const TopicPartition& tp, uint64_t generation) {
-          auto it = partitions_.find(tp);
-          return it != partitions_.end() && it->second.generation == generation;
-        });
-      }
-      // Partitions revoked in this call and assigned straight back whose messages of
-      // this batch were dropped below: read them again from their new start.
-      std::set<TopicPartition> restart;
-      for (ssize_t i = 0; i < n; ++i) {
-        kafka::MessagePtr m(batch[static_cast<size_t>(i)]);
-        // Before librdkafka 2.1, messages of a partition revoked in this call may have
-        // been dequeued before the revocation (stale, even when the partition came
-        // straight back) or after it was assigned again (the batch goes on after the
-        // callback). They cannot be told apart, so all are dropped and a partition that
-        // is ours again is sought back to where its new assignment starts.
-        if (revoked_in_call && !purges_outdated_ && m->rkt != nullptr) {
-          TopicPartition tp{rd_kafka_topic_name(m->rkt), m->partition};
-          if (just_revoked_.count(tp)) {
-            if (partitions_.count(tp)) restart.insert(tp);
-            continue;
-          }
-        }
-        if (m->err) {
-          Status st = HandleMessageError(*m);
-          if (!st.ok()) {
-            for (ssize_t j = i + 1; j < n; ++j)
-              rd_kafka_message_destroy(batch[static_cast<size_t>(j)]);
-            return st;
-          }
-          continue;
-        }
-        const auto size = static_cast<int64_t>(m->len + m->key_len);
-        if (!pending_.empty() ||
-            (!win.messages.empty() && win.bytes + size > opts.max_bytes)) {
-          pending_.push_back(std::move(m));  // keep order: the rest waits too
-          continue;
-        }
-        KELT_RETURN_NOT_OK(offer(m));
-      }
-      if (!restart.empty()) KELT_RETURN_NOT_OK(SeekToStart(restart));
-      if (!pending_.empty()) win.end = WindowEnd::kMaxBytes;
-    }
-    if (catch_up_) win.caught_up = CaughtUp();
-    return w;
+    ps.next_offset = m->offset + 1;
+    win.Add(std::move(m), ps.generation);
+    return Status::OK();
   }
 
   // Record the window's offsets as durable and commit them. When the group is in the
@@ -1404,10 +1426,11 @@ class Consumer::Impl {
   const rd_kafka_topic_t* cached_rkt_ = nullptr;         // FindState's cache
   int32_t cached_partition_ = -1;
   PartitionState* cached_state_ = nullptr;
-  std::deque<kafka::MessagePtr> pending_;  // carried over to the next window
-  OffsetMap pending_commits_;              // durable, not yet committed
-  OffsetMap commit_in_flight_;             // sent asynchronously
-  kafka::QueuePtr commit_queue_;           // its result arrives here
+  std::deque<kafka::MessagePtr> pending_;       // carried over to the next window
+  std::vector<rd_kafka_message_t*> raw_batch_;  // ConsumeBatch's buffer, owned there
+  OffsetMap pending_commits_;                   // durable, not yet committed
+  OffsetMap commit_in_flight_;                  // sent asynchronously
+  kafka::QueuePtr commit_queue_;                // its result arrives here
   std::vector<TopicPartition> lost_;
   uint64_t generation_ = 0;
   uint64_t revoked_ = 0;                   // number of revocations served so far
