@@ -20,6 +20,7 @@
 #include "kelt/kafka/mock_cluster_testing.h"
 #include "kelt/load.h"
 #include "kelt/log.h"
+#include "kelt/testing/assertions.h"
 
 extern char** environ;
 
@@ -47,11 +48,11 @@ Seen DrainAndCommit(Consumer& c, WindowOptions opts, bool commit = true) {
   Seen seen;
   for (int i = 0; i < 200; ++i) {
     auto w = c.Poll(opts);
-    EXPECT_TRUE(w.ok()) << w.status().ToString();
+    EXPECT_OK(w);
     if (!w.ok()) break;
     Collect(*w, &seen);
     if (commit) {
-      EXPECT_TRUE(c.Commit(*w).ok());
+      EXPECT_OK(c.Commit(*w));
     }
     if (w->empty() && w->end_reason() == WindowEnd::kEndOfPartitions) break;
   }
@@ -97,29 +98,26 @@ TEST(ConsumerTest, WindowEndsAtMaxRecordsThenAtEndOfPartitions) {
   MockCluster mc;
   mc.CreateTopic("t1", 3);
   ProduceIds(mc, "t1", 0, 30);
-  auto c = Consumer::Make(ConsumerFor(mc, "t1", "g1"));
-  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_OK_AND_ASSIGN(auto c, Consumer::Make(ConsumerFor(mc, "t1", "g1")));
   WindowOptions opts;
   opts.max_records = 7;
-  auto w = (*c)->Poll(opts);
-  ASSERT_TRUE(w.ok()) << w.status().ToString();
-  EXPECT_EQ(w->size(), 7u);
-  EXPECT_EQ(w->end_reason(), WindowEnd::kMaxRecords);
+  ASSERT_OK_AND_ASSIGN(auto w, c->Poll(opts));
+  EXPECT_EQ(w.size(), 7u);
+  EXPECT_EQ(w.end_reason(), WindowEnd::kMaxRecords);
 
   opts.max_records = 1000;
-  auto rest = (*c)->Poll(opts);
-  ASSERT_TRUE(rest.ok());
-  EXPECT_EQ(rest->size(), 23u);
-  EXPECT_EQ(rest->end_reason(), WindowEnd::kEndOfPartitions);
+  ASSERT_OK_AND_ASSIGN(auto rest, c->Poll(opts));
+  EXPECT_EQ(rest.size(), 23u);
+  EXPECT_EQ(rest.end_reason(), WindowEnd::kEndOfPartitions);
   // Spans cover exactly what the windows hold.
   int64_t count = 0;
-  for (const auto& s : rest->spans()) {
+  for (const auto& s : rest.spans()) {
     EXPECT_EQ(s.tp.topic, "t1");
     count += s.count;
     EXPECT_LE(s.first_offset, s.last_offset);
   }
   EXPECT_EQ(count, 23);
-  ASSERT_TRUE((*c)->Close().ok());
+  ASSERT_OK(c->Close());
 }
 
 // A window given back is read again, with what followed it, and cannot be committed.
@@ -127,32 +125,28 @@ TEST(ConsumerTest, RewoundWindowIsReadAgainAndCannotBeCommitted) {
   MockCluster mc;
   mc.CreateTopic("t-rewind", 2);
   ProduceIds(mc, "t-rewind", 0, 60);
-  auto c = Consumer::Make(ConsumerFor(mc, "t-rewind", "g-rewind"));
-  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_OK_AND_ASSIGN(auto c, Consumer::Make(ConsumerFor(mc, "t-rewind", "g-rewind")));
   WindowOptions opts;
   opts.max_records = 10;
   opts.max_bytes = 80;  // windows end on bytes too: some records wait in the carry-over
   Seen first;
-  auto w1 = (*c)->Poll(opts);
-  ASSERT_TRUE(w1.ok()) << w1.status().ToString();
-  ASSERT_FALSE(w1->empty());
-  Collect(*w1, &first);
-  ASSERT_TRUE((*c)->Commit(*w1).ok());
-  auto w2 = (*c)->Poll(opts);
-  ASSERT_TRUE(w2.ok());
-  ASSERT_FALSE(w2->empty());
+  ASSERT_OK_AND_ASSIGN(auto w1, c->Poll(opts));
+  ASSERT_FALSE(w1.empty());
+  Collect(w1, &first);
+  ASSERT_OK(c->Commit(w1));
+  ASSERT_OK_AND_ASSIGN(auto w2, c->Poll(opts));
+  ASSERT_FALSE(w2.empty());
   Seen second;
-  Collect(*w2, &second);
-  ASSERT_TRUE((*c)->Rewind(*w2).ok());
-  ASSERT_TRUE((*c)->Commit(*w2).ok());  // skipped: nothing of it is committed
+  Collect(w2, &second);
+  ASSERT_OK(c->Rewind(w2));
+  ASSERT_OK(c->Commit(w2));  // skipped: nothing of it is committed
 
   // Everything from w2 on comes again, each record once; nothing of w1 comes back.
   Seen rest;
   for (int i = 0; i < 100; ++i) {
-    auto w = (*c)->Poll(opts);
-    ASSERT_TRUE(w.ok());
-    Collect(*w, &rest);
-    if (w->empty() && w->end_reason() == WindowEnd::kEndOfPartitions) break;
+    ASSERT_OK_AND_ASSIGN(auto w, c->Poll(opts));
+    Collect(w, &rest);
+    if (w.empty() && w.end_reason() == WindowEnd::kEndOfPartitions) break;
   }
   std::set<std::pair<int32_t, int64_t>> again(rest.offsets.begin(), rest.offsets.end());
   EXPECT_EQ(again.size(), rest.offsets.size()) << "a record came twice after the rewind";
@@ -161,15 +155,14 @@ TEST(ConsumerTest, RewoundWindowIsReadAgainAndCannotBeCommitted) {
   EXPECT_EQ(first.offsets.size() + rest.offsets.size(), 60u);
 
   // The group's committed offsets are w1's: w2's commit after the rewind did nothing.
-  auto committed = (*c)->Committed();
-  ASSERT_TRUE(committed.ok()) << committed.status().ToString();
+  ASSERT_OK_AND_ASSIGN(auto committed, c->Committed());
   std::map<int32_t, int64_t> want;
-  for (const auto& s : w1->spans()) want[s.tp.partition] = s.last_offset + 1;
-  for (const auto& [tp, offset] : *committed) {
+  for (const auto& s : w1.spans()) want[s.tp.partition] = s.last_offset + 1;
+  for (const auto& [tp, offset] : committed) {
     auto it = want.find(tp.partition);
     EXPECT_EQ(offset, it == want.end() ? -1 : it->second) << ToString(tp);
   }
-  ASSERT_TRUE((*c)->Close().ok());
+  ASSERT_OK(c->Close());
 }
 
 // A window that fails to load is given back: polling again meets the same record, and a
@@ -180,27 +173,27 @@ TEST(ConsumerTest, PollLoadedGivesBackAWindowThatFailsToLoad) {
   ProduceIds(mc, "t-poison", 0, 5);
   ProduceRaw(mc, "t-poison", {{std::nullopt, "{\"id\":\"five\"}"}});
   ProduceIds(mc, "t-poison", 6, 4);
-  auto c = Consumer::Make(ConsumerFor(mc, "t-poison", "g-poison"));
-  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_OK_AND_ASSIGN(auto c, Consumer::Make(ConsumerFor(mc, "t-poison", "g-poison")));
   const Schema landing({{"id", TypeId::kInt64}, {"_kafka_offset", TypeId::kInt64}});
-  auto strict = Loader::Make(landing, {.on_bad_record = BadRecordPolicy::kFail});
-  auto lenient = Loader::Make(landing, {.on_bad_record = BadRecordPolicy::kDeadLetter});
-  ASSERT_TRUE(strict.ok() && lenient.ok());
+  ASSERT_OK_AND_ASSIGN(auto strict,
+                       Loader::Make(landing, {.on_bad_record = BadRecordPolicy::kFail}));
+  ASSERT_OK_AND_ASSIGN(
+      auto lenient,
+      Loader::Make(landing, {.on_bad_record = BadRecordPolicy::kDeadLetter}));
   WindowOptions opts;
   opts.max_records = 100;
   for (int attempt = 0; attempt < 3; ++attempt) {
-    auto polled = PollLoaded(**c, **strict, opts);
+    auto polled = PollLoaded(*c, *strict, opts);
     ASSERT_FALSE(polled.ok()) << "attempt " << attempt << " passed the bad record";
     EXPECT_NE(polled.status().message().find("(at t-poison[0]@5, "), std::string::npos)
         << polled.status().ToString();
   }
-  auto polled = PollLoaded(**c, **lenient, opts);
-  ASSERT_TRUE(polled.ok()) << polled.status().ToString();
-  EXPECT_EQ(polled->window.size(), 10u);
-  EXPECT_EQ(polled->loaded.batch->num_rows(), 9);
-  EXPECT_EQ(polled->loaded.dead_letters->num_rows(), 1);
-  ASSERT_TRUE((*c)->Commit(polled->window).ok());
-  ASSERT_TRUE((*c)->Close().ok());
+  ASSERT_OK_AND_ASSIGN(auto polled, PollLoaded(*c, *lenient, opts));
+  EXPECT_EQ(polled.window.size(), 10u);
+  EXPECT_EQ(polled.loaded.batch->num_rows(), 9);
+  EXPECT_EQ(polled.loaded.dead_letters->num_rows(), 1);
+  ASSERT_OK(c->Commit(polled.window));
+  ASSERT_OK(c->Close());
 }
 
 // Loaders share a window in order; the first bad record in record order is reported,
@@ -213,33 +206,30 @@ TEST(ConsumerTest, ParallelLoadKeepsRecordOrderAndReportsTheFirstBadRecord) {
   ProduceIds(mc, "t-par", 26, 10);
   ProduceRaw(mc, "t-par", {{std::nullopt, "{\"id\":\"y\"}"}});  // offset 36
   ProduceIds(mc, "t-par", 37, 3);
-  auto c = Consumer::Make(ConsumerFor(mc, "t-par", "g-par"));
-  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_OK_AND_ASSIGN(auto c, Consumer::Make(ConsumerFor(mc, "t-par", "g-par")));
   const Schema landing({{"id", TypeId::kInt64}, {"_kafka_offset", TypeId::kInt64}});
   std::vector<std::unique_ptr<Loader>> strict, lenient;
   for (int i = 0; i < 6; ++i) {
-    auto l = Loader::Make(
-        landing,
-        {.on_bad_record = i < 3 ? BadRecordPolicy::kFail : BadRecordPolicy::kDeadLetter});
-    ASSERT_TRUE(l.ok());
-    (i < 3 ? strict : lenient).push_back(std::move(*l));
+    ASSERT_OK_AND_ASSIGN(
+        auto l,
+        Loader::Make(landing, {.on_bad_record = i < 3 ? BadRecordPolicy::kFail
+                                                      : BadRecordPolicy::kDeadLetter}));
+    (i < 3 ? strict : lenient).push_back(std::move(l));
   }
   WindowOptions opts;
   opts.max_records = 100;
   // 40 records, 3 loaders of >= 5 each: shares 0-12, 13-25, 26-39; the first bad record
   // (offset 25) is in the second share, the other (36) in the third.
-  auto w = (*c)->Poll(opts);
-  ASSERT_TRUE(w.ok());
-  ASSERT_EQ(w->size(), 40u);
-  auto failed = LoadWindowParallel(*w, strict, 5);
+  ASSERT_OK_AND_ASSIGN(auto w, c->Poll(opts));
+  ASSERT_EQ(w.size(), 40u);
+  auto failed = LoadWindowParallel(w, strict, 5);
   ASSERT_FALSE(failed.ok());
   EXPECT_NE(failed.status().message().find("(at t-par[0]@25, "), std::string::npos)
       << failed.status().ToString();
-  auto parts = LoadWindowParallel(*w, lenient, 5);
-  ASSERT_TRUE(parts.ok()) << parts.status().ToString();
-  ASSERT_EQ(parts->size(), 3u);
+  ASSERT_OK_AND_ASSIGN(auto parts, LoadWindowParallel(w, lenient, 5));
+  ASSERT_EQ(parts.size(), 3u);
   std::vector<int64_t> offsets, dead;
-  for (const LoadedWindow& part : *parts) {
+  for (const LoadedWindow& part : parts) {
     auto off = std::static_pointer_cast<arrow::Int64Array>(
         part.batch->GetColumnByName("_kafka_offset"));
     for (int64_t i = 0; i < off->length(); ++i) offsets.push_back(off->Value(i));
@@ -254,35 +244,32 @@ TEST(ConsumerTest, ParallelLoadKeepsRecordOrderAndReportsTheFirstBadRecord) {
   EXPECT_EQ(offsets, want);
   EXPECT_EQ(dead, (std::vector<int64_t>{25, 36}));
   // A small window uses one loader.
-  auto one = LoadWindowParallel(*w, lenient, 1000);
-  ASSERT_TRUE(one.ok());
-  EXPECT_EQ(one->size(), 1u);
-  ASSERT_TRUE((*c)->Close().ok());
+  ASSERT_OK_AND_ASSIGN(auto one, LoadWindowParallel(w, lenient, 1000));
+  EXPECT_EQ(one.size(), 1u);
+  ASSERT_OK(c->Close());
 }
 
 TEST(ConsumerTest, WindowEndsAtMaxBytesAndCarriesTheRestOver) {
   MockCluster mc;
   mc.CreateTopic("t2", 2);
   ProduceIds(mc, "t2", 0, 40);
-  auto c = Consumer::Make(ConsumerFor(mc, "t2", "g2"));
-  ASSERT_TRUE(c.ok());
+  ASSERT_OK_AND_ASSIGN(auto c, Consumer::Make(ConsumerFor(mc, "t2", "g2")));
   WindowOptions opts;
   opts.max_records = 1000;
   opts.max_bytes = 60;  // a record is ~10 bytes of payload + ~3 of key
   Seen seen;
   int windows = 0;
   for (int i = 0; i < 100; ++i) {
-    auto w = (*c)->Poll(opts);
-    ASSERT_TRUE(w.ok());
-    if (!w->empty()) {
+    ASSERT_OK_AND_ASSIGN(auto w, c->Poll(opts));
+    if (!w.empty()) {
       ++windows;
-      EXPECT_LE(w->bytes(), 60);
-      if (seen.offsets.size() + w->size() < 40) {
-        EXPECT_EQ(w->end_reason(), WindowEnd::kMaxBytes);
+      EXPECT_LE(w.bytes(), 60);
+      if (seen.offsets.size() + w.size() < 40) {
+        EXPECT_EQ(w.end_reason(), WindowEnd::kMaxBytes);
       }
     }
-    Collect(*w, &seen);
-    if (w->empty() && w->end_reason() == WindowEnd::kEndOfPartitions) break;
+    Collect(w, &seen);
+    if (w.empty() && w.end_reason() == WindowEnd::kEndOfPartitions) break;
   }
   EXPECT_GE(windows, 8);
   ASSERT_EQ(seen.offsets.size(), 40u);
@@ -295,16 +282,15 @@ TEST(ConsumerTest, WindowEndsAtTheDeadlineWhenAskedToWaitForMore) {
   MockCluster mc;
   mc.CreateTopic("t3", 1);
   ProduceIds(mc, "t3", 0, 3);
-  auto c = Consumer::Make(ConsumerFor(mc, "t3", "g3"));
-  ASSERT_TRUE(c.ok());
+  ASSERT_OK_AND_ASSIGN(auto c, Consumer::Make(ConsumerFor(mc, "t3", "g3")));
   WindowOptions opts;
   opts.max_records = 100;
   opts.stop_at_end = false;
   opts.max_wait = std::chrono::milliseconds(8000);
   auto start = std::chrono::steady_clock::now();
-  auto w = (*c)->Poll(opts);
+  auto w = c->Poll(opts);
   auto took = std::chrono::steady_clock::now() - start;
-  ASSERT_TRUE(w.ok());
+  ASSERT_OK(w);
   EXPECT_EQ(w->size(), 3u);
   EXPECT_EQ(w->end_reason(), WindowEnd::kDeadline);
   EXPECT_GE(took, std::chrono::milliseconds(7900));
@@ -315,20 +301,17 @@ TEST(ConsumerTest, DrainedTopicDoesNotWaitForTheDeadline) {
   MockCluster mc;
   mc.CreateTopic("t4", 2);
   ProduceIds(mc, "t4", 0, 5);
-  auto c = Consumer::Make(ConsumerFor(mc, "t4", "g4"));
-  ASSERT_TRUE(c.ok());
+  ASSERT_OK_AND_ASSIGN(auto c, Consumer::Make(ConsumerFor(mc, "t4", "g4")));
   WindowOptions opts;
   opts.max_records = 500;
   opts.max_wait = std::chrono::milliseconds(30000);
-  auto w = (*c)->Poll(opts);
-  ASSERT_TRUE(w.ok());
-  EXPECT_EQ(w->size(), 5u);
-  EXPECT_EQ(w->end_reason(), WindowEnd::kEndOfPartitions);
+  ASSERT_OK_AND_ASSIGN(auto w, c->Poll(opts));
+  EXPECT_EQ(w.size(), 5u);
+  EXPECT_EQ(w.end_reason(), WindowEnd::kEndOfPartitions);
   auto start = std::chrono::steady_clock::now();
-  auto empty = (*c)->Poll(opts);
-  ASSERT_TRUE(empty.ok());
-  EXPECT_TRUE(empty->empty());
-  EXPECT_EQ(empty->end_reason(), WindowEnd::kEndOfPartitions);
+  ASSERT_OK_AND_ASSIGN(auto empty, c->Poll(opts));
+  EXPECT_TRUE(empty.empty());
+  EXPECT_EQ(empty.end_reason(), WindowEnd::kEndOfPartitions);
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(2000));
   // Records produced later are found by a later window (a poll at the end looks once,
   // for up to 100 ms: on a loaded machine the fetch that brings them may come after).
@@ -336,7 +319,7 @@ TEST(ConsumerTest, DrainedTopicDoesNotWaitForTheDeadline) {
   Seen later;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   while (later.offsets.size() < 2 && std::chrono::steady_clock::now() < deadline) {
-    Seen more = DrainAndCommit(**c, opts);
+    Seen more = DrainAndCommit(*c, opts);
     later.offsets.insert(more.offsets.begin(), more.offsets.end());
   }
   EXPECT_EQ(later.offsets.size(), 2u);
@@ -350,38 +333,31 @@ TEST(ConsumerTest, CommitsOnlyWhatTheCallerSaysIsDurable) {
   opts.max_records = 8;
   {
     // Polled but never committed (the sink failed): nothing may be committed.
-    auto c = Consumer::Make(ConsumerFor(mc, "t5", "g5"));
-    ASSERT_TRUE(c.ok());
-    auto w = (*c)->Poll(opts);
-    ASSERT_TRUE(w.ok());
-    EXPECT_EQ(w->size(), 8u);
-    ASSERT_TRUE((*c)->Close().ok());
+    ASSERT_OK_AND_ASSIGN(auto c, Consumer::Make(ConsumerFor(mc, "t5", "g5")));
+    ASSERT_OK_AND_ASSIGN(auto w, c->Poll(opts));
+    EXPECT_EQ(w.size(), 8u);
+    ASSERT_OK(c->Close());
   }
   Seen first_commit;
   {
-    auto c = Consumer::Make(ConsumerFor(mc, "t5", "g5"));
-    ASSERT_TRUE(c.ok());
-    auto w = (*c)->Poll(opts);
-    ASSERT_TRUE(w.ok());
-    ASSERT_EQ(w->size(), 8u);
-    Collect(*w, &first_commit);
-    ASSERT_TRUE((*c)->Commit(*w).ok());
-    auto committed = (*c)->Committed();
-    ASSERT_TRUE(committed.ok());
-    for (const auto& s : w->spans()) {
-      auto it = std::find_if(committed->begin(), committed->end(),
+    ASSERT_OK_AND_ASSIGN(auto c, Consumer::Make(ConsumerFor(mc, "t5", "g5")));
+    ASSERT_OK_AND_ASSIGN(auto w, c->Poll(opts));
+    ASSERT_EQ(w.size(), 8u);
+    Collect(w, &first_commit);
+    ASSERT_OK(c->Commit(w));
+    ASSERT_OK_AND_ASSIGN(auto committed, c->Committed());
+    for (const auto& s : w.spans()) {
+      auto it = std::find_if(committed.begin(), committed.end(),
                              [&](const auto& kv) { return kv.first == s.tp; });
-      ASSERT_NE(it, committed->end());
+      ASSERT_NE(it, committed.end());
       EXPECT_EQ(it->second, s.last_offset + 1);  // last + 1, not last
     }
-    auto w2 = (*c)->Poll(opts);  // polled, not committed
-    ASSERT_TRUE(w2.ok());
-    ASSERT_TRUE((*c)->Close().ok());
+    ASSERT_OK(c->Poll(opts));  // polled, not committed
+    ASSERT_OK(c->Close());
   }
-  auto c = Consumer::Make(ConsumerFor(mc, "t5", "g5"));
-  ASSERT_TRUE(c.ok());
+  ASSERT_OK_AND_ASSIGN(auto c, Consumer::Make(ConsumerFor(mc, "t5", "g5")));
   opts.max_records = 100;
-  Seen rest = DrainAndCommit(**c, opts);
+  Seen rest = DrainAndCommit(*c, opts);
   EXPECT_EQ(rest.offsets.size(), 12u);
   for (const auto& o : first_commit.offsets) EXPECT_EQ(rest.offsets.count(o), 0u);
 }
@@ -428,32 +404,28 @@ TEST_P(ConsumerGroupProtocolTest, TwoMembersSplitPartitionsAndLoseNothingOnRebal
       if (!fresh) duplicates.push_back(it->second);
     }
   };
-  auto a = Consumer::Make(ConsumerFor(mc, "t6", "g6", GetParam()));
-  ASSERT_TRUE(a.ok());
+  ASSERT_OK_AND_ASSIGN(auto a, Consumer::Make(ConsumerFor(mc, "t6", "g6", GetParam())));
   // A reads and commits a few windows alone.
   for (int i = 0; i < 5; ++i) {
-    auto w = (*a)->Poll(opts);
-    ASSERT_TRUE(w.ok());
-    collect(0, *w);
-    ASSERT_TRUE((*a)->Commit(*w).ok());
+    ASSERT_OK_AND_ASSIGN(auto w, a->Poll(opts));
+    collect(0, w);
+    ASSERT_OK(a->Commit(w));
   }
   // B joins: the group rebalances; both keep polling and committing in turns.
-  auto b = Consumer::Make(ConsumerFor(mc, "t6", "g6", GetParam()));
-  ASSERT_TRUE(b.ok());
+  ASSERT_OK_AND_ASSIGN(auto b, Consumer::Make(ConsumerFor(mc, "t6", "g6", GetParam())));
   int a_windows_at_loss = -1;
   for (int round = 0; round < 200 && first_seen.size() < 200; ++round) {
     int who = 0;
-    for (Consumer* c : {a->get(), b->get()}) {
-      auto w = c->Poll(opts);
-      ASSERT_TRUE(w.ok()) << w.status().ToString();
-      collect(who++, *w);
-      ASSERT_TRUE(c->Commit(*w).ok());
+    for (Consumer* c : {a.get(), b.get()}) {
+      ASSERT_OK_AND_ASSIGN(auto w, c->Poll(opts));
+      collect(who++, w);
+      ASSERT_OK(c->Commit(w));
     }
-    if (!(*a)->TakeLostPartitions().empty() && a_windows_at_loss < 0)
+    if (!a->TakeLostPartitions().empty() && a_windows_at_loss < 0)
       a_windows_at_loss = windows[0];
   }
   EXPECT_GE(a_windows_at_loss, 0) << "A never lost a partition";
-  EXPECT_FALSE((*b)->Assignment().empty());
+  EXPECT_FALSE(b->Assignment().empty());
   EXPECT_EQ(first_seen.size(), 200u);  // nothing lost
   // Whatever was read twice was read first by A just before it lost the partition,
   // in a window whose commit the group refused during the rebalance.
@@ -468,67 +440,56 @@ TEST(ConsumerTest, RetriesInjectedFetchAndCommitErrors) {
   MockCluster mc;
   mc.CreateTopic("t7", 1);
   ProduceIds(mc, "t7", 0, 10);
-  auto c = Consumer::Make(ConsumerFor(mc, "t7", "g7"));
-  ASSERT_TRUE(c.ok());
+  ASSERT_OK_AND_ASSIGN(auto c, Consumer::Make(ConsumerFor(mc, "t7", "g7")));
   rd_kafka_mock_push_request_errors(mc.get(), kApiFetch, 2,
                                     RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION,
                                     RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT);
   WindowOptions opts;
   opts.max_records = 100;
-  auto w = (*c)->Poll(opts);
-  ASSERT_TRUE(w.ok()) << w.status().ToString();
-  EXPECT_EQ(w->size(), 10u);
+  ASSERT_OK_AND_ASSIGN(auto w, c->Poll(opts));
+  EXPECT_EQ(w.size(), 10u);
   rd_kafka_mock_push_request_errors(mc.get(), kApiOffsetCommit, 2,
                                     RD_KAFKA_RESP_ERR_COORDINATOR_LOAD_IN_PROGRESS,
                                     RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT);
-  Status st = (*c)->Commit(*w);
-  EXPECT_TRUE(st.ok()) << st.ToString();
-  auto committed = (*c)->Committed();
-  ASSERT_TRUE(committed.ok());
-  ASSERT_EQ(committed->size(), 1u);
-  EXPECT_EQ((*committed)[0].second, 10);
+  EXPECT_OK(c->Commit(w));
+  ASSERT_OK_AND_ASSIGN(auto committed, c->Committed());
+  ASSERT_EQ(committed.size(), 1u);
+  EXPECT_EQ(committed[0].second, 10);
 }
 
 TEST(ConsumerTest, DefersACommitRefusedDuringARebalance) {
   MockCluster mc;
   mc.CreateTopic("t11", 1);
   ProduceIds(mc, "t11", 0, 6);
-  auto c = Consumer::Make(ConsumerFor(mc, "t11", "g11"));
-  ASSERT_TRUE(c.ok());
+  ASSERT_OK_AND_ASSIGN(auto c, Consumer::Make(ConsumerFor(mc, "t11", "g11")));
   WindowOptions opts;
   opts.max_records = 4;
-  auto w = (*c)->Poll(opts);
-  ASSERT_TRUE(w.ok());
-  ASSERT_EQ(w->size(), 4u);
+  ASSERT_OK_AND_ASSIGN(auto w, c->Poll(opts));
+  ASSERT_EQ(w.size(), 4u);
   // The group refuses commits of this generation while it rebalances: the offsets are
   // kept and committed at the next opportunity, not dropped and not reported as lost.
   rd_kafka_mock_push_request_errors(mc.get(), kApiOffsetCommit, 1,
                                     RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS);
-  ASSERT_TRUE((*c)->Commit(*w).ok());
-  auto before = (*c)->Committed();
-  ASSERT_TRUE(before.ok());
-  EXPECT_EQ((*before)[0].second, -1);  // not committed yet
-  auto next = (*c)->Poll(opts);        // flushes the deferred commit first
-  ASSERT_TRUE(next.ok());
-  auto after = (*c)->Committed();
-  ASSERT_TRUE(after.ok());
-  EXPECT_EQ((*after)[0].second, 4);
-  ASSERT_TRUE((*c)->Close().ok());
+  ASSERT_OK(c->Commit(w));
+  ASSERT_OK_AND_ASSIGN(auto before, c->Committed());
+  EXPECT_EQ(before[0].second, -1);  // not committed yet
+  ASSERT_OK(c->Poll(opts));         // flushes the deferred commit first
+  ASSERT_OK_AND_ASSIGN(auto after, c->Committed());
+  EXPECT_EQ(after[0].second, 4);
+  ASSERT_OK(c->Close());
 }
 
 TEST(ConsumerTest, ReportsANonRetriableCommitError) {
   MockCluster mc;
   mc.CreateTopic("t8", 1);
   ProduceIds(mc, "t8", 0, 3);
-  auto c = Consumer::Make(ConsumerFor(mc, "t8", "g8"));
-  ASSERT_TRUE(c.ok());
+  ASSERT_OK_AND_ASSIGN(auto c, Consumer::Make(ConsumerFor(mc, "t8", "g8")));
   WindowOptions opts;
-  auto w = (*c)->Poll(opts);
-  ASSERT_TRUE(w.ok());
-  ASSERT_EQ(w->size(), 3u);
+  ASSERT_OK_AND_ASSIGN(auto w, c->Poll(opts));
+  ASSERT_EQ(w.size(), 3u);
   rd_kafka_mock_push_request_errors(mc.get(), kApiOffsetCommit, 1,
                                     RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED);
-  Status st = (*c)->Commit(*w);
+  Status st = c->Commit(w);
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.code(), StatusCode::kKafka);
   EXPECT_FALSE(st.retriable());
@@ -541,19 +502,17 @@ TEST(ConsumerTest, ACommitRefusedAtTheRevocationFailsClose) {
   MockCluster mc;
   mc.CreateTopic("tr", 1);
   ProduceIds(mc, "tr", 0, 5);
-  auto c = Consumer::Make(ConsumerFor(mc, "tr", "gr"));
-  ASSERT_TRUE(c.ok());
-  auto w = (*c)->Poll(WindowOptions{});
-  ASSERT_TRUE(w.ok());
-  ASSERT_EQ(w->size(), 5u);
+  ASSERT_OK_AND_ASSIGN(auto c, Consumer::Make(ConsumerFor(mc, "tr", "gr")));
+  ASSERT_OK_AND_ASSIGN(auto w, c->Poll(WindowOptions{}));
+  ASSERT_EQ(w.size(), 5u);
   // Commit and Close's own flush are told the group rebalances (the offsets stay
   // pending); the commit in the revoke callback gets an error no retry can fix.
   rd_kafka_mock_push_request_errors(mc.get(), kApiOffsetCommit, 3,
                                     RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS,
                                     RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS,
                                     RD_KAFKA_RESP_ERR_OFFSET_METADATA_TOO_LARGE);
-  ASSERT_TRUE((*c)->Commit(*w).ok());
-  Status closed = (*c)->Close();
+  ASSERT_OK(c->Commit(w));
+  Status closed = c->Close();
   ASSERT_FALSE(closed.ok()) << "the refused commit was only logged";
   EXPECT_NE(closed.message().find("revoked partition"), std::string::npos)
       << closed.ToString();
@@ -567,56 +526,49 @@ TEST(ConsumerTest, AsyncCommitIsCheckedByTheNextCall) {
   MockCluster mc;
   mc.CreateTopic("ta", 1);
   ProduceIds(mc, "ta", 0, 6);
-  auto c = Consumer::Make(ConsumerFor(mc, "ta", "ga"));
-  ASSERT_TRUE(c.ok());
+  ASSERT_OK_AND_ASSIGN(auto c, Consumer::Make(ConsumerFor(mc, "ta", "ga")));
   WindowOptions opts;
   opts.max_records = 3;
-  auto w = (*c)->Poll(opts);
-  ASSERT_TRUE(w.ok());
-  ASSERT_EQ(w->size(), 3u);
-  ASSERT_TRUE((*c)->CommitOffsetsAsync({{{"ta", 0}, 3}}).ok());
-  auto w2 = (*c)->Poll(opts);  // takes the first result in, if it came
-  ASSERT_TRUE(w2.ok()) << w2.status().ToString();
-  ASSERT_EQ(w2->size(), 3u);
+  ASSERT_OK_AND_ASSIGN(auto w, c->Poll(opts));
+  ASSERT_EQ(w.size(), 3u);
+  ASSERT_OK(c->CommitOffsetsAsync({{{"ta", 0}, 3}}));
+  ASSERT_OK_AND_ASSIGN(auto w2, c->Poll(opts));  // takes the first result in, if it came
+  ASSERT_EQ(w2.size(), 3u);
   // A synchronous call waits for it: the error below must hit the second commit only.
-  ASSERT_TRUE((*c)->CommitOffsets({}).ok());
+  ASSERT_OK(c->CommitOffsets({}));
   rd_kafka_mock_push_request_errors(mc.get(), kApiOffsetCommit, 1,
                                     RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED);
-  ASSERT_TRUE((*c)->CommitOffsetsAsync({{{"ta", 0}, 6}}).ok()) << "sent, not answered";
+  ASSERT_OK(c->CommitOffsetsAsync({{{"ta", 0}, 6}})) << "sent, not answered";
   Status st;
-  for (int i = 0; i < 20 && st.ok(); ++i) st = (*c)->Poll(opts).status();
+  for (int i = 0; i < 20 && st.ok(); ++i) st = c->Poll(opts).status();
   ASSERT_FALSE(st.ok()) << "the refused commit must surface";
   EXPECT_EQ(st.code(), StatusCode::kKafka);
   EXPECT_NE(st.message().find("committing offsets"), std::string::npos) << st.message();
-  auto committed = (*c)->Committed(std::chrono::seconds(10));
-  ASSERT_TRUE(committed.ok()) << committed.status().ToString();
-  ASSERT_EQ(committed->size(), 1u);
-  EXPECT_EQ((*committed)[0].second, 3) << "the first commit landed, the second not";
+  ASSERT_OK_AND_ASSIGN(auto committed, c->Committed(std::chrono::seconds(10)));
+  ASSERT_EQ(committed.size(), 1u);
+  EXPECT_EQ(committed[0].second, 3) << "the first commit landed, the second not";
 }
 
 TEST(ConsumerTest, CatchUpStopsAtTheSnapshotWhileProducersContinue) {
   MockCluster mc;
   mc.CreateTopic("t9", 2);
   ProduceIds(mc, "t9", 0, 20);
-  auto c = Consumer::Make(ConsumerFor(mc, "t9", "g9"));
-  ASSERT_TRUE(c.ok());
+  ASSERT_OK_AND_ASSIGN(auto c, Consumer::Make(ConsumerFor(mc, "t9", "g9")));
   // Join the group first (catch-up marks are taken per assigned partition).
   WindowOptions opts;
   opts.max_records = 5;
-  auto first = (*c)->Poll(opts);
-  ASSERT_TRUE(first.ok());
-  ASSERT_TRUE((*c)->StartCatchUp().ok());
+  ASSERT_OK_AND_ASSIGN(auto first, c->Poll(opts));
+  ASSERT_OK(c->StartCatchUp());
   ProduceIds(mc, "t9", 20, 10);  // past the snapshot for every partition
   Seen seen;
-  Collect(*first, &seen);
+  Collect(first, &seen);
   for (int i = 0; i < 50; ++i) {
-    auto w = (*c)->Poll(opts);
-    ASSERT_TRUE(w.ok());
-    Collect(*w, &seen);
-    ASSERT_TRUE((*c)->Commit(*w).ok());
-    if (w->caught_up()) break;
+    ASSERT_OK_AND_ASSIGN(auto w, c->Poll(opts));
+    Collect(w, &seen);
+    ASSERT_OK(c->Commit(w));
+    if (w.caught_up()) break;
   }
-  EXPECT_TRUE((*c)->caught_up());
+  EXPECT_TRUE(c->caught_up());
   EXPECT_EQ(seen.offsets.size(), 20u);  // the 10 produced after the snapshot are not read
 }
 
@@ -634,16 +586,13 @@ TEST(ProducerTest, SendsRowsAsJsonWithKeysAndHeaders) {
   po.topic = "out";
   po.key_column = "user_id";
   po.headers = {{"source", "kelt"}};
-  auto sent = ExportDataSetToKafka(po, ds);
-  ASSERT_TRUE(sent.ok()) << sent.status().ToString();
-  EXPECT_EQ(*sent, 2);
+  ASSERT_OK_AND_ASSIGN(auto sent, ExportDataSetToKafka(po, ds));
+  EXPECT_EQ(sent, 2);
 
-  auto c = Consumer::Make(ConsumerFor(mc, "out", "g-out"));
-  ASSERT_TRUE(c.ok());
-  auto w = (*c)->Poll(WindowOptions{});
-  ASSERT_TRUE(w.ok());
-  ASSERT_EQ(w->size(), 2u);
-  RecordView r0 = w->record(0), r1 = w->record(1);
+  ASSERT_OK_AND_ASSIGN(auto c, Consumer::Make(ConsumerFor(mc, "out", "g-out")));
+  ASSERT_OK_AND_ASSIGN(auto w, c->Poll(WindowOptions{}));
+  ASSERT_EQ(w.size(), 2u);
+  RecordView r0 = w.record(0), r1 = w.record(1);
   EXPECT_EQ(*r0.key, "7");
   EXPECT_EQ(*r0.value, R"({"user_id":7,"score":1.0,"name":"Ada"})");
   EXPECT_EQ(*r1.key, "1");  // null key cell → row index
@@ -672,15 +621,12 @@ TEST(ProducerTest, ValueColumnRules) {
   EXPECT_EQ(ExportDataSetToKafka(po, ds).status().message(),
             "schema mismatch: kafka value_column 's' is null");
   po.value_column = "v";
-  auto sent = ExportDataSetToKafka(po, ds);
-  ASSERT_TRUE(sent.ok());
-  auto c = Consumer::Make(ConsumerFor(mc, "out2", "g-out2"));
-  ASSERT_TRUE(c.ok());
-  auto w = (*c)->Poll(WindowOptions{});
-  ASSERT_TRUE(w.ok());
-  ASSERT_EQ(w->size(), 2u);             // nothing of the failed calls was sent
-  EXPECT_EQ(*w->record(0).value, "1");  // Rust's Display of 1.0
-  EXPECT_EQ(*w->record(1).value, "0.5");
+  ASSERT_OK(ExportDataSetToKafka(po, ds));
+  ASSERT_OK_AND_ASSIGN(auto c, Consumer::Make(ConsumerFor(mc, "out2", "g-out2")));
+  ASSERT_OK_AND_ASSIGN(auto w, c->Poll(WindowOptions{}));
+  ASSERT_EQ(w.size(), 2u);             // nothing of the failed calls was sent
+  EXPECT_EQ(*w.record(0).value, "1");  // Rust's Display of 1.0
+  EXPECT_EQ(*w.record(1).value, "0.5");
 }
 
 TEST(ProducerTest, UndeliverableMessagesFailTheSend) {
@@ -688,9 +634,8 @@ TEST(ProducerTest, UndeliverableMessagesFailTheSend) {
   po.brokers = "127.0.0.1:1";  // nothing listens there
   po.topic = "nowhere";
   po.message_timeout_ms = 1500;
-  auto producer = Producer::Make(po);
-  ASSERT_TRUE(producer.ok());
-  auto sent = (*producer)->SendRaw({{std::nullopt, "a"}, {std::nullopt, "b"}});
+  ASSERT_OK_AND_ASSIGN(auto producer, Producer::Make(po));
+  auto sent = producer->SendRaw({{std::nullopt, "a"}, {std::nullopt, "b"}});
   ASSERT_FALSE(sent.ok());
   EXPECT_EQ(sent.status().code(), StatusCode::kKafka);
   EXPECT_NE(sent.status().message().find("not delivered"), std::string::npos)
@@ -705,26 +650,21 @@ TEST(ConsumerTest, CommitsFollowTheCoordinatorToAnotherBroker) {
   ProduceIds(mc, "tc", 0, 40);
   ASSERT_EQ(rd_kafka_mock_coordinator_set(mc.get(), "group", "gc", 1),
             RD_KAFKA_RESP_ERR_NO_ERROR);
-  auto c = Consumer::Make(ConsumerFor(mc, "tc", "gc"));
-  ASSERT_TRUE(c.ok());
+  ASSERT_OK_AND_ASSIGN(auto c, Consumer::Make(ConsumerFor(mc, "tc", "gc")));
   WindowOptions opts;
   opts.max_records = 20;
-  auto w = (*c)->Poll(opts);
-  ASSERT_TRUE(w.ok());
-  ASSERT_EQ(w->size(), 20u);
-  ASSERT_TRUE((*c)->Commit(*w).ok());
+  ASSERT_OK_AND_ASSIGN(auto w, c->Poll(opts));
+  ASSERT_EQ(w.size(), 20u);
+  ASSERT_OK(c->Commit(w));
   ASSERT_EQ(rd_kafka_mock_coordinator_set(mc.get(), "group", "gc", 3),
             RD_KAFKA_RESP_ERR_NO_ERROR);
-  auto w2 = (*c)->Poll(opts);
-  ASSERT_TRUE(w2.ok()) << w2.status().ToString();
-  ASSERT_EQ(w2->size(), 20u);
-  Status st = (*c)->Commit(*w2);
-  ASSERT_TRUE(st.ok()) << st.ToString();
-  auto committed = (*c)->Committed(std::chrono::seconds(10));
-  ASSERT_TRUE(committed.ok()) << committed.status().ToString();
-  ASSERT_EQ(committed->size(), 1u);
-  EXPECT_EQ((*committed)[0].second, 40);
-  ASSERT_TRUE((*c)->Close().ok());
+  ASSERT_OK_AND_ASSIGN(auto w2, c->Poll(opts));
+  ASSERT_EQ(w2.size(), 20u);
+  ASSERT_OK(c->Commit(w2));
+  ASSERT_OK_AND_ASSIGN(auto committed, c->Committed(std::chrono::seconds(10)));
+  ASSERT_EQ(committed.size(), 1u);
+  EXPECT_EQ(committed[0].second, 40);
+  ASSERT_OK(c->Close());
 }
 
 // The partition's leader moves mid-stream: the consumer follows it and reads every record
@@ -735,25 +675,22 @@ TEST(ConsumerTest, FollowsALeaderChangeWithoutLosingOrRepeatingRecords) {
   ASSERT_EQ(rd_kafka_mock_partition_set_leader(mc.get(), "tl", 0, 1),
             RD_KAFKA_RESP_ERR_NO_ERROR);
   ProduceIds(mc, "tl", 0, 100);
-  auto c = Consumer::Make(ConsumerFor(mc, "tl", "gl"));
-  ASSERT_TRUE(c.ok());
+  ASSERT_OK_AND_ASSIGN(auto c, Consumer::Make(ConsumerFor(mc, "tl", "gl")));
   WindowOptions opts;
   opts.max_records = 30;
   Seen seen;
-  auto w = (*c)->Poll(opts);
-  ASSERT_TRUE(w.ok());
-  Collect(*w, &seen);
-  ASSERT_TRUE((*c)->Commit(*w).ok());
+  ASSERT_OK_AND_ASSIGN(auto w, c->Poll(opts));
+  Collect(w, &seen);
+  ASSERT_OK(c->Commit(w));
   ASSERT_EQ(rd_kafka_mock_partition_set_leader(mc.get(), "tl", 0, 2),
             RD_KAFKA_RESP_ERR_NO_ERROR);
   ProduceIds(mc, "tl", 100, 50);  // written to the new leader
   opts.max_wait = std::chrono::seconds(10);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (seen.offsets.size() < 150u && std::chrono::steady_clock::now() < deadline) {
-    auto next = (*c)->Poll(opts);
-    ASSERT_TRUE(next.ok()) << next.status().ToString();
-    Collect(*next, &seen);
-    ASSERT_TRUE((*c)->Commit(*next).ok());
+    ASSERT_OK_AND_ASSIGN(auto next, c->Poll(opts));
+    Collect(next, &seen);
+    ASSERT_OK(c->Commit(next));
   }
   EXPECT_EQ(seen.offsets.size(), 150u);
   std::set<std::pair<int32_t, int64_t>> unique(seen.offsets.begin(), seen.offsets.end());
@@ -766,22 +703,19 @@ TEST(ConsumerTest, ACommitWhileTheBrokerIsDownSucceedsWhenItIsBack) {
   MockCluster mc;
   mc.CreateTopic("td", 1);
   ProduceIds(mc, "td", 0, 10);
-  auto c = Consumer::Make(ConsumerFor(mc, "td", "gd"));
-  ASSERT_TRUE(c.ok());
-  auto w = (*c)->Poll(WindowOptions{});
-  ASSERT_TRUE(w.ok());
-  ASSERT_EQ(w->size(), 10u);
+  ASSERT_OK_AND_ASSIGN(auto c, Consumer::Make(ConsumerFor(mc, "td", "gd")));
+  ASSERT_OK_AND_ASSIGN(auto w, c->Poll(WindowOptions{}));
+  ASSERT_EQ(w.size(), 10u);
   ASSERT_EQ(rd_kafka_mock_broker_set_down(mc.get(), 1), RD_KAFKA_RESP_ERR_NO_ERROR);
   std::thread back([&] {
     std::this_thread::sleep_for(std::chrono::seconds(2));
     rd_kafka_mock_broker_set_up(mc.get(), 1);
   });
-  Status st = (*c)->Commit(*w);
+  Status st = c->Commit(w);
   back.join();
-  ASSERT_TRUE(st.ok()) << st.ToString();
-  auto committed = (*c)->Committed(std::chrono::seconds(10));
-  ASSERT_TRUE(committed.ok()) << committed.status().ToString();
-  EXPECT_EQ((*committed)[0].second, 10);
+  ASSERT_OK(st);
+  ASSERT_OK_AND_ASSIGN(auto committed, c->Committed(std::chrono::seconds(10)));
+  EXPECT_EQ(committed[0].second, 10);
 }
 
 // A consumer process killed (SIGKILL) in the middle of its second window: the next
@@ -808,8 +742,7 @@ TEST_P(ConsumerGroupProtocolTest, ConsumerKilledMidWindowRereadsOnlyUncommitted)
   ASSERT_TRUE(WIFSIGNALED(status)) << "the child should have been killed";
   EXPECT_EQ(WTERMSIG(status), SIGKILL);
 
-  auto c = Consumer::Make(o);
-  ASSERT_TRUE(c.ok());
+  ASSERT_OK_AND_ASSIGN(auto c, Consumer::Make(o));
   WindowOptions opts;
   opts.max_records = 100;
   // Under KIP-848 the dead child's partitions come to this member once the cluster ended
@@ -817,7 +750,7 @@ TEST_P(ConsumerGroupProtocolTest, ConsumerKilledMidWindowRereadsOnlyUncommitted)
   Seen rest;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (rest.offsets.size() < 45u && std::chrono::steady_clock::now() < deadline) {
-    Seen more = DrainAndCommit(**c, opts);
+    Seen more = DrainAndCommit(*c, opts);
     rest.offsets.insert(more.offsets.begin(), more.offsets.end());
   }
   EXPECT_EQ(rest.offsets.size(), 45u);  // 60 minus the child's committed window of 15

@@ -14,6 +14,7 @@
 #include <set>
 
 #include "kelt/kafka/mock_cluster_testing.h"
+#include "kelt/testing/assertions.h"
 
 namespace kelt {
 namespace {
@@ -117,7 +118,7 @@ std::unique_ptr<EltLoop> MakeLoop(EltOptions o,
     sinks.push_back(std::make_unique<MemorySink>("mem" + std::to_string(i++), s));
   }
   auto loop = EltLoop::Make(std::move(o), std::move(sinks));
-  EXPECT_TRUE(loop.ok()) << loop.status().ToString();
+  EXPECT_OK(loop);
   return loop.ok() ? std::move(*loop) : nullptr;
 }
 
@@ -147,15 +148,14 @@ TEST(EltLoopTest, LandsEverythingOnceAndCommitsWhatIsDurable) {
   auto store = std::make_shared<Store>();
   auto loop = MakeLoop(Options(mc, "e1", "g1"), {store});
   ASSERT_TRUE(loop);
-  auto stats = loop->Run();
-  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
-  EXPECT_TRUE(stats->caught_up);
-  EXPECT_EQ(stats->rows, 40);
+  ASSERT_OK_AND_ASSIGN(auto stats, loop->Run());
+  EXPECT_TRUE(stats.caught_up);
+  EXPECT_EQ(stats.rows, 40);
   EXPECT_EQ(store->rows.size(), 40u);
   int64_t total = 0;
-  for (const auto& [tp, next] : stats->committed) total += next;
+  for (const auto& [tp, next] : stats.committed) total += next;
   EXPECT_EQ(total, 40);  // committed = durable = everything
-  EXPECT_EQ(stats->committed, store->durable);
+  EXPECT_EQ(stats.committed, store->durable);
 }
 
 // Windows loaded on several cores reach the sinks as one batch: every row once, dead
@@ -172,16 +172,15 @@ TEST(EltLoopTest, ParallelLoadLandsEveryRowOnce) {
   o.min_records_per_loader = 3;
   auto loop = MakeLoop(o, {store});
   ASSERT_TRUE(loop);
-  auto stats = loop->Run();
-  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
-  EXPECT_EQ(stats->records, 42);
-  EXPECT_EQ(stats->rows, 40);
-  EXPECT_EQ(stats->dead_lettered, 2);
+  ASSERT_OK_AND_ASSIGN(auto stats, loop->Run());
+  EXPECT_EQ(stats.records, 42);
+  EXPECT_EQ(stats.rows, 40);
+  EXPECT_EQ(stats.dead_lettered, 2);
   std::set<std::pair<int64_t, int64_t>> unique(store->rows.begin(), store->rows.end());
   EXPECT_EQ(unique.size(), store->rows.size());
   EXPECT_EQ(store->rows.size(), 40u);
   int64_t total = 0;
-  for (const auto& [tp, next] : stats->committed) total += next;
+  for (const auto& [tp, next] : stats.committed) total += next;
   EXPECT_EQ(total, 42);
 }
 
@@ -197,12 +196,11 @@ TEST(EltLoopTest, CommitsNothingBeforeTheSinkSaysDurable) {
   auto loop = MakeLoop(o, {store});
   ASSERT_TRUE(loop);
   // Two windows with records (the first polls may only join the group).
-  for (int i = 0; i < 20 && loop->stats().windows < 2; ++i)
-    ASSERT_TRUE(loop->Step().ok());
+  for (int i = 0; i < 20 && loop->stats().windows < 2; ++i) ASSERT_OK(loop->Step());
   ASSERT_EQ(loop->stats().windows, 2);
   EXPECT_TRUE(loop->stats().committed.empty()) << "committed before the sink was durable";
   EXPECT_TRUE(store->rows.empty());
-  ASSERT_TRUE(loop->Close().ok());  // flushes, then commits
+  ASSERT_OK(loop->Close());  // flushes, then commits
   EXPECT_EQ(store->rows.size(), 14u);
   EXPECT_EQ(Committed(mc, "e2", "g2", 0), 14);
 }
@@ -218,9 +216,8 @@ TEST(EltLoopTest, ResumesFromTheSinksNotTheGroup) {
   store->durable[{"e3", 0}] = 12;
   auto loop = MakeLoop(Options(mc, "e3", "g3"), {store});
   ASSERT_TRUE(loop);
-  auto stats = loop->Run();
-  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
-  EXPECT_EQ(stats->records, 18);
+  ASSERT_OK_AND_ASSIGN(auto stats, loop->Run());
+  EXPECT_EQ(stats.records, 18);
   EXPECT_EQ(store->rows.size(), 30u);
   std::set<std::pair<int64_t, int64_t>> unique(store->rows.begin(), store->rows.end());
   EXPECT_EQ(unique.size(), 30u);
@@ -238,15 +235,14 @@ TEST(EltLoopTest, SeveralSinksStartAtTheLowestAndEachSkipsWhatItHas) {
   behind->durable[{"e4", 0}] = 5;
   auto loop = MakeLoop(Options(mc, "e4", "g4"), {ahead, behind});
   ASSERT_TRUE(loop);
-  auto stats = loop->Run();
-  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
-  EXPECT_EQ(stats->records, 20);  // read from 5, the lowest durable point
+  ASSERT_OK_AND_ASSIGN(auto stats, loop->Run());
+  EXPECT_EQ(stats.records, 20);  // read from 5, the lowest durable point
   for (const auto& store : {ahead, behind}) {
     std::set<std::pair<int64_t, int64_t>> unique(store->rows.begin(), store->rows.end());
     EXPECT_EQ(store->rows.size(), 25u);
     EXPECT_EQ(unique.size(), 25u);
   }
-  EXPECT_EQ(stats->committed.at({"e4", 0}), 25);
+  EXPECT_EQ(stats.committed.at({"e4", 0}), 25);
 }
 
 TEST(EltLoopTest, AFailingSinkStopsTheRunAndARestartLosesNothing) {
@@ -270,8 +266,7 @@ TEST(EltLoopTest, AFailingSinkStopsTheRunAndARestartLosesNothing) {
   EXPECT_EQ(Committed(mc, "e5", "g5", 0), 14);
   auto loop = MakeLoop(Options(mc, "e5", "g5"), {good, bad});
   ASSERT_TRUE(loop);
-  auto stats = loop->Run();
-  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  ASSERT_OK(loop->Run());
   for (const auto& store : {good, bad}) {
     std::set<std::pair<int64_t, int64_t>> unique(store->rows.begin(), store->rows.end());
     EXPECT_EQ(store->rows.size(), 30u);
@@ -297,9 +292,7 @@ TEST(EltLoopTest, StepPipelinedCommitsEachWindowOneStepLaterAndCloseFinishesTheL
   };
   bool saw_in_flight = false;
   for (bool more = true; more;) {
-    auto r = loop->StepPipelined(on_window);
-    ASSERT_TRUE(r.ok()) << r.status().ToString();
-    more = *r;
+    ASSERT_OK_AND_ASSIGN(more, loop->StepPipelined(on_window));
     const EltStats& st = loop->stats();
     const int64_t in_flight = st.records - st.rows;
     EXPECT_GE(in_flight, 0);
@@ -311,7 +304,7 @@ TEST(EltLoopTest, StepPipelinedCommitsEachWindowOneStepLaterAndCloseFinishesTheL
   }
   EXPECT_TRUE(saw_in_flight) << "a step returned with its window still being written";
   EXPECT_EQ(loop->stats().records, 30);
-  ASSERT_TRUE(loop->Close().ok());
+  ASSERT_OK(loop->Close());
   EXPECT_EQ(loop->stats().rows, 30);
   EXPECT_EQ(Committed(mc, "p1", "gp1", 0), 30);
   std::set<std::pair<int64_t, int64_t>> unique(store->rows.begin(), store->rows.end());
@@ -360,7 +353,7 @@ TEST(EltLoopTest, ABadRecordUnderFailStopsTheLoopAndNothingAfterItIsCommitted) {
           << again.status().ToString();
     }
     EXPECT_EQ(loop->stats().records, 7);
-    ASSERT_TRUE(loop->Close().ok());
+    ASSERT_OK(loop->Close());
   }
   EXPECT_EQ(Committed(mc, "e7", "g7", 0), 7);
   EXPECT_EQ(store->rows.size(), 7u);
@@ -368,9 +361,8 @@ TEST(EltLoopTest, ABadRecordUnderFailStopsTheLoopAndNothingAfterItIsCommitted) {
   o.load.on_bad_record = BadRecordPolicy::kDeadLetter;
   auto loop = MakeLoop(o, {store});
   ASSERT_TRUE(loop);
-  auto stats = loop->Run();
-  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
-  EXPECT_EQ(stats->dead_lettered, 1);
+  ASSERT_OK_AND_ASSIGN(auto stats, loop->Run());
+  EXPECT_EQ(stats.dead_lettered, 1);
   bool duplicated = false;
   std::set<int64_t> offsets = Offsets(*store, &duplicated);
   EXPECT_FALSE(duplicated);
@@ -397,7 +389,7 @@ TEST(EltLoopTest, CloseAfterAFailureFlushesHealthySinksAndDropsTheFailedOne) {
     for (int i = 0; i < 50 && step.ok() && *step; ++i) step = loop->Step();
     ASSERT_FALSE(step.ok());
     ASSERT_FALSE(loop->Step().ok());
-    ASSERT_TRUE(loop->Close().ok());
+    ASSERT_OK(loop->Close());
   }
   EXPECT_EQ(good->rows.size(), 14u);  // both windows it was given
   EXPECT_TRUE(bad->rows.empty()) << "the failed sink flushed a window with a hole";
@@ -407,8 +399,7 @@ TEST(EltLoopTest, CloseAfterAFailureFlushesHealthySinksAndDropsTheFailedOne) {
   bad->fail_on_write = -1;
   auto loop = MakeLoop(Options(mc, "e8", "g8"), {good, bad});
   ASSERT_TRUE(loop);
-  auto stats = loop->Run();
-  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  ASSERT_OK(loop->Run());
   for (const auto& store : {good, bad}) {
     bool duplicated = false;
     EXPECT_EQ(Offsets(*store, &duplicated).size(), 30u);
