@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <atomic>
 #include <map>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -59,7 +60,44 @@ Seen DrainAndCommit(Consumer& c, WindowOptions opts, bool commit = true) {
   return seen;
 }
 
-TEST(ConsumerTest, ValidatesOptionsWithRdpMessages) {
+// Each test has its own mock cluster; most read a topic of {"id":i} records through a
+// member of one group.
+class MockClusterTest : public ::testing::Test {
+ protected:
+  // The cluster, started on first use (one broker unless UseBrokers came first).
+  MockCluster& mc() {
+    if (!mc_) mc_.emplace();
+    return *mc_;
+  }
+  // Start the cluster with `brokers` brokers (before anything uses it).
+  void UseBrokers(int brokers) { mc_.emplace(brokers); }
+
+  // Create `topic` with `partitions` partitions and produce records {"id":0} to
+  // {"id":records-1} to it.
+  void CreateTopic(const std::string& topic, int partitions, int records = 0) {
+    mc().CreateTopic(topic, partitions);
+    if (records > 0) ProduceIds(mc(), topic, 0, records);
+  }
+  // A member of `group` reading `topic`.
+  Result<std::unique_ptr<Consumer>> Join(
+      const std::string& topic, const std::string& group,
+      GroupProtocol protocol = GroupProtocol::kClassic) {
+    return Consumer::Make(ConsumerFor(mc(), topic, group, protocol));
+  }
+  // The cluster answers the next requests of `api` with `errors`, in turn.
+  void PushRequestErrors(int16_t api, const std::vector<rd_kafka_resp_err_t>& errors) {
+    rd_kafka_mock_push_request_errors_array(mc().get(), api, errors.size(),
+                                            errors.data());
+  }
+
+ private:
+  std::optional<MockCluster> mc_;
+};
+
+class ConsumerTest : public MockClusterTest {};
+class ProducerTest : public MockClusterTest {};
+
+TEST_F(ConsumerTest, ValidatesOptionsWithRdpMessages) {
   ConsumerOptions o;
   o.group_id = "g";
   o.topics = {"t"};
@@ -76,7 +114,7 @@ TEST(ConsumerTest, ValidatesOptionsWithRdpMessages) {
   EXPECT_NE(st.message().find("'enable.auto.commit' must stay false"), std::string::npos);
 }
 
-TEST(ConsumerTest, BadPropertyNamesThePropertyButNeverASecret) {
+TEST_F(ConsumerTest, BadPropertyNamesThePropertyButNeverASecret) {
   ConsumerOptions o;
   o.brokers = "localhost:1";
   o.group_id = "g";
@@ -94,13 +132,10 @@ TEST(ConsumerTest, BadPropertyNamesThePropertyButNeverASecret) {
   EXPECT_EQ(st.message().find("hunter2-secret"), std::string::npos) << st.message();
 }
 
-TEST(ConsumerTest, WindowEndsAtMaxRecordsThenAtEndOfPartitions) {
-  MockCluster mc;
-  mc.CreateTopic("t1", 3);
-  ProduceIds(mc, "t1", 0, 30);
-  ASSERT_OK_AND_ASSIGN(auto c, Consumer::Make(ConsumerFor(mc, "t1", "g1")));
-  WindowOptions opts;
-  opts.max_records = 7;
+TEST_F(ConsumerTest, WindowEndsAtMaxRecordsThenAtEndOfPartitions) {
+  CreateTopic("t1", 3, 30);
+  ASSERT_OK_AND_ASSIGN(auto c, Join("t1", "g1"));
+  WindowOptions opts{.max_records = 7};
   ASSERT_OK_AND_ASSIGN(auto w, c->Poll(opts));
   EXPECT_EQ(w.size(), 7u);
   EXPECT_EQ(w.end_reason(), WindowEnd::kMaxRecords);
@@ -121,14 +156,11 @@ TEST(ConsumerTest, WindowEndsAtMaxRecordsThenAtEndOfPartitions) {
 }
 
 // A window given back is read again, with what followed it, and cannot be committed.
-TEST(ConsumerTest, RewoundWindowIsReadAgainAndCannotBeCommitted) {
-  MockCluster mc;
-  mc.CreateTopic("t-rewind", 2);
-  ProduceIds(mc, "t-rewind", 0, 60);
-  ASSERT_OK_AND_ASSIGN(auto c, Consumer::Make(ConsumerFor(mc, "t-rewind", "g-rewind")));
-  WindowOptions opts;
-  opts.max_records = 10;
-  opts.max_bytes = 80;  // windows end on bytes too: some records wait in the carry-over
+TEST_F(ConsumerTest, RewoundWindowIsReadAgainAndCannotBeCommitted) {
+  CreateTopic("t-rewind", 2, 60);
+  ASSERT_OK_AND_ASSIGN(auto c, Join("t-rewind", "g-rewind"));
+  // Windows end on bytes too: some records wait in the carry-over.
+  WindowOptions opts{.max_records = 10, .max_bytes = 80};
   Seen first;
   ASSERT_OK_AND_ASSIGN(auto w1, c->Poll(opts));
   ASSERT_FALSE(w1.empty());
@@ -167,21 +199,18 @@ TEST(ConsumerTest, RewoundWindowIsReadAgainAndCannotBeCommitted) {
 
 // A window that fails to load is given back: polling again meets the same record, and a
 // loader with another policy then lands the whole window (nothing passed over).
-TEST(ConsumerTest, PollLoadedGivesBackAWindowThatFailsToLoad) {
-  MockCluster mc;
-  mc.CreateTopic("t-poison", 1);
-  ProduceIds(mc, "t-poison", 0, 5);
-  ProduceRaw(mc, "t-poison", {{std::nullopt, "{\"id\":\"five\"}"}});
-  ProduceIds(mc, "t-poison", 6, 4);
-  ASSERT_OK_AND_ASSIGN(auto c, Consumer::Make(ConsumerFor(mc, "t-poison", "g-poison")));
+TEST_F(ConsumerTest, PollLoadedGivesBackAWindowThatFailsToLoad) {
+  CreateTopic("t-poison", 1, 5);
+  ProduceRaw(mc(), "t-poison", {{std::nullopt, "{\"id\":\"five\"}"}});
+  ProduceIds(mc(), "t-poison", 6, 4);
+  ASSERT_OK_AND_ASSIGN(auto c, Join("t-poison", "g-poison"));
   const Schema landing({{"id", TypeId::kInt64}, {"_kafka_offset", TypeId::kInt64}});
   ASSERT_OK_AND_ASSIGN(auto strict,
                        Loader::Make(landing, {.on_bad_record = BadRecordPolicy::kFail}));
   ASSERT_OK_AND_ASSIGN(
       auto lenient,
       Loader::Make(landing, {.on_bad_record = BadRecordPolicy::kDeadLetter}));
-  WindowOptions opts;
-  opts.max_records = 100;
+  WindowOptions opts{.max_records = 100};
   for (int attempt = 0; attempt < 3; ++attempt) {
     auto polled = PollLoaded(*c, *strict, opts);
     ASSERT_FALSE(polled.ok()) << "attempt " << attempt << " passed the bad record";
@@ -198,15 +227,13 @@ TEST(ConsumerTest, PollLoadedGivesBackAWindowThatFailsToLoad) {
 
 // Loaders share a window in order; the first bad record in record order is reported,
 // and the failed window is given back whole.
-TEST(ConsumerTest, ParallelLoadKeepsRecordOrderAndReportsTheFirstBadRecord) {
-  MockCluster mc;
-  mc.CreateTopic("t-par", 1);
-  ProduceIds(mc, "t-par", 0, 25);
-  ProduceRaw(mc, "t-par", {{std::nullopt, "{\"id\":\"x\"}"}});  // offset 25
-  ProduceIds(mc, "t-par", 26, 10);
-  ProduceRaw(mc, "t-par", {{std::nullopt, "{\"id\":\"y\"}"}});  // offset 36
-  ProduceIds(mc, "t-par", 37, 3);
-  ASSERT_OK_AND_ASSIGN(auto c, Consumer::Make(ConsumerFor(mc, "t-par", "g-par")));
+TEST_F(ConsumerTest, ParallelLoadKeepsRecordOrderAndReportsTheFirstBadRecord) {
+  CreateTopic("t-par", 1, 25);
+  ProduceRaw(mc(), "t-par", {{std::nullopt, "{\"id\":\"x\"}"}});  // offset 25
+  ProduceIds(mc(), "t-par", 26, 10);
+  ProduceRaw(mc(), "t-par", {{std::nullopt, "{\"id\":\"y\"}"}});  // offset 36
+  ProduceIds(mc(), "t-par", 37, 3);
+  ASSERT_OK_AND_ASSIGN(auto c, Join("t-par", "g-par"));
   const Schema landing({{"id", TypeId::kInt64}, {"_kafka_offset", TypeId::kInt64}});
   std::vector<std::unique_ptr<Loader>> strict, lenient;
   for (int i = 0; i < 6; ++i) {
@@ -216,8 +243,7 @@ TEST(ConsumerTest, ParallelLoadKeepsRecordOrderAndReportsTheFirstBadRecord) {
                                                       : BadRecordPolicy::kDeadLetter}));
     (i < 3 ? strict : lenient).push_back(std::move(l));
   }
-  WindowOptions opts;
-  opts.max_records = 100;
+  WindowOptions opts{.max_records = 100};
   // 40 records, 3 loaders of >= 5 each: shares 0-12, 13-25, 26-39; the first bad record
   // (offset 25) is in the second share, the other (36) in the third.
   ASSERT_OK_AND_ASSIGN(auto w, c->Poll(opts));
@@ -249,14 +275,11 @@ TEST(ConsumerTest, ParallelLoadKeepsRecordOrderAndReportsTheFirstBadRecord) {
   ASSERT_OK(c->Close());
 }
 
-TEST(ConsumerTest, WindowEndsAtMaxBytesAndCarriesTheRestOver) {
-  MockCluster mc;
-  mc.CreateTopic("t2", 2);
-  ProduceIds(mc, "t2", 0, 40);
-  ASSERT_OK_AND_ASSIGN(auto c, Consumer::Make(ConsumerFor(mc, "t2", "g2")));
-  WindowOptions opts;
-  opts.max_records = 1000;
-  opts.max_bytes = 60;  // a record is ~10 bytes of payload + ~3 of key
+TEST_F(ConsumerTest, WindowEndsAtMaxBytesAndCarriesTheRestOver) {
+  CreateTopic("t2", 2, 40);
+  ASSERT_OK_AND_ASSIGN(auto c, Join("t2", "g2"));
+  // A record is ~10 bytes of payload + ~3 of key.
+  WindowOptions opts{.max_records = 1000, .max_bytes = 60};
   Seen seen;
   int windows = 0;
   for (int i = 0; i < 100; ++i) {
@@ -278,15 +301,12 @@ TEST(ConsumerTest, WindowEndsAtMaxBytesAndCarriesTheRestOver) {
   EXPECT_EQ(unique.size(), 40u);
 }
 
-TEST(ConsumerTest, WindowEndsAtTheDeadlineWhenAskedToWaitForMore) {
-  MockCluster mc;
-  mc.CreateTopic("t3", 1);
-  ProduceIds(mc, "t3", 0, 3);
-  ASSERT_OK_AND_ASSIGN(auto c, Consumer::Make(ConsumerFor(mc, "t3", "g3")));
-  WindowOptions opts;
-  opts.max_records = 100;
-  opts.stop_at_end = false;
-  opts.max_wait = std::chrono::milliseconds(8000);
+TEST_F(ConsumerTest, WindowEndsAtTheDeadlineWhenAskedToWaitForMore) {
+  CreateTopic("t3", 1, 3);
+  ASSERT_OK_AND_ASSIGN(auto c, Join("t3", "g3"));
+  WindowOptions opts{.max_records = 100,
+                     .max_wait = std::chrono::milliseconds(8000),
+                     .stop_at_end = false};
   auto start = std::chrono::steady_clock::now();
   auto w = c->Poll(opts);
   auto took = std::chrono::steady_clock::now() - start;
@@ -296,15 +316,11 @@ TEST(ConsumerTest, WindowEndsAtTheDeadlineWhenAskedToWaitForMore) {
   EXPECT_GE(took, std::chrono::milliseconds(7900));
 }
 
-TEST(ConsumerTest, DrainedTopicDoesNotWaitForTheDeadline) {
+TEST_F(ConsumerTest, DrainedTopicDoesNotWaitForTheDeadline) {
   // RDP always waited 15 s when a topic had fewer than max_records records.
-  MockCluster mc;
-  mc.CreateTopic("t4", 2);
-  ProduceIds(mc, "t4", 0, 5);
-  ASSERT_OK_AND_ASSIGN(auto c, Consumer::Make(ConsumerFor(mc, "t4", "g4")));
-  WindowOptions opts;
-  opts.max_records = 500;
-  opts.max_wait = std::chrono::milliseconds(30000);
+  CreateTopic("t4", 2, 5);
+  ASSERT_OK_AND_ASSIGN(auto c, Join("t4", "g4"));
+  WindowOptions opts{.max_records = 500, .max_wait = std::chrono::milliseconds(30000)};
   ASSERT_OK_AND_ASSIGN(auto w, c->Poll(opts));
   EXPECT_EQ(w.size(), 5u);
   EXPECT_EQ(w.end_reason(), WindowEnd::kEndOfPartitions);
@@ -315,7 +331,7 @@ TEST(ConsumerTest, DrainedTopicDoesNotWaitForTheDeadline) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(2000));
   // Records produced later are found by a later window (a poll at the end looks once,
   // for up to 100 ms: on a loaded machine the fetch that brings them may come after).
-  ProduceIds(mc, "t4", 5, 2);
+  ProduceIds(mc(), "t4", 5, 2);
   Seen later;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   while (later.offsets.size() < 2 && std::chrono::steady_clock::now() < deadline) {
@@ -325,22 +341,19 @@ TEST(ConsumerTest, DrainedTopicDoesNotWaitForTheDeadline) {
   EXPECT_EQ(later.offsets.size(), 2u);
 }
 
-TEST(ConsumerTest, CommitsOnlyWhatTheCallerSaysIsDurable) {
-  MockCluster mc;
-  mc.CreateTopic("t5", 2);
-  ProduceIds(mc, "t5", 0, 20);
-  WindowOptions opts;
-  opts.max_records = 8;
+TEST_F(ConsumerTest, CommitsOnlyWhatTheCallerSaysIsDurable) {
+  CreateTopic("t5", 2, 20);
+  WindowOptions opts{.max_records = 8};
   {
     // Polled but never committed (the sink failed): nothing may be committed.
-    ASSERT_OK_AND_ASSIGN(auto c, Consumer::Make(ConsumerFor(mc, "t5", "g5")));
+    ASSERT_OK_AND_ASSIGN(auto c, Join("t5", "g5"));
     ASSERT_OK_AND_ASSIGN(auto w, c->Poll(opts));
     EXPECT_EQ(w.size(), 8u);
     ASSERT_OK(c->Close());
   }
   Seen first_commit;
   {
-    ASSERT_OK_AND_ASSIGN(auto c, Consumer::Make(ConsumerFor(mc, "t5", "g5")));
+    ASSERT_OK_AND_ASSIGN(auto c, Join("t5", "g5"));
     ASSERT_OK_AND_ASSIGN(auto w, c->Poll(opts));
     ASSERT_EQ(w.size(), 8u);
     Collect(w, &first_commit);
@@ -355,7 +368,7 @@ TEST(ConsumerTest, CommitsOnlyWhatTheCallerSaysIsDurable) {
     ASSERT_OK(c->Poll(opts));  // polled, not committed
     ASSERT_OK(c->Close());
   }
-  ASSERT_OK_AND_ASSIGN(auto c, Consumer::Make(ConsumerFor(mc, "t5", "g5")));
+  ASSERT_OK_AND_ASSIGN(auto c, Join("t5", "g5"));
   opts.max_records = 100;
   Seen rest = DrainAndCommit(*c, opts);
   EXPECT_EQ(rest.offsets.size(), 12u);
@@ -363,7 +376,8 @@ TEST(ConsumerTest, CommitsOnlyWhatTheCallerSaysIsDurable) {
 }
 
 // The rebalance tests run under both group protocols (the mock cluster speaks KIP-848).
-class ConsumerGroupProtocolTest : public ::testing::TestWithParam<GroupProtocol> {};
+class ConsumerGroupProtocolTest : public MockClusterTest,
+                                  public ::testing::WithParamInterface<GroupProtocol> {};
 INSTANTIATE_TEST_SUITE_P(Protocols, ConsumerGroupProtocolTest,
                          ::testing::Values(GroupProtocol::kClassic,
                                            GroupProtocol::kConsumer),
@@ -372,12 +386,8 @@ INSTANTIATE_TEST_SUITE_P(Protocols, ConsumerGroupProtocolTest,
                          });
 
 TEST_P(ConsumerGroupProtocolTest, TwoMembersSplitPartitionsAndLoseNothingOnRebalance) {
-  MockCluster mc;
-  mc.CreateTopic("t6", 4);
-  ProduceIds(mc, "t6", 0, 200);
-  WindowOptions opts;
-  opts.max_records = 10;
-  opts.max_wait = std::chrono::milliseconds(3000);
+  CreateTopic("t6", 4, 200);
+  WindowOptions opts{.max_records = 10, .max_wait = std::chrono::milliseconds(3000)};
   // The mock cluster refuses every commit while the group rebalances (a real broker
   // accepts this generation's commits until the group completes the rebalance): the
   // consumer then logs that the next owner re-reads those records.
@@ -404,7 +414,7 @@ TEST_P(ConsumerGroupProtocolTest, TwoMembersSplitPartitionsAndLoseNothingOnRebal
       if (!fresh) duplicates.push_back(it->second);
     }
   };
-  ASSERT_OK_AND_ASSIGN(auto a, Consumer::Make(ConsumerFor(mc, "t6", "g6", GetParam())));
+  ASSERT_OK_AND_ASSIGN(auto a, Join("t6", "g6", GetParam()));
   // A reads and commits a few windows alone.
   for (int i = 0; i < 5; ++i) {
     ASSERT_OK_AND_ASSIGN(auto w, a->Poll(opts));
@@ -412,7 +422,7 @@ TEST_P(ConsumerGroupProtocolTest, TwoMembersSplitPartitionsAndLoseNothingOnRebal
     ASSERT_OK(a->Commit(w));
   }
   // B joins: the group rebalances; both keep polling and committing in turns.
-  ASSERT_OK_AND_ASSIGN(auto b, Consumer::Make(ConsumerFor(mc, "t6", "g6", GetParam())));
+  ASSERT_OK_AND_ASSIGN(auto b, Join("t6", "g6", GetParam()));
   int a_windows_at_loss = -1;
   for (int round = 0; round < 200 && first_seen.size() < 200; ++round) {
     int who = 0;
@@ -436,40 +446,31 @@ TEST_P(ConsumerGroupProtocolTest, TwoMembersSplitPartitionsAndLoseNothingOnRebal
   }
 }
 
-TEST(ConsumerTest, RetriesInjectedFetchAndCommitErrors) {
-  MockCluster mc;
-  mc.CreateTopic("t7", 1);
-  ProduceIds(mc, "t7", 0, 10);
-  ASSERT_OK_AND_ASSIGN(auto c, Consumer::Make(ConsumerFor(mc, "t7", "g7")));
-  rd_kafka_mock_push_request_errors(mc.get(), kApiFetch, 2,
-                                    RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION,
-                                    RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT);
-  WindowOptions opts;
-  opts.max_records = 100;
+TEST_F(ConsumerTest, RetriesInjectedFetchAndCommitErrors) {
+  CreateTopic("t7", 1, 10);
+  ASSERT_OK_AND_ASSIGN(auto c, Join("t7", "g7"));
+  PushRequestErrors(kApiFetch, {RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION,
+                                RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT});
+  WindowOptions opts{.max_records = 100};
   ASSERT_OK_AND_ASSIGN(auto w, c->Poll(opts));
   EXPECT_EQ(w.size(), 10u);
-  rd_kafka_mock_push_request_errors(mc.get(), kApiOffsetCommit, 2,
-                                    RD_KAFKA_RESP_ERR_COORDINATOR_LOAD_IN_PROGRESS,
-                                    RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT);
+  PushRequestErrors(kApiOffsetCommit, {RD_KAFKA_RESP_ERR_COORDINATOR_LOAD_IN_PROGRESS,
+                                       RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT});
   EXPECT_OK(c->Commit(w));
   ASSERT_OK_AND_ASSIGN(auto committed, c->Committed());
   ASSERT_EQ(committed.size(), 1u);
   EXPECT_EQ(committed[0].second, 10);
 }
 
-TEST(ConsumerTest, DefersACommitRefusedDuringARebalance) {
-  MockCluster mc;
-  mc.CreateTopic("t11", 1);
-  ProduceIds(mc, "t11", 0, 6);
-  ASSERT_OK_AND_ASSIGN(auto c, Consumer::Make(ConsumerFor(mc, "t11", "g11")));
-  WindowOptions opts;
-  opts.max_records = 4;
+TEST_F(ConsumerTest, DefersACommitRefusedDuringARebalance) {
+  CreateTopic("t11", 1, 6);
+  ASSERT_OK_AND_ASSIGN(auto c, Join("t11", "g11"));
+  WindowOptions opts{.max_records = 4};
   ASSERT_OK_AND_ASSIGN(auto w, c->Poll(opts));
   ASSERT_EQ(w.size(), 4u);
   // The group refuses commits of this generation while it rebalances: the offsets are
   // kept and committed at the next opportunity, not dropped and not reported as lost.
-  rd_kafka_mock_push_request_errors(mc.get(), kApiOffsetCommit, 1,
-                                    RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS);
+  PushRequestErrors(kApiOffsetCommit, {RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS});
   ASSERT_OK(c->Commit(w));
   ASSERT_OK_AND_ASSIGN(auto before, c->Committed());
   EXPECT_EQ(before[0].second, -1);  // not committed yet
@@ -479,16 +480,13 @@ TEST(ConsumerTest, DefersACommitRefusedDuringARebalance) {
   ASSERT_OK(c->Close());
 }
 
-TEST(ConsumerTest, ReportsANonRetriableCommitError) {
-  MockCluster mc;
-  mc.CreateTopic("t8", 1);
-  ProduceIds(mc, "t8", 0, 3);
-  ASSERT_OK_AND_ASSIGN(auto c, Consumer::Make(ConsumerFor(mc, "t8", "g8")));
+TEST_F(ConsumerTest, ReportsANonRetriableCommitError) {
+  CreateTopic("t8", 1, 3);
+  ASSERT_OK_AND_ASSIGN(auto c, Join("t8", "g8"));
   WindowOptions opts;
   ASSERT_OK_AND_ASSIGN(auto w, c->Poll(opts));
   ASSERT_EQ(w.size(), 3u);
-  rd_kafka_mock_push_request_errors(mc.get(), kApiOffsetCommit, 1,
-                                    RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED);
+  PushRequestErrors(kApiOffsetCommit, {RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED});
   Status st = c->Commit(w);
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.code(), StatusCode::kKafka);
@@ -498,19 +496,16 @@ TEST(ConsumerTest, ReportsANonRetriableCommitError) {
 
 // The commit made at a revocation (here, the one Close makes) that the group refuses
 // for good is not only logged: Close returns it.
-TEST(ConsumerTest, ACommitRefusedAtTheRevocationFailsClose) {
-  MockCluster mc;
-  mc.CreateTopic("tr", 1);
-  ProduceIds(mc, "tr", 0, 5);
-  ASSERT_OK_AND_ASSIGN(auto c, Consumer::Make(ConsumerFor(mc, "tr", "gr")));
+TEST_F(ConsumerTest, ACommitRefusedAtTheRevocationFailsClose) {
+  CreateTopic("tr", 1, 5);
+  ASSERT_OK_AND_ASSIGN(auto c, Join("tr", "gr"));
   ASSERT_OK_AND_ASSIGN(auto w, c->Poll(WindowOptions{}));
   ASSERT_EQ(w.size(), 5u);
   // Commit and Close's own flush are told the group rebalances (the offsets stay
   // pending); the commit in the revoke callback gets an error no retry can fix.
-  rd_kafka_mock_push_request_errors(mc.get(), kApiOffsetCommit, 3,
-                                    RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS,
-                                    RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS,
-                                    RD_KAFKA_RESP_ERR_OFFSET_METADATA_TOO_LARGE);
+  PushRequestErrors(kApiOffsetCommit, {RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS,
+                                       RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS,
+                                       RD_KAFKA_RESP_ERR_OFFSET_METADATA_TOO_LARGE});
   ASSERT_OK(c->Commit(w));
   Status closed = c->Close();
   ASSERT_FALSE(closed.ok()) << "the refused commit was only logged";
@@ -522,13 +517,10 @@ TEST(ConsumerTest, ACommitRefusedAtTheRevocationFailsClose) {
 // An asynchronous commit returns at once; its result is taken in by the next call: a
 // success is what the group holds afterwards, a failure the group would not retry is
 // returned by the next Poll.
-TEST(ConsumerTest, AsyncCommitIsCheckedByTheNextCall) {
-  MockCluster mc;
-  mc.CreateTopic("ta", 1);
-  ProduceIds(mc, "ta", 0, 6);
-  ASSERT_OK_AND_ASSIGN(auto c, Consumer::Make(ConsumerFor(mc, "ta", "ga")));
-  WindowOptions opts;
-  opts.max_records = 3;
+TEST_F(ConsumerTest, AsyncCommitIsCheckedByTheNextCall) {
+  CreateTopic("ta", 1, 6);
+  ASSERT_OK_AND_ASSIGN(auto c, Join("ta", "ga"));
+  WindowOptions opts{.max_records = 3};
   ASSERT_OK_AND_ASSIGN(auto w, c->Poll(opts));
   ASSERT_EQ(w.size(), 3u);
   ASSERT_OK(c->CommitOffsetsAsync({{{"ta", 0}, 3}}));
@@ -536,8 +528,7 @@ TEST(ConsumerTest, AsyncCommitIsCheckedByTheNextCall) {
   ASSERT_EQ(w2.size(), 3u);
   // A synchronous call waits for it: the error below must hit the second commit only.
   ASSERT_OK(c->CommitOffsets({}));
-  rd_kafka_mock_push_request_errors(mc.get(), kApiOffsetCommit, 1,
-                                    RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED);
+  PushRequestErrors(kApiOffsetCommit, {RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED});
   ASSERT_OK(c->CommitOffsetsAsync({{{"ta", 0}, 6}})) << "sent, not answered";
   Status st;
   for (int i = 0; i < 20 && st.ok(); ++i) st = c->Poll(opts).status();
@@ -549,17 +540,14 @@ TEST(ConsumerTest, AsyncCommitIsCheckedByTheNextCall) {
   EXPECT_EQ(committed[0].second, 3) << "the first commit landed, the second not";
 }
 
-TEST(ConsumerTest, CatchUpStopsAtTheSnapshotWhileProducersContinue) {
-  MockCluster mc;
-  mc.CreateTopic("t9", 2);
-  ProduceIds(mc, "t9", 0, 20);
-  ASSERT_OK_AND_ASSIGN(auto c, Consumer::Make(ConsumerFor(mc, "t9", "g9")));
+TEST_F(ConsumerTest, CatchUpStopsAtTheSnapshotWhileProducersContinue) {
+  CreateTopic("t9", 2, 20);
+  ASSERT_OK_AND_ASSIGN(auto c, Join("t9", "g9"));
   // Join the group first (catch-up marks are taken per assigned partition).
-  WindowOptions opts;
-  opts.max_records = 5;
+  WindowOptions opts{.max_records = 5};
   ASSERT_OK_AND_ASSIGN(auto first, c->Poll(opts));
   ASSERT_OK(c->StartCatchUp());
-  ProduceIds(mc, "t9", 20, 10);  // past the snapshot for every partition
+  ProduceIds(mc(), "t9", 20, 10);  // past the snapshot for every partition
   Seen seen;
   Collect(first, &seen);
   for (int i = 0; i < 50; ++i) {
@@ -572,9 +560,8 @@ TEST(ConsumerTest, CatchUpStopsAtTheSnapshotWhileProducersContinue) {
   EXPECT_EQ(seen.offsets.size(), 20u);  // the 10 produced after the snapshot are not read
 }
 
-TEST(ProducerTest, SendsRowsAsJsonWithKeysAndHeaders) {
-  MockCluster mc;
-  mc.CreateTopic("out", 1);
+TEST_F(ProducerTest, SendsRowsAsJsonWithKeysAndHeaders) {
+  CreateTopic("out", 1);
   DataSet ds;
   ds.schema = Schema({{"user_id", TypeId::kInt64},
                       {"score", TypeId::kFloat64},
@@ -582,14 +569,14 @@ TEST(ProducerTest, SendsRowsAsJsonWithKeysAndHeaders) {
   ds.rows = {{Value::Int64(7), Value::Float64(1.0), Value::Utf8("Ada")},
              {Value::Null(), Value::Float64(2.5), Value::Null()}};
   ProducerOptions po;
-  po.brokers = mc.bootstraps();
+  po.brokers = mc().bootstraps();
   po.topic = "out";
   po.key_column = "user_id";
   po.headers = {{"source", "kelt"}};
   ASSERT_OK_AND_ASSIGN(auto sent, ExportDataSetToKafka(po, ds));
   EXPECT_EQ(sent, 2);
 
-  ASSERT_OK_AND_ASSIGN(auto c, Consumer::Make(ConsumerFor(mc, "out", "g-out")));
+  ASSERT_OK_AND_ASSIGN(auto c, Join("out", "g-out"));
   ASSERT_OK_AND_ASSIGN(auto w, c->Poll(WindowOptions{}));
   ASSERT_EQ(w.size(), 2u);
   RecordView r0 = w.record(0), r1 = w.record(1);
@@ -604,15 +591,14 @@ TEST(ProducerTest, SendsRowsAsJsonWithKeysAndHeaders) {
   EXPECT_EQ(r0.timestamp_type, TimestampType::kCreateTime);
 }
 
-TEST(ProducerTest, ValueColumnRules) {
-  MockCluster mc;
-  mc.CreateTopic("out2", 1);
+TEST_F(ProducerTest, ValueColumnRules) {
+  CreateTopic("out2", 1);
   DataSet ds;
   ds.schema = Schema({{"v", TypeId::kFloat64}, {"s", TypeId::kUtf8}});
   ds.rows = {{Value::Float64(1.0), Value::Utf8("x")},
              {Value::Float64(0.5), Value::Null()}};
   ProducerOptions po;
-  po.brokers = mc.bootstraps();
+  po.brokers = mc().bootstraps();
   po.topic = "out2";
   po.value_column = "missing";
   EXPECT_EQ(ExportDataSetToKafka(po, ds).status().message(),
@@ -622,14 +608,14 @@ TEST(ProducerTest, ValueColumnRules) {
             "schema mismatch: kafka value_column 's' is null");
   po.value_column = "v";
   ASSERT_OK(ExportDataSetToKafka(po, ds));
-  ASSERT_OK_AND_ASSIGN(auto c, Consumer::Make(ConsumerFor(mc, "out2", "g-out2")));
+  ASSERT_OK_AND_ASSIGN(auto c, Join("out2", "g-out2"));
   ASSERT_OK_AND_ASSIGN(auto w, c->Poll(WindowOptions{}));
   ASSERT_EQ(w.size(), 2u);             // nothing of the failed calls was sent
   EXPECT_EQ(*w.record(0).value, "1");  // Rust's Display of 1.0
   EXPECT_EQ(*w.record(1).value, "0.5");
 }
 
-TEST(ProducerTest, UndeliverableMessagesFailTheSend) {
+TEST_F(ProducerTest, UndeliverableMessagesFailTheSend) {
   ProducerOptions po;
   po.brokers = "127.0.0.1:1";  // nothing listens there
   po.topic = "nowhere";
@@ -644,19 +630,17 @@ TEST(ProducerTest, UndeliverableMessagesFailTheSend) {
 
 // The group coordinator moves to another broker between two commits: the second commit
 // finds the new coordinator, and the group holds both windows' offsets.
-TEST(ConsumerTest, CommitsFollowTheCoordinatorToAnotherBroker) {
-  MockCluster mc(3);
-  mc.CreateTopic("tc", 1);
-  ProduceIds(mc, "tc", 0, 40);
-  ASSERT_EQ(rd_kafka_mock_coordinator_set(mc.get(), "group", "gc", 1),
+TEST_F(ConsumerTest, CommitsFollowTheCoordinatorToAnotherBroker) {
+  UseBrokers(3);
+  CreateTopic("tc", 1, 40);
+  ASSERT_EQ(rd_kafka_mock_coordinator_set(mc().get(), "group", "gc", 1),
             RD_KAFKA_RESP_ERR_NO_ERROR);
-  ASSERT_OK_AND_ASSIGN(auto c, Consumer::Make(ConsumerFor(mc, "tc", "gc")));
-  WindowOptions opts;
-  opts.max_records = 20;
+  ASSERT_OK_AND_ASSIGN(auto c, Join("tc", "gc"));
+  WindowOptions opts{.max_records = 20};
   ASSERT_OK_AND_ASSIGN(auto w, c->Poll(opts));
   ASSERT_EQ(w.size(), 20u);
   ASSERT_OK(c->Commit(w));
-  ASSERT_EQ(rd_kafka_mock_coordinator_set(mc.get(), "group", "gc", 3),
+  ASSERT_EQ(rd_kafka_mock_coordinator_set(mc().get(), "group", "gc", 3),
             RD_KAFKA_RESP_ERR_NO_ERROR);
   ASSERT_OK_AND_ASSIGN(auto w2, c->Poll(opts));
   ASSERT_EQ(w2.size(), 20u);
@@ -669,22 +653,21 @@ TEST(ConsumerTest, CommitsFollowTheCoordinatorToAnotherBroker) {
 
 // The partition's leader moves mid-stream: the consumer follows it and reads every record
 // once.
-TEST(ConsumerTest, FollowsALeaderChangeWithoutLosingOrRepeatingRecords) {
-  MockCluster mc(3);
-  mc.CreateTopic("tl", 1);
-  ASSERT_EQ(rd_kafka_mock_partition_set_leader(mc.get(), "tl", 0, 1),
+TEST_F(ConsumerTest, FollowsALeaderChangeWithoutLosingOrRepeatingRecords) {
+  UseBrokers(3);
+  CreateTopic("tl", 1);
+  ASSERT_EQ(rd_kafka_mock_partition_set_leader(mc().get(), "tl", 0, 1),
             RD_KAFKA_RESP_ERR_NO_ERROR);
-  ProduceIds(mc, "tl", 0, 100);
-  ASSERT_OK_AND_ASSIGN(auto c, Consumer::Make(ConsumerFor(mc, "tl", "gl")));
-  WindowOptions opts;
-  opts.max_records = 30;
+  ProduceIds(mc(), "tl", 0, 100);
+  ASSERT_OK_AND_ASSIGN(auto c, Join("tl", "gl"));
+  WindowOptions opts{.max_records = 30};
   Seen seen;
   ASSERT_OK_AND_ASSIGN(auto w, c->Poll(opts));
   Collect(w, &seen);
   ASSERT_OK(c->Commit(w));
-  ASSERT_EQ(rd_kafka_mock_partition_set_leader(mc.get(), "tl", 0, 2),
+  ASSERT_EQ(rd_kafka_mock_partition_set_leader(mc().get(), "tl", 0, 2),
             RD_KAFKA_RESP_ERR_NO_ERROR);
-  ProduceIds(mc, "tl", 100, 50);  // written to the new leader
+  ProduceIds(mc(), "tl", 100, 50);  // written to the new leader
   opts.max_wait = std::chrono::seconds(10);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (seen.offsets.size() < 150u && std::chrono::steady_clock::now() < deadline) {
@@ -699,17 +682,15 @@ TEST(ConsumerTest, FollowsALeaderChangeWithoutLosingOrRepeatingRecords) {
 
 // The only broker goes down while a window is in hand: the commit waits for it (retried)
 // and succeeds once it is back, instead of failing the window.
-TEST(ConsumerTest, ACommitWhileTheBrokerIsDownSucceedsWhenItIsBack) {
-  MockCluster mc;
-  mc.CreateTopic("td", 1);
-  ProduceIds(mc, "td", 0, 10);
-  ASSERT_OK_AND_ASSIGN(auto c, Consumer::Make(ConsumerFor(mc, "td", "gd")));
+TEST_F(ConsumerTest, ACommitWhileTheBrokerIsDownSucceedsWhenItIsBack) {
+  CreateTopic("td", 1, 10);
+  ASSERT_OK_AND_ASSIGN(auto c, Join("td", "gd"));
   ASSERT_OK_AND_ASSIGN(auto w, c->Poll(WindowOptions{}));
   ASSERT_EQ(w.size(), 10u);
-  ASSERT_EQ(rd_kafka_mock_broker_set_down(mc.get(), 1), RD_KAFKA_RESP_ERR_NO_ERROR);
+  ASSERT_EQ(rd_kafka_mock_broker_set_down(mc().get(), 1), RD_KAFKA_RESP_ERR_NO_ERROR);
   std::thread back([&] {
     std::this_thread::sleep_for(std::chrono::seconds(2));
-    rd_kafka_mock_broker_set_up(mc.get(), 1);
+    rd_kafka_mock_broker_set_up(mc().get(), 1);
   });
   Status st = c->Commit(w);
   back.join();
@@ -721,11 +702,9 @@ TEST(ConsumerTest, ACommitWhileTheBrokerIsDownSucceedsWhenItIsBack) {
 // A consumer process killed (SIGKILL) in the middle of its second window: the next
 // member of the group re-reads exactly what was not committed.
 TEST_P(ConsumerGroupProtocolTest, ConsumerKilledMidWindowRereadsOnlyUncommitted) {
-  MockCluster mc;
-  mc.CreateTopic("t10", 3);
-  ProduceIds(mc, "t10", 0, 60);
-  std::string bootstraps = mc.bootstraps();
-  ConsumerOptions o = ConsumerFor(mc, "t10", "g10", GetParam());
+  CreateTopic("t10", 3, 60);
+  std::string bootstraps = mc().bootstraps();
+  ConsumerOptions o = ConsumerFor(mc(), "t10", "g10", GetParam());
   std::vector<std::string> args = {KELT_KAFKA_CHILD,
                                    bootstraps,
                                    "t10",
@@ -743,8 +722,7 @@ TEST_P(ConsumerGroupProtocolTest, ConsumerKilledMidWindowRereadsOnlyUncommitted)
   EXPECT_EQ(WTERMSIG(status), SIGKILL);
 
   ASSERT_OK_AND_ASSIGN(auto c, Consumer::Make(o));
-  WindowOptions opts;
-  opts.max_records = 100;
+  WindowOptions opts{.max_records = 100};
   // Under KIP-848 the dead child's partitions come to this member once the cluster ended
   // its session (6 s), each in turn: drain until all of them came.
   Seen rest;

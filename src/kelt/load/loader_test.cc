@@ -76,13 +76,18 @@ std::string ReadFile(const std::string& path) {
 // --- the RDP fixture
 // --------------------------------------------------------------------
 
+// RDP's fixture records (tests/fixtures/kafka/stream_records.json), loaded with the
+// landing schema of RDP's fixture test.
+Result<LoadedWindow> LoadRdpFixture() {
+  return LoadRecordsJson(
+      ReadFile(std::string(KELT_FIXTURES_DIR) + "/kafka/stream_records.json"),
+      S({{"event_id", TypeId::kInt64},
+         {"payload", TypeId::kUtf8},
+         {"_kafka_partition", TypeId::kInt64}}));
+}
+
 TEST(LoaderTest, RdpFixtureWithRdpLandingSchema) {
-  std::string json =
-      ReadFile(std::string(KELT_FIXTURES_DIR) + "/kafka/stream_records.json");
-  Schema landing = S({{"event_id", TypeId::kInt64},
-                      {"payload", TypeId::kUtf8},
-                      {"_kafka_partition", TypeId::kInt64}});
-  ASSERT_OK_AND_ASSIGN(const LoadedWindow w, LoadRecordsJson(json, landing));
+  ASSERT_OK_AND_ASSIGN(const LoadedWindow w, LoadRdpFixture());
   ASSERT_EQ(w.batch->num_rows(), 2);
   EXPECT_EQ(I64(w, 0, 0), 100);
   EXPECT_EQ(Str(w, 1, 0), "alpha");
@@ -112,12 +117,7 @@ TEST(LoaderTest, RdpUnitTestLandingTable) {
 }
 
 TEST(LoaderTest, FixtureDataSetJsonIsRdpShaped) {
-  std::string json =
-      ReadFile(std::string(KELT_FIXTURES_DIR) + "/kafka/stream_records.json");
-  Schema landing = S({{"event_id", TypeId::kInt64},
-                      {"payload", TypeId::kUtf8},
-                      {"_kafka_partition", TypeId::kInt64}});
-  ASSERT_OK_AND_ASSIGN(auto r, LoadRecordsJson(json, landing));
+  ASSERT_OK_AND_ASSIGN(auto r, LoadRdpFixture());
   ASSERT_OK_AND_ASSIGN(auto ds, RecordBatchToDataSet(*r.batch));
   EXPECT_EQ(DataSetToJson(ds),
             R"({"schema":{"fields":[{"name":"event_id","data_type":"Int64"},)"

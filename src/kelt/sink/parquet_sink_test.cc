@@ -99,12 +99,27 @@ std::multiset<std::pair<int64_t, int64_t>> LandedOffsets(const std::string& root
   return out;
 }
 
+// Options of a sink landing under `root` (the defaults otherwise).
+ParquetSinkOptions OptionsAt(const std::string& root) {
+  ParquetSinkOptions o;
+  o.root = root;
+  return o;
+}
+
 // A Parquet sink with options `o`, opened for `landing` rows.
 Result<std::unique_ptr<Sink>> OpenSink(const ParquetSinkOptions& o,
                                        const Schema& landing) {
   KELT_ASSIGN_OR_RAISE(auto sink, MakeParquetSink(o));
   KELT_ASSIGN_OR_RAISE(auto loader, Loader::Make(landing));
   KELT_RETURN_NOT_OK(sink->Open(loader->arrow_schema(), DeadLetterSchema()));
+  return sink;
+}
+
+// OpenSink, then resumed on partition t/0.
+Result<std::unique_ptr<Sink>> OpenResumedSink(const ParquetSinkOptions& o,
+                                              const Schema& landing) {
+  KELT_ASSIGN_OR_RAISE(auto sink, OpenSink(o, landing));
+  KELT_RETURN_NOT_OK(sink->Resume({{"t", 0}}));
   return sink;
 }
 
@@ -145,12 +160,9 @@ TEST(ParquetNames, HiveEscapingCannotLeaveTheRoot) {
 TEST(ParquetSink, RotatesByRecordsAndResumesFromFileNames) {
   TempDir dir;
   Schema landing = Landing();
-  ParquetSinkOptions o;
-  o.root = dir.path();
+  ParquetSinkOptions o = OptionsAt(dir.path());
   o.rotate_records = 25;
-  ASSERT_OK_AND_ASSIGN(auto sink, MakeParquetSink(o));
-  ASSERT_OK_AND_ASSIGN(auto loader, Loader::Make(landing));
-  ASSERT_OK(sink->Open(loader->arrow_schema(), DeadLetterSchema()));
+  ASSERT_OK_AND_ASSIGN(auto sink, OpenSink(o, landing));
   ASSERT_OK_AND_ASSIGN(auto resumed, sink->Resume({{"t", 0}}));
   EXPECT_TRUE(resumed.empty());
   // Windows of 10: the file rotates once it holds >= 25 offsets (after 30).
@@ -181,9 +193,8 @@ TEST(ParquetSink, RotatesByRecordsAndResumesFromFileNames) {
   EXPECT_EQ(names->GetString(0), "n30");
 
   // A new sink over the same root resumes after the last file.
-  auto again = MakeParquetSink(o);
-  ASSERT_OK((*again)->Open(loader->arrow_schema(), DeadLetterSchema()));
-  ASSERT_OK_AND_ASSIGN(auto r2, (*again)->Resume({{"t", 0}, {"t", 1}}));
+  ASSERT_OK_AND_ASSIGN(auto again, OpenSink(o, landing));
+  ASSERT_OK_AND_ASSIGN(auto r2, again->Resume({{"t", 0}, {"t", 1}}));
   EXPECT_EQ(r2.size(), 1u);
   EXPECT_EQ(r2[(TopicPartition{"t", 0})], 40);
 }
@@ -193,8 +204,7 @@ TEST(ParquetSink, RotatesByRecordsAndResumesFromFileNames) {
 TEST(ParquetSink, EachWindowIsARowGroupOfItsOwn) {
   TempDir dir;
   Schema landing = Landing();
-  ParquetSinkOptions o;
-  o.root = dir.path();
+  ParquetSinkOptions o = OptionsAt(dir.path());
   ASSERT_OK_AND_ASSIGN(auto sink, OpenSink(o, landing));
   for (int64_t first = 0; first < 30; first += 10) {
     std::vector<StreamRecord> records = Records("t", 0, first, 10);
@@ -220,17 +230,15 @@ TEST(ParquetSink, EachWindowIsARowGroupOfItsOwn) {
 std::string WriteOneFile(const std::string& root, const std::string& mode, int64_t n,
                          const std::string& integer_encoding = "delta") {
   Schema landing = Landing();
-  auto loader = Loader::Make(landing);
-  EXPECT_OK(loader);
-  ParquetSinkOptions o;
-  o.root = root;
+  ParquetSinkOptions o = OptionsAt(root);
   o.dictionary = mode;
   o.integer_encoding = integer_encoding;
-  auto sink = MakeParquetSink(o);
+  auto sink = OpenSink(o, landing);
   EXPECT_OK(sink);
-  EXPECT_OK((*sink)->Open((*loader)->arrow_schema(), DeadLetterSchema()));
-  EXPECT_OK((*sink)->Write(Window(Records("t", 0, 0, n), landing)));
-  EXPECT_OK((*sink)->Flush());
+  if (sink.ok()) {
+    EXPECT_OK((*sink)->Write(Window(Records("t", 0, 0, n), landing)));
+    EXPECT_OK((*sink)->Flush());
+  }
   char last[24];
   std::snprintf(last, sizeof(last), "%020lld", static_cast<long long>(n - 1));
   return root + "/t/t+0+00000000000000000000+" + last + ".parquet";
@@ -240,8 +248,7 @@ std::string WriteOneFile(const std::string& root, const std::string& mode, int64
 template <typename Set>
 Status OpenWith(Set&& set) {
   TempDir dir;
-  ParquetSinkOptions o;
-  o.root = dir.path();
+  ParquetSinkOptions o = OptionsAt(dir.path());
   set(o);
   auto sink = MakeParquetSink(o);
   if (!sink.ok()) return sink.status();
@@ -351,8 +358,7 @@ TEST(ParquetSink, IntegerEncodingDeltaByDefault) {
 TEST(ParquetSink, AFailedFlushIsDoneAgainAndReportsEveryPartition) {
   TempDir dir;
   Schema landing = Landing();
-  ParquetSinkOptions o;
-  o.root = dir.path();
+  ParquetSinkOptions o = OptionsAt(dir.path());
   ASSERT_OK_AND_ASSIGN(auto sink, OpenSink(o, landing));
   std::vector<StreamRecord> records = Records("t", 0, 0, 10);
   for (const StreamRecord& r : Records("t", 1, 0, 10)) records.push_back(r);
@@ -394,8 +400,7 @@ TEST(ParquetSink, DeadLettersKeepTheirEncodingsWhateverTheLandingColumnsAreNamed
       SchemaDialect::kStrict);
   ASSERT_OK(landing);
   TempDir dir;
-  ParquetSinkOptions o;
-  o.root = dir.path();
+  ParquetSinkOptions o = OptionsAt(dir.path());
   ASSERT_OK_AND_ASSIGN(auto sink, OpenSink(o, *landing));
   ASSERT_OK(sink->Write(Window(Records("t", 0, 0, 10, {3, 7}), *landing)));
   ASSERT_OK_AND_ASSIGN(auto flushed, sink->Flush());
@@ -412,23 +417,17 @@ TEST(ParquetSink, DeadLettersKeepTheirEncodingsWhateverTheLandingColumnsAreNamed
 TEST(ParquetSink, ReplayBelowTheDurablePointAddsNothing) {
   TempDir dir;
   Schema landing = Landing();
-  ParquetSinkOptions o;
-  o.root = dir.path();
+  ParquetSinkOptions o = OptionsAt(dir.path());
   o.rotate_records = 1;  // every window is a file
-  auto loader = Loader::Make(landing);
-  auto sink = MakeParquetSink(o);
-  ASSERT_OK((*sink)->Open((*loader)->arrow_schema(), DeadLetterSchema()));
-  ASSERT_OK((*sink)->Resume({{"t", 0}}));
-  ASSERT_OK((*sink)->Write(Window(Records("t", 0, 0, 20), landing)));
+  ASSERT_OK_AND_ASSIGN(auto sink, OpenResumedSink(o, landing));
+  ASSERT_OK(sink->Write(Window(Records("t", 0, 0, 20), landing)));
   // A replayed window overlapping what is durable lands only the new part.
-  ASSERT_OK_AND_ASSIGN(auto adv,
-                       (*sink)->Write(Window(Records("t", 0, 10, 20), landing)));
+  ASSERT_OK_AND_ASSIGN(auto adv, sink->Write(Window(Records("t", 0, 10, 20), landing)));
   EXPECT_EQ(adv[(TopicPartition{"t", 0})], 30);
   // Entirely old: nothing written, nothing advanced.
-  ASSERT_OK_AND_ASSIGN(auto none,
-                       (*sink)->Write(Window(Records("t", 0, 5, 10), landing)));
+  ASSERT_OK_AND_ASSIGN(auto none, sink->Write(Window(Records("t", 0, 5, 10), landing)));
   EXPECT_TRUE(none.empty());
-  ASSERT_OK((*sink)->Close());
+  ASSERT_OK(sink->Close());
   auto landed = LandedOffsets(dir.path());
   EXPECT_EQ(landed.size(), 30u);
   std::set<std::pair<int64_t, int64_t>> unique(landed.begin(), landed.end());
@@ -438,22 +437,18 @@ TEST(ParquetSink, ReplayBelowTheDurablePointAddsNothing) {
 TEST(ParquetSink, CleansLeftoversOfAnInterruptedRotation) {
   TempDir dir;
   Schema landing = Landing();
-  ParquetSinkOptions o;
-  o.root = dir.path();
+  ParquetSinkOptions o = OptionsAt(dir.path());
   o.rotate_records = 10;
   o.partition_by = "day";
-  auto loader = Loader::Make(landing);
   {
-    auto sink = MakeParquetSink(o);
-    ASSERT_OK((*sink)->Open((*loader)->arrow_schema(), DeadLetterSchema()));
-    ASSERT_OK((*sink)->Resume({{"t", 0}}));
+    ASSERT_OK_AND_ASSIGN(auto sink, OpenResumedSink(o, landing));
     auto w1 = Records("t", 0, 0, 5, {}, "2026-12-01");
     auto w2 = Records("t", 0, 5, 5, {7}, "2026-12-02");
     w1.insert(w1.end(), w2.begin(), w2.end());
-    ASSERT_OK_AND_ASSIGN(auto adv, (*sink)->Write(Window(w1, landing)));
+    ASSERT_OK_AND_ASSIGN(auto adv, sink->Write(Window(w1, landing)));
     EXPECT_EQ(adv[(TopicPartition{"t", 0})], 10);
     // Rotation 10..19 is left open: a crash now leaves only a hidden file.
-    ASSERT_OK((*sink)->Write(Window(Records("t", 0, 10, 3), landing)));
+    ASSERT_OK(sink->Write(Window(Records("t", 0, 10, 3), landing)));
     // Simulate the crash: no Close (the destructor aborts like a killed process would
     // leave it; recreate the hidden file by hand to be sure one is found).
   }
@@ -475,9 +470,8 @@ TEST(ParquetSink, CleansLeftoversOfAnInterruptedRotation) {
       dir.path() +
           "/t/day=2026-12-01/t+0+00000000000000000010+00000000000000000019+1of2.parquet");
   { std::ofstream(dir.path() + "/t/day=2026-12-01/.t+0+abc.inprogress") << "x"; }
-  auto sink = MakeParquetSink(o);
-  ASSERT_OK((*sink)->Open((*loader)->arrow_schema(), DeadLetterSchema()));
-  ASSERT_OK_AND_ASSIGN(auto resumed, (*sink)->Resume({{"t", 0}}));
+  ASSERT_OK_AND_ASSIGN(auto sink, OpenSink(o, landing));
+  ASSERT_OK_AND_ASSIGN(auto resumed, sink->Resume({{"t", 0}}));
   EXPECT_EQ(resumed[(TopicPartition{"t", 0})], 10);  // the incomplete one is ignored…
   EXPECT_EQ(Files(dir.path(), true).size(), 3u);  // …and removed, with the hidden one
   auto dl = ReadParquet(dir.path() + "/" + files[0]);
@@ -497,21 +491,18 @@ TEST(ParquetSink, TimeLayoutAndValidation) {
       SchemaDialect::kStrict);
   ASSERT_OK(landing);
   auto loader = Loader::Make(*landing);
-  ParquetSinkOptions o;
-  o.root = dir.path();
+  ParquetSinkOptions o = OptionsAt(dir.path());
   o.partition_by = "at";
   o.time_layout = "year=%Y/month=%m/day=%d/hour=%H";
-  auto sink = MakeParquetSink(o);
-  ASSERT_OK((*sink)->Open((*loader)->arrow_schema(), DeadLetterSchema()));
-  ASSERT_OK((*sink)->Resume({{"t", 0}}));
+  ASSERT_OK_AND_ASSIGN(auto sink, OpenResumedSink(o, *landing));
   std::vector<StreamRecord> recs(2);
   recs[0].topic = recs[1].topic = "t";
   recs[0].offset = 0;
   recs[1].offset = 1;
   recs[0].value = R"({"at":"2026-12-02T23:59:59Z"})";
   recs[1].value = R"({"at":null})";
-  ASSERT_OK((*sink)->Write(Window(recs, *landing)));
-  ASSERT_OK((*sink)->Close());
+  ASSERT_OK(sink->Write(Window(recs, *landing)));
+  ASSERT_OK(sink->Close());
   auto files = Files(dir.path());
   ASSERT_EQ(files.size(), 2u);
   EXPECT_EQ(files[0].substr(0, files[0].rfind('/')),
