@@ -33,6 +33,7 @@
 #include "broker_env.h"
 #include "group_view.h"
 #include "kelt/kafka.h"
+#include "kelt/testing/assertions.h"
 
 extern char** environ;
 
@@ -64,8 +65,7 @@ void Produce(const std::string& topic, int n, std::set<int>* bad_ids) {
   ProducerOptions po;
   po.brokers = Bootstrap();
   po.topic = topic;
-  auto producer = Producer::Make(po);
-  ASSERT_TRUE(producer.ok()) << producer.status().ToString();
+  ASSERT_OK_AND_ASSIGN(auto producer, Producer::Make(po));
   std::vector<std::pair<std::optional<std::string>, std::string>> msgs;
   for (int i = 0; i < n; ++i) {
     if (i % 97 == 13) {
@@ -78,9 +78,8 @@ void Produce(const std::string& topic, int n, std::set<int>* bad_ids) {
                                                      std::to_string(i) + R"("})");
     }
   }
-  auto sent = (*producer)->SendRaw(msgs);
-  ASSERT_TRUE(sent.ok()) << sent.status().ToString();
-  ASSERT_EQ(*sent, n);
+  ASSERT_OK_AND_ASSIGN(auto sent, producer->SendRaw(msgs));
+  ASSERT_EQ(sent, n);
 }
 
 pid_t Spawn(const std::vector<std::string>& args) {
@@ -168,15 +167,15 @@ void RunWithKills(const std::vector<std::string>& args, int kills, std::mt19937*
 std::shared_ptr<arrow::Table> ReadParquet(
     std::shared_ptr<arrow::io::RandomAccessFile> in) {
   auto reader = parquet::arrow::OpenFile(in, arrow::default_memory_pool());
-  EXPECT_TRUE(reader.ok()) << reader.status().ToString();
+  EXPECT_OK(reader);
   auto table = (*reader)->ReadTable();
-  EXPECT_TRUE(table.ok()) << table.status().ToString();
+  EXPECT_OK(table);
   return table.ok() ? *table : nullptr;
 }
 
 std::shared_ptr<arrow::Table> ReadParquet(const std::string& path) {
   auto in = arrow::io::ReadableFile::Open(path);
-  EXPECT_TRUE(in.ok()) << path;
+  EXPECT_OK(in) << path;
   return ReadParquet(*in);
 }
 
@@ -315,19 +314,18 @@ TEST_F(EltCrashTest, ParquetOnS3HoldsEveryOffsetExactlyOnceAfterKills) {
   ASSERT_FALSE(s3env["KELT_S3_ENDPOINT"].empty()) << "KELT_S3_ENV names no S3 env file";
   ::setenv("KELT_S3_ENDPOINT", s3env["KELT_S3_ENDPOINT"].c_str(), 1);
   const std::string prefix = s3env["KELT_S3_BUCKET"] + "/" + topic_;
-  ASSERT_TRUE(arrow::fs::EnsureS3Initialized().ok());
+  ASSERT_OK(arrow::fs::EnsureS3Initialized());
   auto options = arrow::fs::S3Options::FromAccessKey("testing", "testing");
   options.region = "us-east-1";
   options.scheme = "http";
   options.endpoint_override = s3env["KELT_S3_ENDPOINT"].substr(7);
-  auto s3 = arrow::fs::S3FileSystem::Make(options);
-  ASSERT_TRUE(s3.ok()) << s3.status().ToString();
+  ASSERT_OK_AND_ASSIGN(auto s3, arrow::fs::S3FileSystem::Make(options));
   auto list = [&]() {
     arrow::fs::FileSelector sel;
     sel.base_dir = prefix;
     sel.recursive = true;
     sel.allow_not_found = true;
-    auto infos = (*s3)->GetFileInfo(sel);
+    auto infos = s3->GetFileInfo(sel);
     std::optional<std::vector<arrow::fs::FileInfo>> files;
     if (!infos.ok()) {
       std::fprintf(stderr, "listing %s failed: %s\n", prefix.c_str(),
@@ -352,14 +350,13 @@ TEST_F(EltCrashTest, ParquetOnS3HoldsEveryOffsetExactlyOnceAfterKills) {
   ASSERT_TRUE(files.has_value());
   for (const auto& f : *files) {
     ASSERT_EQ(f.base_name().find(".inprogress"), std::string::npos) << f.path();
-    auto in = (*s3)->OpenInputFile(f.path());
-    ASSERT_TRUE(in.ok()) << in.status().ToString();
+    ASSERT_OK_AND_ASSIGN(auto in, s3->OpenInputFile(f.path()));
     bool is_dead = f.path().find("/_dead_letter/") != std::string::npos;
-    AddOffsets(*ReadParquet(*in), is_dead ? &dead : &landed, is_dead ? nullptr : &ids);
+    AddOffsets(*ReadParquet(in), is_dead ? &dead : &landed, is_dead ? nullptr : &ids);
   }
   ExpectExactlyOnce(landed, dead);
   EXPECT_EQ(ids.size(), static_cast<size_t>(n_) - bad_ids_.size());
-  s3->reset();
+  s3.reset();
   (void)arrow::fs::EnsureS3Finalized();
 }
 

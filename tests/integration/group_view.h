@@ -12,6 +12,7 @@
 #include <string>
 
 #include "kelt/kafka.h"
+#include "kelt/testing/assertions.h"
 
 namespace kelt::testing {
 
@@ -32,28 +33,27 @@ inline GroupView ReadGroup(const std::string& bootstrap, const std::string& topi
   co.topics = {topic};
   co.session_timeout_ms = 6000;
   auto checker = Consumer::Make(co);
-  EXPECT_TRUE(checker.ok()) << checker.status().ToString();
+  EXPECT_OK(checker);
   if (!checker.ok()) return view;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while ((*checker)->Assignment().size() < partitions &&
          std::chrono::steady_clock::now() < deadline) {
-    auto w = (*checker)->Poll({.max_records = 1,
-                               .max_wait = std::chrono::milliseconds(200),
-                               .stop_at_end = true});
-    EXPECT_TRUE(w.ok()) << w.status().ToString();
+    EXPECT_OK((*checker)->Poll({.max_records = 1,
+                                .max_wait = std::chrono::milliseconds(200),
+                                .stop_at_end = true}));
   }
   EXPECT_EQ((*checker)->Assignment().size(), partitions);
   auto committed = (*checker)->Committed(std::chrono::seconds(10));
-  EXPECT_TRUE(committed.ok()) << committed.status().ToString();
+  EXPECT_OK(committed);
   if (committed.ok()) {
     for (const auto& [tp, next] : *committed) view.committed[tp.partition] = next;
   }
   auto lag = (*checker)->Lag(std::chrono::seconds(10));
-  EXPECT_TRUE(lag.ok()) << lag.status().ToString();
+  EXPECT_OK(lag);
   if (lag.ok()) {
     for (const auto& l : *lag) view.ends[l.tp.partition] = l.high_watermark;
   }
-  EXPECT_TRUE((*checker)->Close().ok());
+  EXPECT_OK((*checker)->Close());
   return view;
 }
 

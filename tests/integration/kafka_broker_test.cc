@@ -26,6 +26,7 @@
 #include "kelt/poll_load.h"
 #include "kelt/rdp.h"
 #include "kelt/sink.h"
+#include "kelt/testing/assertions.h"
 
 namespace kelt {
 namespace {
@@ -52,7 +53,7 @@ int64_t Produce(const std::string& topic, int from, int n,
   po.topic = topic;
   po.properties = properties;
   auto producer = Producer::Make(po);
-  EXPECT_TRUE(producer.ok()) << producer.status().ToString();
+  EXPECT_OK(producer);
   std::vector<std::pair<std::optional<std::string>, std::string>> msgs;
   msgs.reserve(static_cast<size_t>(n));
   for (int i = from; i < from + n; ++i) {
@@ -61,7 +62,7 @@ int64_t Produce(const std::string& topic, int from, int n,
                                                       std::to_string(i) + R"("})");
   }
   auto sent = (*producer)->SendRaw(msgs);
-  EXPECT_TRUE(sent.ok()) << sent.status().ToString();
+  EXPECT_OK(sent);
   return sent.ok() ? *sent : -1;
 }
 
@@ -115,28 +116,23 @@ TEST_F(KafkaBrokerTest, CommittedWindowsResumeExactlyAfterRestart) {
   opts.max_wait = std::chrono::seconds(20);
   Offsets first;
   {
-    auto c = Consumer::Make(Options(topic, "g-resume"));
-    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    ASSERT_OK_AND_ASSIGN(auto c, Consumer::Make(Options(topic, "g-resume")));
     for (int i = 0; i < 3; ++i) {
-      auto w = (*c)->Poll(opts);
-      ASSERT_TRUE(w.ok()) << w.status().ToString();
-      ASSERT_EQ(w->size(), 700u);
-      Collect(*w, &first);
-      ASSERT_TRUE((*c)->Commit(*w).ok());
+      ASSERT_OK_AND_ASSIGN(auto w, c->Poll(opts));
+      ASSERT_EQ(w.size(), 700u);
+      Collect(w, &first);
+      ASSERT_OK(c->Commit(w));
     }
-    auto uncommitted = (*c)->Poll(opts);  // read, never made durable
-    ASSERT_TRUE(uncommitted.ok());
-    ASSERT_TRUE((*c)->Close().ok());
+    ASSERT_OK(c->Poll(opts));  // read, never made durable
+    ASSERT_OK(c->Close());
   }
-  auto c = Consumer::Make(Options(topic, "g-resume"));
-  ASSERT_TRUE(c.ok());
+  ASSERT_OK_AND_ASSIGN(auto c, Consumer::Make(Options(topic, "g-resume")));
   Offsets rest;
   for (int i = 0; i < 100; ++i) {
-    auto w = (*c)->Poll(opts);
-    ASSERT_TRUE(w.ok()) << w.status().ToString();
-    Collect(*w, &rest);
-    ASSERT_TRUE((*c)->Commit(*w).ok());
-    if (w->empty() && w->end_reason() == WindowEnd::kEndOfPartitions) break;
+    ASSERT_OK_AND_ASSIGN(auto w, c->Poll(opts));
+    Collect(w, &rest);
+    ASSERT_OK(c->Commit(w));
+    if (w.empty() && w.end_reason() == WindowEnd::kEndOfPartitions) break;
   }
   EXPECT_EQ(rest.size(), static_cast<size_t>(kRecords - 2100));
   for (const auto& o : first)
@@ -144,26 +140,23 @@ TEST_F(KafkaBrokerTest, CommittedWindowsResumeExactlyAfterRestart) {
   std::set<std::pair<int32_t, int64_t>> all(first.begin(), first.end());
   all.insert(rest.begin(), rest.end());
   EXPECT_EQ(all.size(), static_cast<size_t>(kRecords));
-  auto lag = (*c)->Lag();
-  ASSERT_TRUE(lag.ok());
-  for (const auto& l : *lag) EXPECT_EQ(l.lag, 0) << ToString(l.tp);
+  ASSERT_OK_AND_ASSIGN(auto lag, c->Lag());
+  for (const auto& l : lag) EXPECT_EQ(l.lag, 0) << ToString(l.tp);
 }
 
 TEST_F(KafkaBrokerTest, CatchUpStopsAtTheSnapshotWhileAProducerKeepsWriting) {
   const std::string topic = Topic("e2e-catchup");
   CreateTopic(topic, 3);
   ASSERT_EQ(Produce(topic, 0, 3000), 3000);
-  auto c = Consumer::Make(Options(topic, "g-catchup"));
-  ASSERT_TRUE(c.ok());
+  ASSERT_OK_AND_ASSIGN(auto c, Consumer::Make(Options(topic, "g-catchup")));
   WindowOptions opts;
   opts.max_records = 100;
   opts.max_wait = std::chrono::seconds(20);
   Offsets seen;
-  auto first = (*c)->Poll(opts);  // joins the group
-  ASSERT_TRUE(first.ok());
-  Collect(*first, &seen);
-  ASSERT_EQ((*c)->Assignment().size(), 3u);
-  ASSERT_TRUE((*c)->StartCatchUp().ok());
+  ASSERT_OK_AND_ASSIGN(auto first, c->Poll(opts));  // joins the group
+  Collect(first, &seen);
+  ASSERT_EQ(c->Assignment().size(), 3u);
+  ASSERT_OK(c->StartCatchUp());
 
   std::atomic<bool> stop{false};
   std::thread writer([&] {
@@ -171,15 +164,14 @@ TEST_F(KafkaBrokerTest, CatchUpStopsAtTheSnapshotWhileAProducerKeepsWriting) {
       Produce(topic, 100000 + batch * 50, 50);
   });
   opts.max_records = 500;
-  for (int i = 0; i < 200 && !(*c)->caught_up(); ++i) {
-    auto w = (*c)->Poll(opts);
-    ASSERT_TRUE(w.ok()) << w.status().ToString();
-    Collect(*w, &seen);
-    ASSERT_TRUE((*c)->Commit(*w).ok());
+  for (int i = 0; i < 200 && !c->caught_up(); ++i) {
+    ASSERT_OK_AND_ASSIGN(auto w, c->Poll(opts));
+    Collect(w, &seen);
+    ASSERT_OK(c->Commit(w));
   }
   stop = true;
   writer.join();
-  EXPECT_TRUE((*c)->caught_up());
+  EXPECT_TRUE(c->caught_up());
   EXPECT_EQ(seen.size(), 3000u);  // exactly the snapshot, nothing the writer added
 }
 
@@ -190,21 +182,18 @@ TEST_F(KafkaBrokerTest, RdpStatelessCallsAdvanceAndDoNotWaitOnADrainedTopic) {
   std::string config = R"({"brokers":")" + Bootstrap() +
                        R"(","group_id":"g-rdp","topic":")" + topic +
                        R"(","max_records":500})";
-  auto call = rdp::ParseConsumerConfigJson(config);
-  ASSERT_TRUE(call.ok()) << call.status().ToString();
+  ASSERT_OK_AND_ASSIGN(auto call, rdp::ParseConsumerConfigJson(config));
   Schema landing({{"id", TypeId::kInt64},
                   {"name", TypeId::kUtf8},
                   {"_kafka_offset", TypeId::kInt64},
                   {"_kafka_partition", TypeId::kInt64}});
-  auto landed = rdp::PollKafkaWindowLoaded(*call, landing);
-  ASSERT_TRUE(landed.ok()) << landed.status().ToString();
-  EXPECT_EQ(landed->batch->num_rows(), 10);
+  ASSERT_OK_AND_ASSIGN(auto landed, rdp::PollKafkaWindowLoaded(call, landing));
+  EXPECT_EQ(landed.batch->num_rows(), 10);
   // The same group again: everything was committed, and a drained topic answers at once
   // (RDP waited 15 s here).
   auto start = std::chrono::steady_clock::now();
-  auto again = rdp::PollKafkaWindow(*call);
-  ASSERT_TRUE(again.ok()) << again.status().ToString();
-  EXPECT_TRUE(again->empty());
+  ASSERT_OK_AND_ASSIGN(auto again, rdp::PollKafkaWindow(call));
+  EXPECT_TRUE(again.empty());
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(12));
 }
 
@@ -271,8 +260,7 @@ TEST_P(KafkaBrokerProtocolTest, CommitsSurviveMembersJoiningAndLeaving) {
   CreateTopic(topic, 4);
   constexpr int kRecords = 20000;
   ASSERT_EQ(Produce(topic, 0, kRecords), kRecords);
-  auto a = Consumer::Make(Options(topic, group, GetParam()));
-  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  ASSERT_OK_AND_ASSIGN(auto a, Consumer::Make(Options(topic, group, GetParam())));
   std::atomic<bool> stop{false};
   std::string error;
   // Others come and go: each joins, reads a little without committing, and leaves.
@@ -302,12 +290,12 @@ TEST_P(KafkaBrokerProtocolTest, CommitsSurviveMembersJoiningAndLeaving) {
   };
   int windows = 0;
   auto step = [&](bool stop_at_end) -> Result<Window> {
-    KELT_ASSIGN_OR_RAISE(Window w, (*a)->Poll({.max_records = 100,
-                                               .max_wait = std::chrono::milliseconds(300),
-                                               .stop_at_end = stop_at_end}));
+    KELT_ASSIGN_OR_RAISE(Window w, a->Poll({.max_records = 100,
+                                            .max_wait = std::chrono::milliseconds(300),
+                                            .stop_at_end = stop_at_end}));
     Collect(w, &seen);
     KELT_RETURN_NOT_OK(
-        (*a)->Commit(w).WithPrefix("commit " + std::to_string(windows) + ": "));
+        a->Commit(w).WithPrefix("commit " + std::to_string(windows) + ": "));
     ++windows;
     return w;
   };
@@ -324,24 +312,22 @@ TEST_P(KafkaBrokerProtocolTest, CommitsSurviveMembersJoiningAndLeaving) {
   }
   stop = true;
   churn.join();
-  ASSERT_TRUE(failed.ok()) << failed.ToString();
+  ASSERT_OK(failed);
   ASSERT_TRUE(error.empty()) << error;
   // Alone again: read to the end of every partition.
   for (int i = 0; i < 200; ++i) {
-    auto w = step(true);
-    ASSERT_TRUE(w.ok()) << w.status().ToString();
-    if (w->empty() && w->end_reason() == WindowEnd::kEndOfPartitions &&
-        (*a)->Assignment().size() == 4u)
+    ASSERT_OK_AND_ASSIGN(auto w, step(true));
+    if (w.empty() && w.end_reason() == WindowEnd::kEndOfPartitions &&
+        a->Assignment().size() == 4u)
       break;
   }
   EXPECT_EQ(distinct(), static_cast<size_t>(kRecords)) << "records were not read";
-  auto committed = (*a)->Committed(std::chrono::seconds(10));
-  ASSERT_TRUE(committed.ok()) << committed.status().ToString();
+  ASSERT_OK_AND_ASSIGN(auto committed, a->Committed(std::chrono::seconds(10)));
   int64_t total = 0;
-  for (const auto& [tp, next] : *committed) total += std::max<int64_t>(next, 0);
+  for (const auto& [tp, next] : committed) total += std::max<int64_t>(next, 0);
   EXPECT_EQ(total, kRecords);
   std::fprintf(stderr, "%d windows committed while members came and went\n", windows);
-  EXPECT_TRUE((*a)->Close().ok());
+  EXPECT_OK(a->Close());
 }
 
 // A member joins while a pipelined loop writes a window: the revocation waits for that
@@ -360,18 +346,16 @@ TEST_P(KafkaBrokerProtocolTest, RevocationCommitsTheWindowItWaitedFor) {
   o.window = {.max_records = 200,
               .max_wait = std::chrono::milliseconds(200),
               .stop_at_end = false};
-  auto landing = ParseSchemaJson(R"({"fields":[{"name":"id","data_type":"Int64"}]})");
-  ASSERT_TRUE(landing.ok());
-  o.landing = *landing;
+  ASSERT_OK_AND_ASSIGN(
+      auto landing, ParseSchemaJson(R"({"fields":[{"name":"id","data_type":"Int64"}]})"));
+  o.landing = landing;
   std::vector<std::unique_ptr<Sink>> sinks;
   auto slow = std::make_unique<SlowSink>(std::chrono::milliseconds(150));
   SlowSink* sink = slow.get();
   sinks.push_back(std::move(slow));
-  auto loop = EltLoop::Make(std::move(o), std::move(sinks));
-  ASSERT_TRUE(loop.ok()) << loop.status().ToString();
-  while ((*loop)->stats().windows < 3) {
-    auto more = (*loop)->StepPipelined();
-    ASSERT_TRUE(more.ok()) << more.status().ToString();
+  ASSERT_OK_AND_ASSIGN(auto loop, EltLoop::Make(std::move(o), std::move(sinks)));
+  while (loop->stats().windows < 3) {
+    ASSERT_OK(loop->StepPipelined());
   }
 
   // The second member, on its own thread; the loop keeps stepping (it must, for the
@@ -416,7 +400,7 @@ TEST_P(KafkaBrokerProtocolTest, RevocationCommitsTheWindowItWaitedFor) {
     done = true;
   });
   while (!done) {
-    auto more = (*loop)->StepPipelined();
+    auto more = loop->StepPipelined();
     if (!more.ok()) {
       ADD_FAILURE() << more.status().ToString();
       break;
@@ -433,7 +417,7 @@ TEST_P(KafkaBrokerProtocolTest, RevocationCommitsTheWindowItWaitedFor) {
       << "the group's offset of the revoked partition is not where its rows end";
   ASSERT_TRUE(first_read.count(tp)) << "the second member read nothing of its partition";
   EXPECT_EQ(first_read[tp], sink_end);
-  EXPECT_TRUE((*loop)->Close().ok());
+  EXPECT_OK(loop->Close());
 }
 
 TEST_F(KafkaBrokerTest, EltParquetExampleLandsOnceAndResumesFromTheFiles) {
@@ -480,7 +464,7 @@ std::vector<Pickup> ReadUberSample() {
   const std::string path =
       std::string(KELT_SOURCE_DIR) + "/tests/fixtures/uber/uber_apr14_sample.csv";
   auto file = arrow::io::ReadableFile::Open(path);
-  EXPECT_TRUE(file.ok()) << path;
+  EXPECT_OK(file) << path;
   if (!file.ok()) return {};
   auto convert = arrow::csv::ConvertOptions::Defaults();
   convert.column_types = {{"Date/Time", arrow::utf8()},
@@ -490,11 +474,11 @@ std::vector<Pickup> ReadUberSample() {
   auto reader = arrow::csv::TableReader::Make(
       arrow::io::default_io_context(), *file, arrow::csv::ReadOptions::Defaults(),
       arrow::csv::ParseOptions::Defaults(), convert);
-  EXPECT_TRUE(reader.ok()) << reader.status().ToString();
+  EXPECT_OK(reader);
   auto table = (*reader)->Read();
-  EXPECT_TRUE(table.ok()) << table.status().ToString();
+  EXPECT_OK(table);
   auto combined = (*table)->CombineChunksToBatch();
-  EXPECT_TRUE(combined.ok());
+  EXPECT_OK(combined);
   const arrow::RecordBatch& b = **combined;
   auto time =
       std::static_pointer_cast<arrow::StringArray>(b.GetColumnByName("Date/Time"));
@@ -529,7 +513,7 @@ TEST_F(KafkaBrokerTest, TriLanguageScenarioCppLegLandsEveryCsvRowWithItsContent)
                 {{Value::Utf8(csv[i].time), Value::Float64(csv[i].lat),
                   Value::Float64(csv[i].lon), Value::Utf8(csv[i].base)}}};
     auto sent = ExportDataSetToKafka(po, one);
-    ASSERT_TRUE(sent.ok()) << "row " << i << ": " << sent.status().ToString();
+    ASSERT_OK(sent) << "row " << i;
     ASSERT_EQ(*sent, 1) << "row " << i;
   }
   std::fprintf(
@@ -541,17 +525,14 @@ TEST_F(KafkaBrokerTest, TriLanguageScenarioCppLegLandsEveryCsvRowWithItsContent)
   const std::string config = R"({"brokers":")" + Bootstrap() + R"(","group_id":")" +
                              Topic("trilang-cpp-g") + R"(","topic":")" + topic +
                              R"(","max_records":)" + std::to_string(csv.size()) + "}";
-  auto call = rdp::ParseConsumerConfigJson(config);
-  ASSERT_TRUE(call.ok()) << call.status().ToString();
+  ASSERT_OK_AND_ASSIGN(auto call, rdp::ParseConsumerConfigJson(config));
   std::ifstream schema_in(std::string(KELT_SOURCE_DIR) +
                           "/tests/fixtures/uber/landing_schema.json");
   std::string schema_json((std::istreambuf_iterator<char>(schema_in)),
                           std::istreambuf_iterator<char>());
-  auto landing = ParseSchemaJson(schema_json);
-  ASSERT_TRUE(landing.ok()) << landing.status().ToString();
-  auto landed = rdp::PollKafkaWindowLoaded(*call, *landing);
-  ASSERT_TRUE(landed.ok()) << landed.status().ToString();
-  const arrow::RecordBatch& b = *landed->batch;
+  ASSERT_OK_AND_ASSIGN(auto landing, ParseSchemaJson(schema_json));
+  ASSERT_OK_AND_ASSIGN(auto landed, rdp::PollKafkaWindowLoaded(call, landing));
+  const arrow::RecordBatch& b = *landed.batch;
   ASSERT_EQ(b.num_rows(), static_cast<int64_t>(csv.size()));
 
   // Content, not only the count: the key of each message is its row index ("0" for a
@@ -599,7 +580,7 @@ TEST_F(KafkaBrokerTest, TriLanguageScenarioCppLegLandsEveryCsvRowWithItsContent)
 
 int64_t Sent(const ProducerOptions& po, const DataSet& data) {
   auto sent = ExportDataSetToKafka(po, data);
-  EXPECT_TRUE(sent.ok()) << sent.status().ToString();
+  EXPECT_OK(sent);
   return sent.ok() ? *sent : -1;
 }
 
@@ -631,18 +612,16 @@ TEST_F(KafkaBrokerTest, StatelessExportRecoversAfterAFailedCallAndFollowsItsOpti
 
   // What landed: 6 rows on `topic`, 2 on `other`.
   for (const auto& [t, want] : {std::pair{topic, 6}, std::pair{other, 2}}) {
-    auto consumer = Consumer::Make(Options(t, Topic("g-export")));
-    ASSERT_TRUE(consumer.ok()) << consumer.status().ToString();
+    ASSERT_OK_AND_ASSIGN(auto consumer, Consumer::Make(Options(t, Topic("g-export"))));
     WindowOptions wo;
     wo.max_records = 100;
     Offsets seen;
     for (int i = 0; i < 20 && static_cast<int>(seen.size()) < want; ++i) {
-      auto w = (*consumer)->Poll(wo);
-      ASSERT_TRUE(w.ok()) << w.status().ToString();
-      Collect(*w, &seen);
+      ASSERT_OK_AND_ASSIGN(auto w, consumer->Poll(wo));
+      Collect(w, &seen);
     }
     EXPECT_EQ(static_cast<int>(seen.size()), want) << t;
-    ASSERT_TRUE((*consumer)->Close().ok());
+    ASSERT_OK(consumer->Close());
   }
 }
 

@@ -29,6 +29,7 @@
 #include "kelt/log.h"
 #include "kelt/schema.h"
 #include "kelt/sink.h"
+#include "kelt/testing/assertions.h"
 
 namespace kelt {
 namespace {
@@ -124,14 +125,17 @@ class KafkaSecurityTest : public ::testing::Test {
     po.topic = topic;
     po.message_timeout_ms = 30000;
     auto producer = Producer::Make(po);
-    EXPECT_TRUE(producer.ok()) << producer.status().ToString();
+    EXPECT_OK(producer);
     if (!producer.ok()) return topic;
     std::vector<std::pair<std::optional<std::string>, std::string>> msgs;
     for (int i = 0; i < n; ++i)
       msgs.emplace_back(std::nullopt, R"({"id":)" + std::to_string(i) + "}");
     auto sent = (*producer)->SendRaw(msgs);
-    EXPECT_TRUE(sent.ok() && *sent == n) << sent.status().ToString();
-    EXPECT_TRUE((*producer)->Close().ok());
+    EXPECT_OK(sent);
+    if (sent.ok()) {
+      EXPECT_EQ(*sent, n);
+    }
+    EXPECT_OK((*producer)->Close());
     return topic;
   }
 
@@ -170,7 +174,7 @@ class KafkaSecurityTest : public ::testing::Test {
     o.group_id = group;
     o.topics = {topic};
     auto c = Consumer::Make(o);
-    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    EXPECT_OK(c);
     if (!c.ok()) return -2;
     WindowOptions wo;
     wo.max_records = 1;
@@ -178,11 +182,11 @@ class KafkaSecurityTest : public ::testing::Test {
     // Poll until assigned (the committed offsets are asked for the assignment).
     for (int i = 0; i < 20 && (*c)->Assignment().empty(); ++i) {
       auto w = (*c)->Poll(wo);
-      EXPECT_TRUE(w.ok()) << w.status().ToString();
+      EXPECT_OK(w);
       (void)(*c)->Rewind(*w);
     }
     auto committed = (*c)->Committed();
-    EXPECT_TRUE(committed.ok()) << committed.status().ToString();
+    EXPECT_OK(committed);
     int64_t total = -1;
     if (committed.ok()) {
       for (const auto& [tp, off] : *committed) {
@@ -218,17 +222,16 @@ TEST_F(KafkaSecurityTest, RightPasswordConsumesWhatAScramProducerWrote) {
     po.topic = topic;  // created on first use (auto.create.topics.enable)
     po.message_timeout_ms = 30000;
     po.properties = Sasl("SCRAM-SHA-512", Password());
-    auto producer = Producer::Make(po);
-    ASSERT_TRUE(producer.ok()) << producer.status().ToString();
+    ASSERT_OK_AND_ASSIGN(auto producer, Producer::Make(po));
     std::vector<std::pair<std::optional<std::string>, std::string>> msgs;
     for (int i = 0; i < kRecords; ++i) {
       msgs.emplace_back("key-" + std::to_string(i),
                         R"({"id":)" + std::to_string(i) + R"(,"via":"scram"})");
     }
-    auto sent = (*producer)->SendRaw(msgs);
-    ASSERT_TRUE(sent.ok()) << sent.status().ToString() << BrokerHint();
+    auto sent = producer->SendRaw(msgs);
+    ASSERT_OK(sent) << BrokerHint();
     ASSERT_EQ(*sent, kRecords);
-    ASSERT_TRUE((*producer)->Close().ok());
+    ASSERT_OK(producer->Close());
   }
 
   ConsumerOptions o;
@@ -237,13 +240,12 @@ TEST_F(KafkaSecurityTest, RightPasswordConsumesWhatAScramProducerWrote) {
   o.topics = {topic};
   o.session_timeout_ms = 6000;
   o.properties = Sasl("SCRAM-SHA-256", Password());
-  auto c = Consumer::Make(o);
-  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_OK_AND_ASSIGN(auto c, Consumer::Make(o));
   WindowOptions opts;
   opts.max_records = 1000;
   opts.max_wait = std::chrono::seconds(30);
-  auto w = (*c)->Poll(opts);
-  ASSERT_TRUE(w.ok()) << w.status().ToString() << BrokerHint();
+  auto w = c->Poll(opts);
+  ASSERT_OK(w) << BrokerHint();
   ASSERT_EQ(w->size(), static_cast<size_t>(kRecords))
       << "window ended by " << WindowEndName(w->end_reason());
   EXPECT_EQ(w->end_reason(), WindowEnd::kEndOfPartitions);
@@ -258,11 +260,10 @@ TEST_F(KafkaSecurityTest, RightPasswordConsumesWhatAScramProducerWrote) {
   }
   EXPECT_EQ(keys.size(), static_cast<size_t>(kRecords));
   EXPECT_TRUE(keys.count("key-0") && keys.count("key-99"));
-  ASSERT_TRUE((*c)->Commit(*w).ok());
-  auto lag = (*c)->Lag();
-  ASSERT_TRUE(lag.ok()) << lag.status().ToString();
-  for (const auto& l : *lag) EXPECT_EQ(l.lag, 0) << ToString(l.tp);
-  ASSERT_TRUE((*c)->Close().ok());
+  ASSERT_OK(c->Commit(*w));
+  ASSERT_OK_AND_ASSIGN(auto lag, c->Lag());
+  for (const auto& l : lag) EXPECT_EQ(l.lag, 0) << ToString(l.tp);
+  ASSERT_OK(c->Close());
   EXPECT_EQ(logs_.LineWith(Password()), "") << "a log line shows the password";
 }
 
@@ -273,12 +274,11 @@ TEST_F(KafkaSecurityTest, WrongPasswordFailsConsumerPollClearlyWithoutShowingIt)
   o.group_id = "g-scram-wrong";
   o.topics = {"any"};
   o.properties = Sasl("SCRAM-SHA-256", wrong);
-  auto c = Consumer::Make(o);
-  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_OK_AND_ASSIGN(auto c, Consumer::Make(o));
   WindowOptions opts;
   opts.max_wait = std::chrono::seconds(30);
   auto start = std::chrono::steady_clock::now();
-  auto w = (*c)->Poll(opts);
+  auto w = c->Poll(opts);
   auto took = std::chrono::steady_clock::now() - start;
   ASSERT_FALSE(w.ok()) << "a wrong password was accepted";
   EXPECT_EQ(w.status().code(), StatusCode::kKafka) << w.status().ToString();
@@ -298,16 +298,15 @@ TEST_F(KafkaSecurityTest, WrongPasswordFailsProducerSendWithoutShowingIt) {
   po.topic = Topic("scram-wrong");
   po.message_timeout_ms = 5000;
   po.properties = Sasl("SCRAM-SHA-512", wrong);
-  auto producer = Producer::Make(po);
-  ASSERT_TRUE(producer.ok()) << producer.status().ToString();
-  auto sent = (*producer)->SendRaw({{"k", R"({"id":1})"}, {"k", R"({"id":2})"}});
+  ASSERT_OK_AND_ASSIGN(auto producer, Producer::Make(po));
+  auto sent = producer->SendRaw({{"k", R"({"id":1})"}, {"k", R"({"id":2})"}});
   ASSERT_FALSE(sent.ok()) << "a wrong password was accepted";
   EXPECT_EQ(sent.status().code(), StatusCode::kKafka) << sent.status().ToString();
   const std::string& msg = sent.status().message();
   EXPECT_NE(msg.find("authentication"), std::string::npos) << msg;  // the cause, named
   EXPECT_EQ(msg.find(wrong), std::string::npos) << msg;
   EXPECT_EQ(msg.find(Password()), std::string::npos) << msg;
-  (void)(*producer)->Close();  // undeliverable messages: Close reports them too
+  (void)producer->Close();  // undeliverable messages: Close reports them too
   EXPECT_EQ(logs_.LineWith(wrong), "") << "a log line shows the password";
 }
 
@@ -341,7 +340,7 @@ TEST_F(KafkaSecurityTest, SaslSslLandsAndCommitsWithBothScramMechanisms) {
     auto stats =
         Land(topic, group, SaslSsl(mechanism, env_["KELT_KAFKA_SCRAM_USER"], Password()),
              root);
-    ASSERT_TRUE(stats.ok()) << stats.status().ToString() << BrokerHint();
+    ASSERT_OK(stats) << BrokerHint();
     EXPECT_TRUE(stats->caught_up);
     EXPECT_EQ(stats->rows, 300);
     EXPECT_GT(LandedFiles(root), 0);
@@ -356,7 +355,7 @@ TEST_F(KafkaSecurityTest, MutualTlsLandsAndCommitsAsTheCertificatesPrincipal) {
   const std::string group = Topic("g-mtls");
   const std::string root = TempRoot("mtls");
   auto stats = Land(topic, group, MutualTls(), root);
-  ASSERT_TRUE(stats.ok()) << stats.status().ToString() << BrokerHint();
+  ASSERT_OK(stats) << BrokerHint();
   EXPECT_EQ(stats->rows, 250);
   EXPECT_EQ(CommittedTotal(topic, group), 250);
   std::filesystem::remove_all(root);

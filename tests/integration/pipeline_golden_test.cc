@@ -25,6 +25,7 @@
 #include "kelt/landing/filesystem.h"
 #include "kelt/pipeline_json.h"
 #include "kelt/rdp.h"
+#include "kelt/testing/assertions.h"
 #include "kelt/transform.h"
 
 namespace kelt {
@@ -263,7 +264,7 @@ Result<DataSet> ReadOutput(simdjson::dom::object check, const Services& services
   return Status::Invalid("unknown read kind '" + std::string(read) + "'");
 }
 
-class PipelineGolden : public testing::TestWithParam<std::string> {};
+class PipelineGolden : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(PipelineGolden, Case) {
   const fs::path dir = fs::path(KELT_GOLDEN_DIR) / GetParam();
@@ -348,20 +349,19 @@ TEST_P(PipelineGolden, Case) {
     for (simdjson::dom::element e : checks) {
       SCOPED_TRACE("expected_outputs.json[" + std::to_string(i++) + "]");
       simdjson::dom::object check = e.get_object().value();
-      auto want = ParseDataSetJson(simdjson::to_string(check["rows"].value()));
-      ASSERT_TRUE(want.ok()) << want.status().ToString();
-      auto read = ReadOutput(check, services, want->schema);
-      ASSERT_TRUE(read.ok()) << read.status().ToString();
-      EXPECT_EQ(SchemaToJson(read->schema), SchemaToJson(want->schema));
-      EXPECT_EQ(SortedRows(*read), SortedRows(*want));
+      ASSERT_OK_AND_ASSIGN(auto want,
+                           ParseDataSetJson(simdjson::to_string(check["rows"].value())));
+      ASSERT_OK_AND_ASSIGN(auto read, ReadOutput(check, services, want.schema));
+      EXPECT_EQ(SchemaToJson(read.schema), SchemaToJson(want.schema));
+      EXPECT_EQ(SortedRows(read), SortedRows(want));
     }
   }
   std::error_code ec;
   fs::remove_all(out_dir, ec);
 }
 
-INSTANTIATE_TEST_SUITE_P(Golden, PipelineGolden, testing::ValuesIn(Cases()),
-                         [](const testing::TestParamInfo<std::string>& info) {
+INSTANTIATE_TEST_SUITE_P(Golden, PipelineGolden, ::testing::ValuesIn(Cases()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
                            return info.param;
                          });
 

@@ -25,6 +25,7 @@
 #include "kelt/schema.h"
 #include "kelt/sink.h"
 #include "kelt/sink/sink_testing.h"
+#include "kelt/testing/assertions.h"
 
 namespace kelt {
 namespace {
@@ -112,10 +113,9 @@ class PostgresSinkTest : public ::testing::Test {
   std::unique_ptr<Sink> OpenSink(const PostgresSinkOptions& options,
                                  const Schema& landing) {
     auto sink = MakePostgresSink(options);
-    EXPECT_TRUE(sink.ok()) << sink.status().ToString();
+    EXPECT_OK(sink);
     if (!sink.ok()) return nullptr;
-    Status st = (*sink)->Open(ToArrowSchema(landing), DeadLetterSchema());
-    EXPECT_TRUE(st.ok()) << st.ToString();
+    EXPECT_OK((*sink)->Open(ToArrowSchema(landing), DeadLetterSchema()));
     return std::move(*sink);
   }
 
@@ -196,9 +196,8 @@ TEST_F(PostgresSinkTest, LoadedValuesRoundTripExactly) {
   auto sink = OpenSink(Options(table), landing);
   ASSERT_NE(sink, nullptr);
   SinkWindow w = Window(records, landing);
-  auto written = sink->Write(w);
-  ASSERT_TRUE(written.ok()) << written.status().ToString();
-  EXPECT_EQ(written->at(TopicPartition{"t", 0}), 6);
+  ASSERT_OK_AND_ASSIGN(auto written, sink->Write(w));
+  EXPECT_EQ(written.at(TopicPartition{"t", 0}), 6);
 
   auto rows = db_.Query(
       "SELECT i::text, f::text, b::text, s, "
@@ -273,10 +272,9 @@ TEST_F(PostgresSinkTest, SpecialDoublesAndEdgeTimesFromArrowBuilders) {
                              arrow::default_memory_pool());
   arrow::StringBuilder sb;
   for (size_t k = 0; k < values.size(); ++k) {
-    ASSERT_TRUE(db.Append(values[k]).ok());
-    ASSERT_TRUE(
-        tb.Append(-62135596800000000 + static_cast<int64_t>(k)).ok());  // 0001-01-01
-    ASSERT_TRUE(sb.Append("v" + std::to_string(k)).ok());
+    ASSERT_OK(db.Append(values[k]));
+    ASSERT_OK(tb.Append(-62135596800000000 + static_cast<int64_t>(k)));  // 0001-01-01
+    ASSERT_OK(sb.Append("v" + std::to_string(k)));
   }
   auto schema =
       arrow::schema({arrow::field("x", arrow::float64()),
@@ -285,14 +283,12 @@ TEST_F(PostgresSinkTest, SpecialDoublesAndEdgeTimesFromArrowBuilders) {
   auto batch = arrow::RecordBatch::Make(
       schema, static_cast<int64_t>(values.size()),
       {db.Finish().ValueOrDie(), tb.Finish().ValueOrDie(), sb.Finish().ValueOrDie()});
-  auto sink = MakePostgresSink(Options(table));
-  ASSERT_TRUE(sink.ok());
-  ASSERT_TRUE((*sink)->Open(schema, nullptr).ok());
+  ASSERT_OK_AND_ASSIGN(auto sink, MakePostgresSink(Options(table)));
+  ASSERT_OK(sink->Open(schema, nullptr));
   SinkWindow w;
   w.batch = batch;  // no spans: rows without offsets bookkeeping
-  auto written = (*sink)->Write(w);
-  ASSERT_TRUE(written.ok()) << written.status().ToString();
-  EXPECT_TRUE(written->empty());
+  ASSERT_OK_AND_ASSIGN(auto written, sink->Write(w));
+  EXPECT_TRUE(written.empty());
   // float8send gives the stored bits exactly.
   auto rows = db_.Query("SELECT encode(float8send(x), 'hex'), x::text, at::text FROM " +
                         table + " ORDER BY s");
@@ -328,7 +324,7 @@ TEST_F(PostgresSinkTest, QuotedIdentifiersAndNameWithoutPassword) {
   r.topic = "t";
   r.offset = 7;
   r.value = R"({"User ID":42,"sel\"ect":"drop table x; --"})";
-  ASSERT_TRUE(sink->Write(Window({r}, landing)).ok());
+  ASSERT_OK(sink->Write(Window({r}, landing)));
   auto quote = [](const std::string& s) {
     std::string q = "\"";
     for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
@@ -352,9 +348,8 @@ TEST_F(PostgresSinkTest, NamesOver63BytesAreRejected) {
   // A column name too long for PostgreSQL fails Open, naming it.
   Schema landing;
   landing.fields.emplace_back(std::string(70, 'c'), TypeId::kInt64);
-  auto ok = MakePostgresSink(Options(Unique("longcol")));
-  ASSERT_TRUE(ok.ok());
-  Status st = (*ok)->Open(ToArrowSchema(landing), DeadLetterSchema());
+  ASSERT_OK_AND_ASSIGN(auto ok, MakePostgresSink(Options(Unique("longcol"))));
+  Status st = ok->Open(ToArrowSchema(landing), DeadLetterSchema());
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find(std::string(70, 'c')), std::string::npos) << st.message();
 }
@@ -368,12 +363,11 @@ TEST_F(PostgresSinkTest, OffsetsRowsAndResumeAfterReconnect) {
     auto records = Records("orders", 0, 0, 4);
     auto more = Records("orders", 3, 100, 101);
     records.insert(records.end(), more.begin(), more.end());
-    auto w = sink->Write(Window(records, landing));
-    ASSERT_TRUE(w.ok()) << w.status().ToString();
-    EXPECT_EQ(*w, (OffsetMap{{{"orders", 0}, 5}, {{"orders", 3}, 102}}));
-    ASSERT_TRUE(sink->Write(Window(Records("orders", 0, 5, 9), landing)).ok());
-    ASSERT_TRUE(sink->Flush().ok());
-    ASSERT_TRUE(sink->Close().ok());
+    ASSERT_OK_AND_ASSIGN(auto w, sink->Write(Window(records, landing)));
+    EXPECT_EQ(w, (OffsetMap{{{"orders", 0}, 5}, {{"orders", 3}, 102}}));
+    ASSERT_OK(sink->Write(Window(Records("orders", 0, 5, 9), landing)));
+    ASSERT_OK(sink->Flush());
+    ASSERT_OK(sink->Close());
   }
   EXPECT_EQ(OffsetOf("g1", "orders", 0), "10");
   EXPECT_EQ(OffsetOf("g1", "orders", 3), "102");
@@ -381,9 +375,9 @@ TEST_F(PostgresSinkTest, OffsetsRowsAndResumeAfterReconnect) {
 
   auto again = OpenSink(Options(table, "g1"), landing);
   ASSERT_NE(again, nullptr);
-  auto resume = again->Resume({{"orders", 0}, {"orders", 1}, {"orders", 3}});
-  ASSERT_TRUE(resume.ok()) << resume.status().ToString();
-  EXPECT_EQ(*resume, (OffsetMap{{{"orders", 0}, 10}, {{"orders", 3}, 102}}));
+  ASSERT_OK_AND_ASSIGN(auto resume,
+                       again->Resume({{"orders", 0}, {"orders", 1}, {"orders", 3}}));
+  EXPECT_EQ(resume, (OffsetMap{{{"orders", 0}, 10}, {{"orders", 3}, 102}}));
   // Offsets belong to the group.
   auto other = OpenSink(Options(table, "g2"), landing);
   ASSERT_NE(other, nullptr);
@@ -397,19 +391,17 @@ TEST_F(PostgresSinkTest, GuardSkipsRecordsAnotherWriterStored) {
   auto b = OpenSink(Options(table), landing);  // a consumer that lost the partition
   ASSERT_NE(a, nullptr);
   ASSERT_NE(b, nullptr);
-  ASSERT_TRUE(a->Write(Window(Records("t", 0, 0, 9), landing)).ok());
+  ASSERT_OK(a->Write(Window(Records("t", 0, 0, 9), landing)));
 
   // The same range again adds nothing and leaves the offsets where they were.
-  auto replay = b->Write(Window(Records("t", 0, 0, 9), landing));
-  ASSERT_TRUE(replay.ok()) << replay.status().ToString();
-  EXPECT_EQ(replay->at({"t", 0}), 10);
+  ASSERT_OK_AND_ASSIGN(auto replay, b->Write(Window(Records("t", 0, 0, 9), landing)));
+  EXPECT_EQ(replay.at({"t", 0}), 10);
   EXPECT_EQ(db_.One("SELECT count(*) FROM " + table), "10");
   EXPECT_EQ(OffsetOf("g", "t", 0), "10");
 
   // An overlapping window lands only its new records.
-  auto overlap = b->Write(Window(Records("t", 0, 5, 14), landing));
-  ASSERT_TRUE(overlap.ok()) << overlap.status().ToString();
-  EXPECT_EQ(overlap->at({"t", 0}), 15);
+  ASSERT_OK_AND_ASSIGN(auto overlap, b->Write(Window(Records("t", 0, 5, 14), landing)));
+  EXPECT_EQ(overlap.at({"t", 0}), 15);
   EXPECT_EQ(db_.One("SELECT count(*) FROM " + table), "15");
   EXPECT_EQ(db_.One("SELECT count(DISTINCT _kafka_offset) FROM " + table), "15");
   EXPECT_EQ(db_.One("SELECT string_agg(name, ',' ORDER BY _kafka_offset) FROM " + table +
@@ -431,7 +423,7 @@ TEST_F(PostgresSinkTest, FailingCopyRollsBackRowsAndOffsets) {
   Schema landing = SimpleSchema();
   auto sink = OpenSink(Options(table), landing);
   ASSERT_NE(sink, nullptr);
-  ASSERT_TRUE(sink->Write(Window(Records("t", 0, 0, 1), landing)).ok());
+  ASSERT_OK(sink->Write(Window(Records("t", 0, 0, 1), landing)));
   // A row the offsets do not know about (written behind the sink's back): the COPY of
   // a window holding offset 5 violates the unique (topic, partition, offset) index.
   db_.Exec("INSERT INTO " + table + " VALUES (0, 'intruder', 't', 0, 5)");
@@ -449,8 +441,7 @@ TEST_F(PostgresSinkTest, FailingCopyRollsBackRowsAndOffsets) {
   EXPECT_EQ(OffsetOf("g", "t", 1), "<none>");  // the inserted offsets row went too
   // The sink is usable after the failure.
   db_.Exec("DELETE FROM " + table + " WHERE name = 'intruder'");
-  auto retry = sink->Write(Window(records, landing));
-  ASSERT_TRUE(retry.ok()) << retry.status().ToString();
+  ASSERT_OK(sink->Write(Window(records, landing)));
   EXPECT_EQ(db_.One("SELECT count(*) FROM " + table), "11");
   EXPECT_EQ(OffsetOf("g", "t", 1), "4");
 }
@@ -479,7 +470,7 @@ TEST_F(PostgresSinkTest, NulInTextFailsTheWindowUnlessReplaced) {
     o.replace_nul_in_text = true;
     auto sink = OpenSink(o, landing);
     ASSERT_NE(sink, nullptr);
-    ASSERT_TRUE(sink->Write(Window(records, landing)).ok());
+    ASSERT_OK(sink->Write(Window(records, landing)));
     EXPECT_EQ(db_.One("SELECT name FROM " + table + " WHERE _kafka_offset = 1"),
               "a\xEF\xBF\xBD"
               "b");
@@ -498,7 +489,7 @@ TEST_F(PostgresSinkTest, DeadLettersLandInTheSameTransaction) {
   lo.on_bad_record = BadRecordPolicy::kDeadLetter;
   SinkWindow w = Window(records, landing, lo);
   ASSERT_EQ(w.dead_letters->num_rows(), 1);
-  ASSERT_TRUE(sink->Write(w).ok());
+  ASSERT_OK(sink->Write(w));
   EXPECT_EQ(db_.One("SELECT count(*) FROM " + table), "3");
   auto rows = db_.Query(
       "SELECT _kafka_topic, _kafka_offset, encode(_kafka_key, 'hex'), "
@@ -512,7 +503,7 @@ TEST_F(PostgresSinkTest, DeadLettersLandInTheSameTransaction) {
   EXPECT_EQ(rows[0][4], "TYPE_MISMATCH");
   EXPECT_EQ(OffsetOf("g", "t", 0), "4");
   // Replayed, the dead letter is skipped like the rows.
-  ASSERT_TRUE(sink->Write(w).ok());
+  ASSERT_OK(sink->Write(w));
   EXPECT_EQ(db_.One("SELECT count(*) FROM " + table + "_dead_letter"), "1");
 }
 
@@ -522,9 +513,8 @@ TEST_F(PostgresSinkTest, IncompatibleOrMissingTablesAreClearErrors) {
   db_.Exec("CREATE TABLE " + wrong_type +
            " (id TEXT, name TEXT, _kafka_topic TEXT, _kafka_partition BIGINT, "
            "_kafka_offset BIGINT)");
-  auto s1 = MakePostgresSink(Options(wrong_type));
-  ASSERT_TRUE(s1.ok());
-  Status st = (*s1)->Open(ToArrowSchema(landing), DeadLetterSchema());
+  ASSERT_OK_AND_ASSIGN(auto s1, MakePostgresSink(Options(wrong_type)));
+  Status st = s1->Open(ToArrowSchema(landing), DeadLetterSchema());
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find(wrong_type), std::string::npos) << st.message();
   EXPECT_NE(st.message().find("'id' is text"), std::string::npos) << st.message();
@@ -543,7 +533,7 @@ TEST_F(PostgresSinkTest, IncompatibleOrMissingTablesAreClearErrors) {
            "_kafka_topic VARCHAR(100), name TEXT, id BIGINT)");
   auto s3 = OpenSink(Options(compatible), landing);
   ASSERT_NE(s3, nullptr);
-  ASSERT_TRUE(s3->Write(Window(Records("t", 0, 0, 0), landing)).ok());
+  ASSERT_OK(s3->Write(Window(Records("t", 0, 0, 0), landing)));
   EXPECT_EQ(db_.One("SELECT extra || name FROM " + compatible), "dn0");
 
   PostgresSinkOptions o = Options(Unique("absent"));
@@ -577,9 +567,8 @@ TEST_F(PostgresSinkTest, PasswordNeverAppearsInErrors) {
     return (*sink)->Open(ToArrowSchema(landing), DeadLetterSchema());
   };
   // The right password works (SCRAM), so the wrong ones below fail on it alone.
-  EXPECT_TRUE(
-      open_error("postgresql://" + user + ":" + password + "@127.0.0.1:" + port + "/kelt")
-          .ok());
+  EXPECT_OK(open_error("postgresql://" + user + ":" + password + "@127.0.0.1:" + port +
+                       "/kelt"));
   const std::string wrong = password + "Wrong";
   for (const std::string& conninfo :
        {"postgresql://" + user + ":" + wrong + "@127.0.0.1:" + port + "/kelt",
@@ -619,7 +608,7 @@ TEST_F(PostgresSinkTest, ConnectionKilledMidRunLosesNothingAfterRestart) {
     po.conninfo += (po.conninfo.find('?') == std::string::npos ? "?" : "&");
     po.conninfo += "application_name=" + app;  // names exactly this sink's backend
     auto sink = MakePostgresSink(po);
-    EXPECT_TRUE(sink.ok()) << sink.status().ToString();
+    EXPECT_OK(sink);
     if (!sink.ok()) return nullptr;
     EltOptions o;
     o.consumer = ConsumerFor(mc, topic, group);
@@ -631,7 +620,7 @@ TEST_F(PostgresSinkTest, ConnectionKilledMidRunLosesNothingAfterRestart) {
     std::vector<std::unique_ptr<Sink>> sinks;
     sinks.push_back(std::move(*sink));
     auto loop = EltLoop::Make(std::move(o), std::move(sinks));
-    EXPECT_TRUE(loop.ok()) << loop.status().ToString();
+    EXPECT_OK(loop);
     return loop.ok() ? std::move(*loop) : nullptr;
   };
   auto backends = [&] {
@@ -642,9 +631,8 @@ TEST_F(PostgresSinkTest, ConnectionKilledMidRunLosesNothingAfterRestart) {
   auto first = make_loop();
   ASSERT_NE(first, nullptr);
   for (int i = 0; i < 50 && first->stats().rows < 300; ++i) {
-    auto step = first->Step();
-    ASSERT_TRUE(step.ok()) << step.status().ToString();
-    ASSERT_TRUE(*step);
+    ASSERT_OK_AND_ASSIGN(auto step, first->Step());
+    ASSERT_TRUE(step);
   }
   const int64_t landed = first->stats().rows;
   ASSERT_GE(landed, 300);
@@ -718,11 +706,10 @@ TEST_F(PostgresSinkTest, ConnectionKilledMidRunLosesNothingAfterRestart) {
   // A new loop of the same group resumes from the offsets stored with the rows.
   auto third = make_loop();
   ASSERT_NE(third, nullptr);
-  auto run = third->Run();
-  ASSERT_TRUE(run.ok()) << run.status().ToString();
-  EXPECT_TRUE(run->caught_up);
-  EXPECT_EQ(run->records, kRecords - landed);  // nothing read twice
-  EXPECT_EQ(run->rows, kRecords - landed);
+  ASSERT_OK_AND_ASSIGN(auto run, third->Run());
+  EXPECT_TRUE(run.caught_up);
+  EXPECT_EQ(run.records, kRecords - landed);  // nothing read twice
+  EXPECT_EQ(run.rows, kRecords - landed);
   third.reset();
 
   EXPECT_EQ(db_.One("SELECT count(*) FROM " + table), std::to_string(kRecords));

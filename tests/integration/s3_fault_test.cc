@@ -44,6 +44,7 @@
 #include "kelt/load.h"
 #include "kelt/sink.h"
 #include "kelt/sink/sink_testing.h"
+#include "kelt/testing/assertions.h"
 
 namespace kelt {
 namespace {
@@ -76,18 +77,16 @@ void Produce(const std::string& topic, int n) {
   ProducerOptions po;
   po.brokers = Bootstrap();
   po.topic = topic;
-  auto producer = Producer::Make(po);
-  ASSERT_TRUE(producer.ok()) << producer.status().ToString();
+  ASSERT_OK_AND_ASSIGN(auto producer, Producer::Make(po));
   std::vector<std::pair<std::optional<std::string>, std::string>> msgs;
   for (int i = 0; i < n; ++i) {
     msgs.emplace_back("k" + std::to_string(i), R"({"id":)" + std::to_string(i) +
                                                    R"(,"name":"row )" +
                                                    std::to_string(i) + R"("})");
   }
-  auto sent = (*producer)->SendRaw(msgs);
-  ASSERT_TRUE(sent.ok()) << sent.status().ToString();
-  ASSERT_EQ(*sent, n);
-  ASSERT_TRUE((*producer)->Close().ok());
+  ASSERT_OK_AND_ASSIGN(auto sent, producer->SendRaw(msgs));
+  ASSERT_EQ(sent, n);
+  ASSERT_OK(producer->Close());
 }
 
 // One HTTP/1.1 GET to 127.0.0.1:port; the status code and body (status 0: no answer).
@@ -277,14 +276,12 @@ class S3FaultTest : public ::testing::Test {
     ASSERT_NO_FATAL_FAILURE(proxy_.Start(moto_, dir_));
 
     // The check reads moto directly, not through the proxy.
-    ASSERT_TRUE(arrow::fs::EnsureS3Initialized().ok());
+    ASSERT_OK(arrow::fs::EnsureS3Initialized());
     auto options = arrow::fs::S3Options::FromAccessKey("testing", "testing");
     options.region = "us-east-1";
     options.scheme = "http";
     options.endpoint_override = moto_.substr(std::string("http://").size());
-    auto s3 = arrow::fs::S3FileSystem::Make(options);
-    ASSERT_TRUE(s3.ok()) << s3.status().ToString();
-    s3_ = *s3;
+    ASSERT_OK_AND_ASSIGN(s3_, arrow::fs::S3FileSystem::Make(options));
   }
 
   void TearDown() override {
@@ -335,7 +332,7 @@ class S3FaultTest : public ::testing::Test {
     sel.recursive = true;
     sel.allow_not_found = true;
     auto infos = s3_->GetFileInfo(sel);
-    EXPECT_TRUE(infos.ok()) << infos.status().ToString();
+    EXPECT_OK(infos);
     std::vector<arrow::fs::FileInfo> files;
     if (infos.ok()) {
       for (auto& i : *infos) {
@@ -356,15 +353,12 @@ class S3FaultTest : public ::testing::Test {
       EXPECT_EQ(f.base_name().find(".inprogress"), std::string::npos) << f.path();
       EXPECT_NE(f.base_name()[0], '.') << f.path();
       ASSERT_EQ(f.extension(), "parquet") << f.path();
-      auto in = s3_->OpenInputFile(f.path());
-      ASSERT_TRUE(in.ok()) << in.status().ToString();
-      auto reader = parquet::arrow::OpenFile(*in, arrow::default_memory_pool());
-      ASSERT_TRUE(reader.ok()) << f.path() << ": " << reader.status().ToString();
-      auto table = (*reader)->ReadTable();
-      ASSERT_TRUE(table.ok()) << table.status().ToString();
-      auto combined = (*table)->CombineChunksToBatch();
-      ASSERT_TRUE(combined.ok()) << combined.status().ToString();
-      const auto& batch = **combined;
+      ASSERT_OK_AND_ASSIGN(auto in, s3_->OpenInputFile(f.path()));
+      auto reader = parquet::arrow::OpenFile(in, arrow::default_memory_pool());
+      ASSERT_OK(reader) << f.path();
+      ASSERT_OK_AND_ASSIGN(auto table, (*reader)->ReadTable());
+      ASSERT_OK_AND_ASSIGN(auto combined, table->CombineChunksToBatch());
+      const auto& batch = *combined;
       auto part = std::static_pointer_cast<arrow::Int64Array>(
           batch.GetColumnByName("_kafka_partition"));
       auto off = std::static_pointer_cast<arrow::Int64Array>(
@@ -433,8 +427,7 @@ void ExpectParquetWritesUnder(const std::vector<std::string>& failed,
 }
 
 TEST_F(S3FaultTest, TransientServerErrorsAreRetriedAndEveryOffsetLandsOnce) {
-  auto loop = MakeLoop();
-  ASSERT_TRUE(loop.ok()) << loop.status().ToString();
+  ASSERT_OK_AND_ASSIGN(auto loop, MakeLoop());
   const ProxyStats before = proxy_.Stats();
   EXPECT_EQ(before.served_500, 0);
   // The next three write requests get 500 InternalError: the first upload's request
@@ -442,10 +435,9 @@ TEST_F(S3FaultTest, TransientServerErrorsAreRetriedAndEveryOffsetLandsOnce) {
   constexpr int kFailures = 3;
   ASSERT_NO_FATAL_FAILURE(proxy_.SetMode("fail", kFailures));
   const auto start = Clock::now();
-  auto run = (*loop)->Run();
+  auto run = loop->Run();
   const double took = SecondsSince(start);
-  ASSERT_TRUE(run.ok()) << "the run did not survive " << kFailures
-                        << " transient 500s: " << run.status().ToString();
+  ASSERT_OK(run) << "the run did not survive " << kFailures << " transient 500s";
   std::fprintf(stderr, "run with %d transient 500s (served in %.2f s): %.2f s\n",
                kFailures, proxy_.Stats().seconds_500, took);
 
@@ -473,11 +465,10 @@ TEST_F(S3FaultTest, TransientServerErrorsAreRetriedAndEveryOffsetLandsOnce) {
 // until the store recovers: the run fails without publishing or committing anything,
 // then a new loop lands everything once.
 void S3FaultTest::PersistentErrorsThenRecovery(const std::string& match) {
-  auto loop = MakeLoop();
-  ASSERT_TRUE(loop.ok()) << loop.status().ToString();
+  ASSERT_OK_AND_ASSIGN(auto loop, MakeLoop());
   ASSERT_NO_FATAL_FAILURE(proxy_.SetMode("fail", -1, match));  // until "pass"
   auto start = Clock::now();
-  auto run = (*loop)->Run();
+  auto run = loop->Run();
   const double failed_after = SecondsSince(start);
   ASSERT_FALSE(run.ok()) << "the run succeeded although every upload got a 500";
   const std::string message = run.status().message();
@@ -489,9 +480,9 @@ void S3FaultTest::PersistentErrorsThenRecovery(const std::string& match) {
   EXPECT_NE(message.find(".parquet'"), std::string::npos) << message;
   EXPECT_NE(message.find("We encountered an internal error"), std::string::npos)
       << message;
-  EXPECT_TRUE((*loop)->stats().committed.empty()) << "the failed loop committed";
-  EXPECT_TRUE((*loop)->Close().ok());
-  loop->reset();
+  EXPECT_TRUE(loop->stats().committed.empty()) << "the failed loop committed";
+  EXPECT_OK(loop->Close());
+  loop.reset();
 
   const ProxyStats failing = proxy_.Stats();
   std::set<std::string> failed_keys;
@@ -517,13 +508,11 @@ void S3FaultTest::PersistentErrorsThenRecovery(const std::string& match) {
 
   // The store recovers: a new loop in the same group lands everything once.
   ASSERT_NO_FATAL_FAILURE(proxy_.SetMode("pass"));
-  auto again = MakeLoop();
-  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  ASSERT_OK_AND_ASSIGN(auto again, MakeLoop());
   start = Clock::now();
-  auto rerun = (*again)->Run();
-  ASSERT_TRUE(rerun.ok()) << rerun.status().ToString();
+  ASSERT_OK_AND_ASSIGN(auto rerun, again->Run());
   std::fprintf(stderr, "the run after recovery took %.2f s\n", SecondsSince(start));
-  EXPECT_EQ(rerun->rows, kRecords);
+  EXPECT_EQ(rerun.rows, kRecords);
   EXPECT_EQ(proxy_.Stats().served_500, failing.served_500);
   const testing::GroupView group = ReadGroup(topic_, group_);
   ASSERT_EQ(group.ends.size(), static_cast<size_t>(kPartitions));
@@ -545,13 +534,10 @@ TEST_F(S3FaultTest, FailedPartUploadsAndCompletionPublishNothingAndARetryLandsAl
 // again once the store is healthy. It resumes at the upload (the files were already
 // encoded) and publishes every row once.
 TEST_F(S3FaultTest, AFailedFlushIsDoneAgainOnceTheStoreRecovers) {
-  auto sink = MakeSink(/*rotate_records=*/1'000'000);
-  ASSERT_TRUE(sink.ok()) << sink.status().ToString();
-  auto landing = ParseSchemaJson(kLanding);
-  ASSERT_TRUE(landing.ok()) << landing.status().ToString();
-  auto loader = Loader::Make(WithIdentityColumns(*landing));
-  ASSERT_TRUE(loader.ok()) << loader.status().ToString();
-  ASSERT_TRUE((*sink)->Open((*loader)->arrow_schema(), DeadLetterSchema()).ok());
+  ASSERT_OK_AND_ASSIGN(auto sink, MakeSink(/*rotate_records=*/1'000'000));
+  ASSERT_OK_AND_ASSIGN(auto landing, ParseSchemaJson(kLanding));
+  ASSERT_OK_AND_ASSIGN(auto loader, Loader::Make(WithIdentityColumns(landing)));
+  ASSERT_OK(sink->Open(loader->arrow_schema(), DeadLetterSchema()));
   // One window of 1,000 records per partition: below the rotation size, so only a
   // flush publishes them. Ids are unique over both partitions.
   std::vector<StreamRecord> records;
@@ -568,25 +554,24 @@ TEST_F(S3FaultTest, AFailedFlushIsDoneAgainOnceTheStoreRecovers) {
     }
     ends[p] = n;
   }
-  auto written = (*sink)->Write(testing::MakeSinkWindow(
-      records, WithIdentityColumns(*landing), testing::DeadLetterOptions()));
-  ASSERT_TRUE(written.ok()) << written.status().ToString();
-  EXPECT_TRUE(written->empty()) << "published before the flush";
+  ASSERT_OK_AND_ASSIGN(auto written, sink->Write(testing::MakeSinkWindow(
+                                         records, WithIdentityColumns(landing),
+                                         testing::DeadLetterOptions())));
+  EXPECT_TRUE(written.empty()) << "published before the flush";
 
   ASSERT_NO_FATAL_FAILURE(proxy_.SetMode("fail"));
-  auto failed = (*sink)->Flush();
+  auto failed = sink->Flush();
   ASSERT_FALSE(failed.ok()) << "the flush succeeded although every upload got a 500";
   EXPECT_NE(failed.status().message().find("uploading '"), std::string::npos)
       << failed.status().ToString();
   EXPECT_TRUE(Objects().empty()) << "an object exists although no upload succeeded";
 
   ASSERT_NO_FATAL_FAILURE(proxy_.SetMode("pass"));
-  auto flushed = (*sink)->Flush();
-  ASSERT_TRUE(flushed.ok()) << flushed.status().ToString();
+  ASSERT_OK_AND_ASSIGN(auto flushed, sink->Flush());
   for (const auto& [p, end] : ends) {
-    EXPECT_EQ((*flushed)[(TopicPartition{topic_, p})], end) << "partition " << p;
+    EXPECT_EQ(flushed[(TopicPartition{topic_, p})], end) << "partition " << p;
   }
-  ASSERT_TRUE((*sink)->Close().ok());
+  ASSERT_OK(sink->Close());
   EXPECT_EQ(Objects().size(), static_cast<size_t>(kPartitions));
   ExpectEveryOffsetOnce(ends);
 }

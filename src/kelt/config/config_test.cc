@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "kelt/testing/assertions.h"
+
 namespace kelt {
 namespace {
 
@@ -58,9 +60,8 @@ sinks:
 )";
 
 TEST(ConfigTest, ParsesEveryKey) {
-  auto c = ParseEltConfig(kGood, "/etc/kelt");
-  ASSERT_TRUE(c.ok()) << c.status().ToString();
-  const auto& co = c->elt.consumer;
+  ASSERT_OK_AND_ASSIGN(auto c, ParseEltConfig(kGood, "/etc/kelt"));
+  const auto& co = c.elt.consumer;
   EXPECT_EQ(co.brokers, "localhost:9092");
   EXPECT_EQ(co.group_id, "demo");
   EXPECT_EQ(co.topics, (std::vector<std::string>{"rides", "^rides-.*"}));
@@ -68,40 +69,40 @@ TEST(ConfigTest, ParsesEveryKey) {
   EXPECT_EQ(co.session_timeout_ms, 6000);
   EXPECT_EQ(co.properties.at("fetch.max.bytes"), "1048576");
   EXPECT_EQ(co.properties.at("sasl.password"), "hunter2");
-  ASSERT_EQ(c->elt.landing.fields.size(), 2u);
-  EXPECT_EQ(c->elt.landing.fields[0].type, TypeId::kTimestamp);
-  EXPECT_EQ(c->schema_origin, "inline");
-  EXPECT_EQ(c->elt.load.on_bad_record, BadRecordPolicy::kSkip);
-  EXPECT_TRUE(c->elt.load.strict_payload);
-  EXPECT_EQ(c->elt.window.max_records, 5000);
-  EXPECT_EQ(c->elt.window.max_bytes, 1000000);
-  EXPECT_EQ(c->elt.window.max_wait.count(), 250);
-  EXPECT_FALSE(c->elt.window.stop_at_end);
-  EXPECT_TRUE(c->elt.until_caught_up);
-  EXPECT_EQ(c->elt.max_windows, 7);
-  EXPECT_EQ(c->elt.assignment_timeout, std::chrono::milliseconds(5000));
-  EXPECT_EQ(c->metrics_port, 9464);
-  EXPECT_EQ(c->metrics_host, "0.0.0.0");
-  EXPECT_EQ(c->log_format, "json");
-  EXPECT_EQ(c->log_level, "debug");
-  EXPECT_EQ(c->progress, "lines");
-  EXPECT_EQ(c->progress_interval_ms, 500);
-  ASSERT_EQ(c->sinks.size(), 3u);
-  EXPECT_EQ(c->sinks[0].kind, SinkConfig::Kind::kParquet);
-  EXPECT_EQ(c->sinks[0].parquet.root, "/etc/kelt/landing");  // relative to the file
-  EXPECT_EQ(c->sinks[0].parquet.rotate_records, 1000);
-  EXPECT_EQ(c->sinks[0].parquet.rotate_age.count(), 5000);
-  EXPECT_EQ(c->sinks[0].parquet.compression, "snappy");
-  EXPECT_EQ(c->sinks[0].parquet.dictionary, "none");
-  EXPECT_EQ(c->sinks[0].parquet.partition_by, "base");
-  EXPECT_EQ(c->sinks[1].kind, SinkConfig::Kind::kDuckDb);
-  EXPECT_EQ(c->sinks[1].duckdb.path, "/tmp/x.duckdb");
-  EXPECT_EQ(c->sinks[1].duckdb.table, "rides");
-  EXPECT_EQ(c->sinks[1].duckdb.group_id, "demo");  // defaults to the group
-  EXPECT_EQ(c->sinks[2].kind, SinkConfig::Kind::kPostgres);
-  EXPECT_EQ(c->sinks[2].postgres.table, "public.rides");
-  EXPECT_TRUE(c->sinks[2].postgres.replace_nul_in_text);
-  EXPECT_EQ(c->sinks[2].postgres.group_id, "demo");
+  ASSERT_EQ(c.elt.landing.fields.size(), 2u);
+  EXPECT_EQ(c.elt.landing.fields[0].type, TypeId::kTimestamp);
+  EXPECT_EQ(c.schema_origin, "inline");
+  EXPECT_EQ(c.elt.load.on_bad_record, BadRecordPolicy::kSkip);
+  EXPECT_TRUE(c.elt.load.strict_payload);
+  EXPECT_EQ(c.elt.window.max_records, 5000);
+  EXPECT_EQ(c.elt.window.max_bytes, 1000000);
+  EXPECT_EQ(c.elt.window.max_wait.count(), 250);
+  EXPECT_FALSE(c.elt.window.stop_at_end);
+  EXPECT_TRUE(c.elt.until_caught_up);
+  EXPECT_EQ(c.elt.max_windows, 7);
+  EXPECT_EQ(c.elt.assignment_timeout, std::chrono::milliseconds(5000));
+  EXPECT_EQ(c.metrics_port, 9464);
+  EXPECT_EQ(c.metrics_host, "0.0.0.0");
+  EXPECT_EQ(c.log_format, "json");
+  EXPECT_EQ(c.log_level, "debug");
+  EXPECT_EQ(c.progress, "lines");
+  EXPECT_EQ(c.progress_interval_ms, 500);
+  ASSERT_EQ(c.sinks.size(), 3u);
+  EXPECT_EQ(c.sinks[0].kind, SinkConfig::Kind::kParquet);
+  EXPECT_EQ(c.sinks[0].parquet.root, "/etc/kelt/landing");  // relative to the file
+  EXPECT_EQ(c.sinks[0].parquet.rotate_records, 1000);
+  EXPECT_EQ(c.sinks[0].parquet.rotate_age.count(), 5000);
+  EXPECT_EQ(c.sinks[0].parquet.compression, "snappy");
+  EXPECT_EQ(c.sinks[0].parquet.dictionary, "none");
+  EXPECT_EQ(c.sinks[0].parquet.partition_by, "base");
+  EXPECT_EQ(c.sinks[1].kind, SinkConfig::Kind::kDuckDb);
+  EXPECT_EQ(c.sinks[1].duckdb.path, "/tmp/x.duckdb");
+  EXPECT_EQ(c.sinks[1].duckdb.table, "rides");
+  EXPECT_EQ(c.sinks[1].duckdb.group_id, "demo");  // defaults to the group
+  EXPECT_EQ(c.sinks[2].kind, SinkConfig::Kind::kPostgres);
+  EXPECT_EQ(c.sinks[2].postgres.table, "public.rides");
+  EXPECT_TRUE(c.sinks[2].postgres.replace_nul_in_text);
+  EXPECT_EQ(c.sinks[2].postgres.group_id, "demo");
 }
 
 TEST(ConfigTest, JsonIsAccepted) {
@@ -110,7 +111,7 @@ TEST(ConfigTest, JsonIsAccepted) {
           "schema":{"fields":[{"name":"x","data_type":"Int64"}]},
           "sinks":[{"duckdb":{"path":"d.duckdb"}}]})",
       "/base");
-  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_OK(c);
   EXPECT_EQ(c->sinks[0].duckdb.path, "/base/d.duckdb");
   EXPECT_EQ(c->elt.landing.fields[0].name, "x");
   // Defaults.
@@ -217,18 +218,17 @@ TEST(ConfigTest, OverridesWinInOrderAndNameTheirOrigin) {
       {"parquet.rotate_records", "9", "--set"},   // the one parquet sink
       {"properties.security.protocol", "SSL", "--property"},
   };
-  auto c = ParseEltConfig(kMinimal, "/cfg", o);
-  ASSERT_TRUE(c.ok()) << c.status().ToString();
-  EXPECT_EQ(c->elt.consumer.group_id, "from-flag");
-  EXPECT_EQ(c->elt.window.max_records, 42);
-  EXPECT_EQ(c->elt.consumer.topics, (std::vector<std::string>{"a", "b"}));
-  ASSERT_EQ(c->sinks.size(), 2u);
-  EXPECT_EQ(c->sinks[0].parquet.root, "/cfg/out");
-  EXPECT_EQ(c->sinks[0].parquet.rotate_records, 9);
+  ASSERT_OK_AND_ASSIGN(auto c, ParseEltConfig(kMinimal, "/cfg", o));
+  EXPECT_EQ(c.elt.consumer.group_id, "from-flag");
+  EXPECT_EQ(c.elt.window.max_records, 42);
+  EXPECT_EQ(c.elt.consumer.topics, (std::vector<std::string>{"a", "b"}));
+  ASSERT_EQ(c.sinks.size(), 2u);
+  EXPECT_EQ(c.sinks[0].parquet.root, "/cfg/out");
+  EXPECT_EQ(c.sinks[0].parquet.rotate_records, 9);
   // A path from a flag is the user's, relative to the current directory.
-  EXPECT_EQ(c->sinks[1].duckdb.path, "rel.duckdb");
-  EXPECT_EQ(c->sinks[1].duckdb.group_id, "from-flag");
-  EXPECT_EQ(c->elt.consumer.properties.at("security.protocol"), "SSL");
+  EXPECT_EQ(c.sinks[1].duckdb.path, "rel.duckdb");
+  EXPECT_EQ(c.sinks[1].duckdb.group_id, "from-flag");
+  EXPECT_EQ(c.elt.consumer.properties.at("security.protocol"), "SSL");
 
   auto bad =
       ParseEltConfig(kMinimal, "/", {{"window.max_records", "lots", "--window-records"}});
@@ -237,15 +237,16 @@ TEST(ConfigTest, OverridesWinInOrderAndNameTheirOrigin) {
             "window.max_records: expected an integer, got \"lots\" (--window-records)");
 
   // Flags alone make a config (no file).
-  auto flags_only = ParseEltConfig(
-      "", "/",
-      {{"brokers", "b:1", "--brokers"},
-       {"group", "g", "--group"},
-       {"topics", "t", "--topic"},
-       {"schema", R"({"fields":[{"name":"x","data_type":"Utf8"}]})", "--schema"},
-       {"parquet.root", "/tmp/p", "--parquet"}});
-  ASSERT_TRUE(flags_only.ok()) << flags_only.status().ToString();
-  EXPECT_EQ(flags_only->sinks[0].parquet.root, "/tmp/p");
+  ASSERT_OK_AND_ASSIGN(
+      auto flags_only,
+      ParseEltConfig(
+          "", "/",
+          {{"brokers", "b:1", "--brokers"},
+           {"group", "g", "--group"},
+           {"topics", "t", "--topic"},
+           {"schema", R"({"fields":[{"name":"x","data_type":"Utf8"}]})", "--schema"},
+           {"parquet.root", "/tmp/p", "--parquet"}}));
+  EXPECT_EQ(flags_only.sinks[0].parquet.root, "/tmp/p");
 }
 
 TEST(ConfigTest, BadOverrideKeysAreNamed) {
@@ -270,9 +271,10 @@ TEST(ConfigTest, AmbiguousSinkShortcutIsAnError) {
   EXPECT_NE(c.status().message().find("several parquet sinks; use sinks[N].parquet.root"),
             std::string::npos)
       << c.status().message();
-  auto indexed = ParseEltConfig(text, "/", {{"sinks[1].parquet.root", "/x", "--set"}});
-  ASSERT_TRUE(indexed.ok()) << indexed.status().ToString();
-  EXPECT_EQ(indexed->sinks[1].parquet.root, "/x");
+  ASSERT_OK_AND_ASSIGN(
+      auto indexed,
+      ParseEltConfig(text, "/", {{"sinks[1].parquet.root", "/x", "--set"}}));
+  EXPECT_EQ(indexed.sinks[1].parquet.root, "/x");
 }
 
 TEST(ConfigTest, EnvironmentOverrides) {
@@ -289,21 +291,19 @@ TEST(ConfigTest, EnvironmentOverrides) {
   };
   auto o = ConfigOverridesFromEnv(names, get);
   ASSERT_EQ(o.size(), 4u);
-  auto c = ParseEltConfig(kMinimal, "/", o);
-  ASSERT_TRUE(c.ok()) << c.status().ToString();
-  EXPECT_EQ(c->elt.consumer.group_id, "g2");
-  EXPECT_EQ(c->elt.window.max_wait.count(), 77);
-  EXPECT_EQ(c->sinks[0].parquet.compression, "lz4");
-  EXPECT_EQ(c->elt.consumer.properties.at("sasl.mechanism"), "PLAIN");
+  ASSERT_OK_AND_ASSIGN(auto c, ParseEltConfig(kMinimal, "/", o));
+  EXPECT_EQ(c.elt.consumer.group_id, "g2");
+  EXPECT_EQ(c.elt.window.max_wait.count(), 77);
+  EXPECT_EQ(c.sinks[0].parquet.compression, "lz4");
+  EXPECT_EQ(c.elt.consumer.properties.at("sasl.mechanism"), "PLAIN");
 }
 
 TEST(ConfigTest, ExpandsEnvironmentVariablesInValues) {
   setenv("KELT_TEST_PG", "postgresql://u:pw@h/db", 1);
   std::string text =
       std::string(kMinimal) + "  - postgres: {conninfo: '${KELT_TEST_PG}'}\n";
-  auto c = ParseEltConfig(text, "/");
-  ASSERT_TRUE(c.ok()) << c.status().ToString();
-  EXPECT_EQ(c->sinks[1].postgres.conninfo, "postgresql://u:pw@h/db");
+  ASSERT_OK_AND_ASSIGN(auto c, ParseEltConfig(text, "/"));
+  EXPECT_EQ(c.sinks[1].postgres.conninfo, "postgresql://u:pw@h/db");
   auto missing = ParseEltConfig(
       std::string(kMinimal) + "  - postgres: {conninfo: '${KELT_TEST_NOPE}'}\n", "/");
   ASSERT_FALSE(missing.ok());
@@ -323,10 +323,9 @@ TEST(ConfigTest, SchemaFileIsRelativeToTheConfigFile) {
   std::ofstream(dir / "kelt.yaml")
       << "brokers: b:1\ngroup: g\ntopics: [t]\n"
          "schema: schemas/s.json\nsinks:\n  - parquet: {root: out}\n";
-  auto c = LoadEltConfig(dir / "kelt.yaml");
-  ASSERT_TRUE(c.ok()) << c.status().ToString();
-  EXPECT_EQ(c->elt.landing.fields[0].name, "y");
-  EXPECT_EQ(c->schema_origin, (dir / "schemas" / "s.json").string());
+  ASSERT_OK_AND_ASSIGN(auto c, LoadEltConfig(dir / "kelt.yaml"));
+  EXPECT_EQ(c.elt.landing.fields[0].name, "y");
+  EXPECT_EQ(c.schema_origin, (dir / "schemas" / "s.json").string());
 
   std::ofstream(dir / "bad.yaml")
       << "brokers: b:1\ngroup: g\ntopics: [t]\n"
@@ -384,12 +383,12 @@ TEST(ConfigTest, AnAliasInsideItsOwnNodeIsRefused) {
 // The group keys: protocol and static membership reach the consumer's options; the
 // session timeout the consumer protocol leaves to the broker is refused with it.
 TEST(ConfigTest, GroupProtocolAndInstanceId) {
-  auto c = ParseEltConfig(
-      "group_protocol: consumer\ninstance_id: worker-3\n" + std::string(kMinimal),
-      "/tmp");
-  ASSERT_TRUE(c.ok()) << c.status().ToString();
-  EXPECT_EQ(c->elt.consumer.group_protocol, GroupProtocol::kConsumer);
-  EXPECT_EQ(c->elt.consumer.instance_id, "worker-3");
+  ASSERT_OK_AND_ASSIGN(
+      auto c, ParseEltConfig("group_protocol: consumer\ninstance_id: worker-3\n" +
+                                 std::string(kMinimal),
+                             "/tmp"));
+  EXPECT_EQ(c.elt.consumer.group_protocol, GroupProtocol::kConsumer);
+  EXPECT_EQ(c.elt.consumer.instance_id, "worker-3");
   auto bad = ParseEltConfig("group_protocol: eager\n" + std::string(kMinimal), "/tmp");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("group_protocol"), std::string::npos);
@@ -404,14 +403,13 @@ TEST(ConfigTest, GroupProtocolAndInstanceId) {
 }
 
 TEST(ConfigTest, MakeSinksMakesEachKind) {
-  auto c = ParseEltConfig(std::string(kMinimal) + "  - duckdb: {path: /tmp/k.duckdb}\n",
-                          "/tmp");
-  ASSERT_TRUE(c.ok()) << c.status().ToString();
-  auto sinks = MakeSinks(*c);
-  ASSERT_TRUE(sinks.ok()) << sinks.status().ToString();
-  ASSERT_EQ(sinks->size(), 2u);
-  EXPECT_NE((*sinks)[0]->name().find("parquet"), std::string::npos);
-  EXPECT_NE((*sinks)[1]->name().find("duckdb"), std::string::npos);
+  ASSERT_OK_AND_ASSIGN(
+      auto c, ParseEltConfig(
+                  std::string(kMinimal) + "  - duckdb: {path: /tmp/k.duckdb}\n", "/tmp"));
+  ASSERT_OK_AND_ASSIGN(auto sinks, MakeSinks(c));
+  ASSERT_EQ(sinks.size(), 2u);
+  EXPECT_NE(sinks[0]->name().find("parquet"), std::string::npos);
+  EXPECT_NE(sinks[1]->name().find("duckdb"), std::string::npos);
 }
 
 TEST(ConfigTest, KeysTableCoversEveryKeyWithAnEnvVar) {

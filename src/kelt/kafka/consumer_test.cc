@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <atomic>
 #include <map>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -21,6 +22,7 @@
 #include "kelt/load.h"
 #include "kelt/log.h"
 #include "kelt/poll_load.h"
+#include "kelt/testing/assertions.h"
 
 extern char** environ;
 
@@ -48,18 +50,55 @@ Seen DrainAndCommit(Consumer& c, WindowOptions opts, bool commit = true) {
   Seen seen;
   for (int i = 0; i < 200; ++i) {
     auto w = c.Poll(opts);
-    EXPECT_TRUE(w.ok()) << w.status().ToString();
+    EXPECT_OK(w);
     if (!w.ok()) break;
     Collect(*w, &seen);
     if (commit) {
-      EXPECT_TRUE(c.Commit(*w).ok());
+      EXPECT_OK(c.Commit(*w));
     }
     if (w->empty() && w->end_reason() == WindowEnd::kEndOfPartitions) break;
   }
   return seen;
 }
 
-TEST(ConsumerTest, ValidatesOptionsWithRdpMessages) {
+// Each test has its own mock cluster; most read a topic of {"id":i} records through a
+// member of one group.
+class MockClusterTest : public ::testing::Test {
+ protected:
+  // The cluster, started on first use (one broker unless UseBrokers came first).
+  MockCluster& mc() {
+    if (!mc_) mc_.emplace();
+    return *mc_;
+  }
+  // Start the cluster with `brokers` brokers (before anything uses it).
+  void UseBrokers(int brokers) { mc_.emplace(brokers); }
+
+  // Create `topic` with `partitions` partitions and produce records {"id":0} to
+  // {"id":records-1} to it.
+  void CreateTopic(const std::string& topic, int partitions, int records = 0) {
+    mc().CreateTopic(topic, partitions);
+    if (records > 0) ProduceIds(mc(), topic, 0, records);
+  }
+  // A member of `group` reading `topic`.
+  Result<std::unique_ptr<Consumer>> Join(
+      const std::string& topic, const std::string& group,
+      GroupProtocol protocol = GroupProtocol::kClassic) {
+    return Consumer::Make(ConsumerFor(mc(), topic, group, protocol));
+  }
+  // The cluster answers the next requests of `api` with `errors`, in turn.
+  void PushRequestErrors(int16_t api, const std::vector<rd_kafka_resp_err_t>& errors) {
+    rd_kafka_mock_push_request_errors_array(mc().get(), api, errors.size(),
+                                            errors.data());
+  }
+
+ private:
+  std::optional<MockCluster> mc_;
+};
+
+class ConsumerTest : public MockClusterTest {};
+class ProducerTest : public MockClusterTest {};
+
+TEST_F(ConsumerTest, ValidatesOptionsWithRdpMessages) {
   ConsumerOptions o;
   o.group_id = "g";
   o.topics = {"t"};
@@ -76,7 +115,7 @@ TEST(ConsumerTest, ValidatesOptionsWithRdpMessages) {
   EXPECT_NE(st.message().find("'enable.auto.commit' must stay false"), std::string::npos);
 }
 
-TEST(ConsumerTest, BadPropertyNamesThePropertyButNeverASecret) {
+TEST_F(ConsumerTest, BadPropertyNamesThePropertyButNeverASecret) {
   ConsumerOptions o;
   o.brokers = "localhost:1";
   o.group_id = "g";
@@ -94,66 +133,53 @@ TEST(ConsumerTest, BadPropertyNamesThePropertyButNeverASecret) {
   EXPECT_EQ(st.message().find("hunter2-secret"), std::string::npos) << st.message();
 }
 
-TEST(ConsumerTest, WindowEndsAtMaxRecordsThenAtEndOfPartitions) {
-  MockCluster mc;
-  mc.CreateTopic("t1", 3);
-  ProduceIds(mc, "t1", 0, 30);
-  auto c = Consumer::Make(ConsumerFor(mc, "t1", "g1"));
-  ASSERT_TRUE(c.ok()) << c.status().ToString();
-  WindowOptions opts;
-  opts.max_records = 7;
-  auto w = (*c)->Poll(opts);
-  ASSERT_TRUE(w.ok()) << w.status().ToString();
-  EXPECT_EQ(w->size(), 7u);
-  EXPECT_EQ(w->end_reason(), WindowEnd::kMaxRecords);
+TEST_F(ConsumerTest, WindowEndsAtMaxRecordsThenAtEndOfPartitions) {
+  CreateTopic("t1", 3, 30);
+  ASSERT_OK_AND_ASSIGN(auto c, Join("t1", "g1"));
+  WindowOptions opts{.max_records = 7};
+  ASSERT_OK_AND_ASSIGN(auto w, c->Poll(opts));
+  EXPECT_EQ(w.size(), 7u);
+  EXPECT_EQ(w.end_reason(), WindowEnd::kMaxRecords);
 
   opts.max_records = 1000;
-  auto rest = (*c)->Poll(opts);
-  ASSERT_TRUE(rest.ok());
-  EXPECT_EQ(rest->size(), 23u);
-  EXPECT_EQ(rest->end_reason(), WindowEnd::kEndOfPartitions);
+  ASSERT_OK_AND_ASSIGN(auto rest, c->Poll(opts));
+  EXPECT_EQ(rest.size(), 23u);
+  EXPECT_EQ(rest.end_reason(), WindowEnd::kEndOfPartitions);
   // Spans cover exactly what the windows hold.
   int64_t count = 0;
-  for (const auto& s : rest->spans()) {
+  for (const auto& s : rest.spans()) {
     EXPECT_EQ(s.tp.topic, "t1");
     count += s.count;
     EXPECT_LE(s.first_offset, s.last_offset);
   }
   EXPECT_EQ(count, 23);
-  ASSERT_TRUE((*c)->Close().ok());
+  ASSERT_OK(c->Close());
 }
 
 // A window given back is read again, with what followed it, and cannot be committed.
-TEST(ConsumerTest, RewoundWindowIsReadAgainAndCannotBeCommitted) {
-  MockCluster mc;
-  mc.CreateTopic("t-rewind", 2);
-  ProduceIds(mc, "t-rewind", 0, 60);
-  auto c = Consumer::Make(ConsumerFor(mc, "t-rewind", "g-rewind"));
-  ASSERT_TRUE(c.ok()) << c.status().ToString();
-  WindowOptions opts;
-  opts.max_records = 10;
-  opts.max_bytes = 80;  // windows end on bytes too: some records wait in the carry-over
+TEST_F(ConsumerTest, RewoundWindowIsReadAgainAndCannotBeCommitted) {
+  CreateTopic("t-rewind", 2, 60);
+  ASSERT_OK_AND_ASSIGN(auto c, Join("t-rewind", "g-rewind"));
+  // Windows end on bytes too: some records wait in the carry-over.
+  WindowOptions opts{.max_records = 10, .max_bytes = 80};
   Seen first;
-  auto w1 = (*c)->Poll(opts);
-  ASSERT_TRUE(w1.ok()) << w1.status().ToString();
-  ASSERT_FALSE(w1->empty());
-  Collect(*w1, &first);
-  ASSERT_TRUE((*c)->Commit(*w1).ok());
-  auto w2 = (*c)->Poll(opts);
-  ASSERT_TRUE(w2.ok());
-  ASSERT_FALSE(w2->empty());
+  ASSERT_OK_AND_ASSIGN(auto w1, c->Poll(opts));
+  ASSERT_FALSE(w1.empty());
+  Collect(w1, &first);
+  ASSERT_OK(c->Commit(w1));
+  ASSERT_OK_AND_ASSIGN(auto w2, c->Poll(opts));
+  ASSERT_FALSE(w2.empty());
   Seen second;
-  Collect(*w2, &second);
-  ASSERT_TRUE((*c)->Rewind(*w2).ok());
-  ASSERT_TRUE((*c)->Commit(*w2).ok());  // skipped: nothing of it is committed
+  Collect(w2, &second);
+  ASSERT_OK(c->Rewind(w2));
+  ASSERT_OK(c->Commit(w2));  // skipped: nothing of it is committed
 
   // Everything from w2 on comes again, each record once; nothing of w1 comes back.
   Seen rest;
   for (int i = 0; i < 100; ++i) {
-    auto w = (*c)->Poll(opts);
-    ASSERT_TRUE(w.ok());
-    Collect(*w, &rest);
-    if (w->empty() && w->end_reason() == WindowEnd::kEndOfPartitions) break;
+    ASSERT_OK_AND_ASSIGN(auto w, c->Poll(opts));
+    Collect(w, &rest);
+    if (w.empty() && w.end_reason() == WindowEnd::kEndOfPartitions) break;
   }
   std::set<std::pair<int32_t, int64_t>> again(rest.offsets.begin(), rest.offsets.end());
   EXPECT_EQ(again.size(), rest.offsets.size()) << "a record came twice after the rewind";
@@ -162,85 +188,75 @@ TEST(ConsumerTest, RewoundWindowIsReadAgainAndCannotBeCommitted) {
   EXPECT_EQ(first.offsets.size() + rest.offsets.size(), 60u);
 
   // The group's committed offsets are w1's: w2's commit after the rewind did nothing.
-  auto committed = (*c)->Committed();
-  ASSERT_TRUE(committed.ok()) << committed.status().ToString();
+  ASSERT_OK_AND_ASSIGN(auto committed, c->Committed());
   std::map<int32_t, int64_t> want;
-  for (const auto& s : w1->spans()) want[s.tp.partition] = s.last_offset + 1;
-  for (const auto& [tp, offset] : *committed) {
+  for (const auto& s : w1.spans()) want[s.tp.partition] = s.last_offset + 1;
+  for (const auto& [tp, offset] : committed) {
     auto it = want.find(tp.partition);
     EXPECT_EQ(offset, it == want.end() ? -1 : it->second) << ToString(tp);
   }
-  ASSERT_TRUE((*c)->Close().ok());
+  ASSERT_OK(c->Close());
 }
 
 // A window that fails to load is given back: polling again meets the same record, and a
 // loader with another policy then lands the whole window (nothing passed over).
-TEST(ConsumerTest, PollLoadedGivesBackAWindowThatFailsToLoad) {
-  MockCluster mc;
-  mc.CreateTopic("t-poison", 1);
-  ProduceIds(mc, "t-poison", 0, 5);
-  ProduceRaw(mc, "t-poison", {{std::nullopt, "{\"id\":\"five\"}"}});
-  ProduceIds(mc, "t-poison", 6, 4);
-  auto c = Consumer::Make(ConsumerFor(mc, "t-poison", "g-poison"));
-  ASSERT_TRUE(c.ok()) << c.status().ToString();
+TEST_F(ConsumerTest, PollLoadedGivesBackAWindowThatFailsToLoad) {
+  CreateTopic("t-poison", 1, 5);
+  ProduceRaw(mc(), "t-poison", {{std::nullopt, "{\"id\":\"five\"}"}});
+  ProduceIds(mc(), "t-poison", 6, 4);
+  ASSERT_OK_AND_ASSIGN(auto c, Join("t-poison", "g-poison"));
   const Schema landing({{"id", TypeId::kInt64}, {"_kafka_offset", TypeId::kInt64}});
-  auto strict = Loader::Make(landing, {.on_bad_record = BadRecordPolicy::kFail});
-  auto lenient = Loader::Make(landing, {.on_bad_record = BadRecordPolicy::kDeadLetter});
-  ASSERT_TRUE(strict.ok() && lenient.ok());
-  WindowOptions opts;
-  opts.max_records = 100;
+  ASSERT_OK_AND_ASSIGN(auto strict,
+                       Loader::Make(landing, {.on_bad_record = BadRecordPolicy::kFail}));
+  ASSERT_OK_AND_ASSIGN(
+      auto lenient,
+      Loader::Make(landing, {.on_bad_record = BadRecordPolicy::kDeadLetter}));
+  WindowOptions opts{.max_records = 100};
   for (int attempt = 0; attempt < 3; ++attempt) {
-    auto polled = PollLoaded(**c, **strict, opts);
+    auto polled = PollLoaded(*c, *strict, opts);
     ASSERT_FALSE(polled.ok()) << "attempt " << attempt << " passed the bad record";
     EXPECT_NE(polled.status().message().find("(at t-poison[0]@5, "), std::string::npos)
         << polled.status().ToString();
   }
-  auto polled = PollLoaded(**c, **lenient, opts);
-  ASSERT_TRUE(polled.ok()) << polled.status().ToString();
-  EXPECT_EQ(polled->window.size(), 10u);
-  EXPECT_EQ(polled->loaded.batch->num_rows(), 9);
-  EXPECT_EQ(polled->loaded.dead_letters->num_rows(), 1);
-  ASSERT_TRUE((*c)->Commit(polled->window).ok());
-  ASSERT_TRUE((*c)->Close().ok());
+  ASSERT_OK_AND_ASSIGN(auto polled, PollLoaded(*c, *lenient, opts));
+  EXPECT_EQ(polled.window.size(), 10u);
+  EXPECT_EQ(polled.loaded.batch->num_rows(), 9);
+  EXPECT_EQ(polled.loaded.dead_letters->num_rows(), 1);
+  ASSERT_OK(c->Commit(polled.window));
+  ASSERT_OK(c->Close());
 }
 
 // Loaders share a window in order; the first bad record in record order is reported,
 // and the failed window is given back whole.
-TEST(ConsumerTest, ParallelLoadKeepsRecordOrderAndReportsTheFirstBadRecord) {
-  MockCluster mc;
-  mc.CreateTopic("t-par", 1);
-  ProduceIds(mc, "t-par", 0, 25);
-  ProduceRaw(mc, "t-par", {{std::nullopt, "{\"id\":\"x\"}"}});  // offset 25
-  ProduceIds(mc, "t-par", 26, 10);
-  ProduceRaw(mc, "t-par", {{std::nullopt, "{\"id\":\"y\"}"}});  // offset 36
-  ProduceIds(mc, "t-par", 37, 3);
-  auto c = Consumer::Make(ConsumerFor(mc, "t-par", "g-par"));
-  ASSERT_TRUE(c.ok()) << c.status().ToString();
+TEST_F(ConsumerTest, ParallelLoadKeepsRecordOrderAndReportsTheFirstBadRecord) {
+  CreateTopic("t-par", 1, 25);
+  ProduceRaw(mc(), "t-par", {{std::nullopt, "{\"id\":\"x\"}"}});  // offset 25
+  ProduceIds(mc(), "t-par", 26, 10);
+  ProduceRaw(mc(), "t-par", {{std::nullopt, "{\"id\":\"y\"}"}});  // offset 36
+  ProduceIds(mc(), "t-par", 37, 3);
+  ASSERT_OK_AND_ASSIGN(auto c, Join("t-par", "g-par"));
   const Schema landing({{"id", TypeId::kInt64}, {"_kafka_offset", TypeId::kInt64}});
   std::vector<std::unique_ptr<Loader>> strict, lenient;
   for (int i = 0; i < 6; ++i) {
-    auto l = Loader::Make(
-        landing,
-        {.on_bad_record = i < 3 ? BadRecordPolicy::kFail : BadRecordPolicy::kDeadLetter});
-    ASSERT_TRUE(l.ok());
-    (i < 3 ? strict : lenient).push_back(std::move(*l));
+    ASSERT_OK_AND_ASSIGN(
+        auto l,
+        Loader::Make(landing, {.on_bad_record = i < 3 ? BadRecordPolicy::kFail
+                                                      : BadRecordPolicy::kDeadLetter}));
+    (i < 3 ? strict : lenient).push_back(std::move(l));
   }
-  WindowOptions opts;
-  opts.max_records = 100;
+  WindowOptions opts{.max_records = 100};
   // 40 records, 3 loaders of >= 5 each: shares 0-12, 13-25, 26-39; the first bad record
   // (offset 25) is in the second share, the other (36) in the third.
-  auto w = (*c)->Poll(opts);
-  ASSERT_TRUE(w.ok());
-  ASSERT_EQ(w->size(), 40u);
-  auto failed = LoadWindowParallel(*w, strict, 5);
+  ASSERT_OK_AND_ASSIGN(auto w, c->Poll(opts));
+  ASSERT_EQ(w.size(), 40u);
+  auto failed = LoadWindowParallel(w, strict, 5);
   ASSERT_FALSE(failed.ok());
   EXPECT_NE(failed.status().message().find("(at t-par[0]@25, "), std::string::npos)
       << failed.status().ToString();
-  auto parts = LoadWindowParallel(*w, lenient, 5);
-  ASSERT_TRUE(parts.ok()) << parts.status().ToString();
-  ASSERT_EQ(parts->size(), 3u);
+  ASSERT_OK_AND_ASSIGN(auto parts, LoadWindowParallel(w, lenient, 5));
+  ASSERT_EQ(parts.size(), 3u);
   std::vector<int64_t> offsets, dead;
-  for (const LoadedWindow& part : *parts) {
+  for (const LoadedWindow& part : parts) {
     auto off = std::static_pointer_cast<arrow::Int64Array>(
         part.batch->GetColumnByName("_kafka_offset"));
     for (int64_t i = 0; i < off->length(); ++i) offsets.push_back(off->Value(i));
@@ -255,35 +271,29 @@ TEST(ConsumerTest, ParallelLoadKeepsRecordOrderAndReportsTheFirstBadRecord) {
   EXPECT_EQ(offsets, want);
   EXPECT_EQ(dead, (std::vector<int64_t>{25, 36}));
   // A small window uses one loader.
-  auto one = LoadWindowParallel(*w, lenient, 1000);
-  ASSERT_TRUE(one.ok());
-  EXPECT_EQ(one->size(), 1u);
-  ASSERT_TRUE((*c)->Close().ok());
+  ASSERT_OK_AND_ASSIGN(auto one, LoadWindowParallel(w, lenient, 1000));
+  EXPECT_EQ(one.size(), 1u);
+  ASSERT_OK(c->Close());
 }
 
-TEST(ConsumerTest, WindowEndsAtMaxBytesAndCarriesTheRestOver) {
-  MockCluster mc;
-  mc.CreateTopic("t2", 2);
-  ProduceIds(mc, "t2", 0, 40);
-  auto c = Consumer::Make(ConsumerFor(mc, "t2", "g2"));
-  ASSERT_TRUE(c.ok());
-  WindowOptions opts;
-  opts.max_records = 1000;
-  opts.max_bytes = 60;  // a record is ~10 bytes of payload + ~3 of key
+TEST_F(ConsumerTest, WindowEndsAtMaxBytesAndCarriesTheRestOver) {
+  CreateTopic("t2", 2, 40);
+  ASSERT_OK_AND_ASSIGN(auto c, Join("t2", "g2"));
+  // A record is ~10 bytes of payload + ~3 of key.
+  WindowOptions opts{.max_records = 1000, .max_bytes = 60};
   Seen seen;
   int windows = 0;
   for (int i = 0; i < 100; ++i) {
-    auto w = (*c)->Poll(opts);
-    ASSERT_TRUE(w.ok());
-    if (!w->empty()) {
+    ASSERT_OK_AND_ASSIGN(auto w, c->Poll(opts));
+    if (!w.empty()) {
       ++windows;
-      EXPECT_LE(w->bytes(), 60);
-      if (seen.offsets.size() + w->size() < 40) {
-        EXPECT_EQ(w->end_reason(), WindowEnd::kMaxBytes);
+      EXPECT_LE(w.bytes(), 60);
+      if (seen.offsets.size() + w.size() < 40) {
+        EXPECT_EQ(w.end_reason(), WindowEnd::kMaxBytes);
       }
     }
-    Collect(*w, &seen);
-    if (w->empty() && w->end_reason() == WindowEnd::kEndOfPartitions) break;
+    Collect(w, &seen);
+    if (w.empty() && w.end_reason() == WindowEnd::kEndOfPartitions) break;
   }
   EXPECT_GE(windows, 8);
   ASSERT_EQ(seen.offsets.size(), 40u);
@@ -292,103 +302,83 @@ TEST(ConsumerTest, WindowEndsAtMaxBytesAndCarriesTheRestOver) {
   EXPECT_EQ(unique.size(), 40u);
 }
 
-TEST(ConsumerTest, WindowEndsAtTheDeadlineWhenAskedToWaitForMore) {
-  MockCluster mc;
-  mc.CreateTopic("t3", 1);
-  ProduceIds(mc, "t3", 0, 3);
-  auto c = Consumer::Make(ConsumerFor(mc, "t3", "g3"));
-  ASSERT_TRUE(c.ok());
-  WindowOptions opts;
-  opts.max_records = 100;
-  opts.stop_at_end = false;
-  opts.max_wait = std::chrono::milliseconds(8000);
+TEST_F(ConsumerTest, WindowEndsAtTheDeadlineWhenAskedToWaitForMore) {
+  CreateTopic("t3", 1, 3);
+  ASSERT_OK_AND_ASSIGN(auto c, Join("t3", "g3"));
+  WindowOptions opts{.max_records = 100,
+                     .max_wait = std::chrono::milliseconds(8000),
+                     .stop_at_end = false};
   auto start = std::chrono::steady_clock::now();
-  auto w = (*c)->Poll(opts);
+  auto w = c->Poll(opts);
   auto took = std::chrono::steady_clock::now() - start;
-  ASSERT_TRUE(w.ok());
+  ASSERT_OK(w);
   EXPECT_EQ(w->size(), 3u);
   EXPECT_EQ(w->end_reason(), WindowEnd::kDeadline);
   EXPECT_GE(took, std::chrono::milliseconds(7900));
 }
 
-TEST(ConsumerTest, DrainedTopicDoesNotWaitForTheDeadline) {
+TEST_F(ConsumerTest, DrainedTopicDoesNotWaitForTheDeadline) {
   // RDP always waited 15 s when a topic had fewer than max_records records.
-  MockCluster mc;
-  mc.CreateTopic("t4", 2);
-  ProduceIds(mc, "t4", 0, 5);
-  auto c = Consumer::Make(ConsumerFor(mc, "t4", "g4"));
-  ASSERT_TRUE(c.ok());
-  WindowOptions opts;
-  opts.max_records = 500;
-  opts.max_wait = std::chrono::milliseconds(30000);
-  auto w = (*c)->Poll(opts);
-  ASSERT_TRUE(w.ok());
-  EXPECT_EQ(w->size(), 5u);
-  EXPECT_EQ(w->end_reason(), WindowEnd::kEndOfPartitions);
+  CreateTopic("t4", 2, 5);
+  ASSERT_OK_AND_ASSIGN(auto c, Join("t4", "g4"));
+  WindowOptions opts{.max_records = 500, .max_wait = std::chrono::milliseconds(30000)};
+  ASSERT_OK_AND_ASSIGN(auto w, c->Poll(opts));
+  EXPECT_EQ(w.size(), 5u);
+  EXPECT_EQ(w.end_reason(), WindowEnd::kEndOfPartitions);
   auto start = std::chrono::steady_clock::now();
-  auto empty = (*c)->Poll(opts);
-  ASSERT_TRUE(empty.ok());
-  EXPECT_TRUE(empty->empty());
-  EXPECT_EQ(empty->end_reason(), WindowEnd::kEndOfPartitions);
+  ASSERT_OK_AND_ASSIGN(auto empty, c->Poll(opts));
+  EXPECT_TRUE(empty.empty());
+  EXPECT_EQ(empty.end_reason(), WindowEnd::kEndOfPartitions);
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(2000));
   // Records produced later are found by a later window (a poll at the end looks once,
   // for up to 100 ms: on a loaded machine the fetch that brings them may come after).
-  ProduceIds(mc, "t4", 5, 2);
+  ProduceIds(mc(), "t4", 5, 2);
   Seen later;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   while (later.offsets.size() < 2 && std::chrono::steady_clock::now() < deadline) {
-    Seen more = DrainAndCommit(**c, opts);
+    Seen more = DrainAndCommit(*c, opts);
     later.offsets.insert(more.offsets.begin(), more.offsets.end());
   }
   EXPECT_EQ(later.offsets.size(), 2u);
 }
 
-TEST(ConsumerTest, CommitsOnlyWhatTheCallerSaysIsDurable) {
-  MockCluster mc;
-  mc.CreateTopic("t5", 2);
-  ProduceIds(mc, "t5", 0, 20);
-  WindowOptions opts;
-  opts.max_records = 8;
+TEST_F(ConsumerTest, CommitsOnlyWhatTheCallerSaysIsDurable) {
+  CreateTopic("t5", 2, 20);
+  WindowOptions opts{.max_records = 8};
   {
     // Polled but never committed (the sink failed): nothing may be committed.
-    auto c = Consumer::Make(ConsumerFor(mc, "t5", "g5"));
-    ASSERT_TRUE(c.ok());
-    auto w = (*c)->Poll(opts);
-    ASSERT_TRUE(w.ok());
-    EXPECT_EQ(w->size(), 8u);
-    ASSERT_TRUE((*c)->Close().ok());
+    ASSERT_OK_AND_ASSIGN(auto c, Join("t5", "g5"));
+    ASSERT_OK_AND_ASSIGN(auto w, c->Poll(opts));
+    EXPECT_EQ(w.size(), 8u);
+    ASSERT_OK(c->Close());
   }
   Seen first_commit;
   {
-    auto c = Consumer::Make(ConsumerFor(mc, "t5", "g5"));
-    ASSERT_TRUE(c.ok());
-    auto w = (*c)->Poll(opts);
-    ASSERT_TRUE(w.ok());
-    ASSERT_EQ(w->size(), 8u);
-    Collect(*w, &first_commit);
-    ASSERT_TRUE((*c)->Commit(*w).ok());
-    auto committed = (*c)->Committed();
-    ASSERT_TRUE(committed.ok());
-    for (const auto& s : w->spans()) {
-      auto it = std::find_if(committed->begin(), committed->end(),
+    ASSERT_OK_AND_ASSIGN(auto c, Join("t5", "g5"));
+    ASSERT_OK_AND_ASSIGN(auto w, c->Poll(opts));
+    ASSERT_EQ(w.size(), 8u);
+    Collect(w, &first_commit);
+    ASSERT_OK(c->Commit(w));
+    ASSERT_OK_AND_ASSIGN(auto committed, c->Committed());
+    for (const auto& s : w.spans()) {
+      auto it = std::find_if(committed.begin(), committed.end(),
                              [&](const auto& kv) { return kv.first == s.tp; });
-      ASSERT_NE(it, committed->end());
+      ASSERT_NE(it, committed.end());
       EXPECT_EQ(it->second, s.last_offset + 1);  // last + 1, not last
     }
-    auto w2 = (*c)->Poll(opts);  // polled, not committed
-    ASSERT_TRUE(w2.ok());
-    ASSERT_TRUE((*c)->Close().ok());
+    ASSERT_OK(c->Poll(opts));  // polled, not committed
+    ASSERT_OK(c->Close());
   }
-  auto c = Consumer::Make(ConsumerFor(mc, "t5", "g5"));
-  ASSERT_TRUE(c.ok());
+  ASSERT_OK_AND_ASSIGN(auto c, Join("t5", "g5"));
   opts.max_records = 100;
-  Seen rest = DrainAndCommit(**c, opts);
+  Seen rest = DrainAndCommit(*c, opts);
   EXPECT_EQ(rest.offsets.size(), 12u);
   for (const auto& o : first_commit.offsets) EXPECT_EQ(rest.offsets.count(o), 0u);
 }
 
 // The rebalance tests run under both group protocols (the mock cluster speaks KIP-848).
-class ConsumerGroupProtocolTest : public ::testing::TestWithParam<GroupProtocol> {};
+class ConsumerGroupProtocolTest : public MockClusterTest,
+                                  public ::testing::WithParamInterface<GroupProtocol> {};
 INSTANTIATE_TEST_SUITE_P(Protocols, ConsumerGroupProtocolTest,
                          ::testing::Values(GroupProtocol::kClassic,
                                            GroupProtocol::kConsumer),
@@ -397,12 +387,8 @@ INSTANTIATE_TEST_SUITE_P(Protocols, ConsumerGroupProtocolTest,
                          });
 
 TEST_P(ConsumerGroupProtocolTest, TwoMembersSplitPartitionsAndLoseNothingOnRebalance) {
-  MockCluster mc;
-  mc.CreateTopic("t6", 4);
-  ProduceIds(mc, "t6", 0, 200);
-  WindowOptions opts;
-  opts.max_records = 10;
-  opts.max_wait = std::chrono::milliseconds(3000);
+  CreateTopic("t6", 4, 200);
+  WindowOptions opts{.max_records = 10, .max_wait = std::chrono::milliseconds(3000)};
   // The mock cluster refuses every commit while the group rebalances (a real broker
   // accepts this generation's commits until the group completes the rebalance): the
   // consumer then logs that the next owner re-reads those records.
@@ -429,32 +415,28 @@ TEST_P(ConsumerGroupProtocolTest, TwoMembersSplitPartitionsAndLoseNothingOnRebal
       if (!fresh) duplicates.push_back(it->second);
     }
   };
-  auto a = Consumer::Make(ConsumerFor(mc, "t6", "g6", GetParam()));
-  ASSERT_TRUE(a.ok());
+  ASSERT_OK_AND_ASSIGN(auto a, Join("t6", "g6", GetParam()));
   // A reads and commits a few windows alone.
   for (int i = 0; i < 5; ++i) {
-    auto w = (*a)->Poll(opts);
-    ASSERT_TRUE(w.ok());
-    collect(0, *w);
-    ASSERT_TRUE((*a)->Commit(*w).ok());
+    ASSERT_OK_AND_ASSIGN(auto w, a->Poll(opts));
+    collect(0, w);
+    ASSERT_OK(a->Commit(w));
   }
   // B joins: the group rebalances; both keep polling and committing in turns.
-  auto b = Consumer::Make(ConsumerFor(mc, "t6", "g6", GetParam()));
-  ASSERT_TRUE(b.ok());
+  ASSERT_OK_AND_ASSIGN(auto b, Join("t6", "g6", GetParam()));
   int a_windows_at_loss = -1;
   for (int round = 0; round < 200 && first_seen.size() < 200; ++round) {
     int who = 0;
-    for (Consumer* c : {a->get(), b->get()}) {
-      auto w = c->Poll(opts);
-      ASSERT_TRUE(w.ok()) << w.status().ToString();
-      collect(who++, *w);
-      ASSERT_TRUE(c->Commit(*w).ok());
+    for (Consumer* c : {a.get(), b.get()}) {
+      ASSERT_OK_AND_ASSIGN(auto w, c->Poll(opts));
+      collect(who++, w);
+      ASSERT_OK(c->Commit(w));
     }
-    if (!(*a)->TakeLostPartitions().empty() && a_windows_at_loss < 0)
+    if (!a->TakeLostPartitions().empty() && a_windows_at_loss < 0)
       a_windows_at_loss = windows[0];
   }
   EXPECT_GE(a_windows_at_loss, 0) << "A never lost a partition";
-  EXPECT_FALSE((*b)->Assignment().empty());
+  EXPECT_FALSE(b->Assignment().empty());
   EXPECT_EQ(first_seen.size(), 200u);  // nothing lost
   // Whatever was read twice was read first by A just before it lost the partition,
   // in a window whose commit the group refused during the rebalance.
@@ -465,71 +447,48 @@ TEST_P(ConsumerGroupProtocolTest, TwoMembersSplitPartitionsAndLoseNothingOnRebal
   }
 }
 
-TEST(ConsumerTest, RetriesInjectedFetchAndCommitErrors) {
-  MockCluster mc;
-  mc.CreateTopic("t7", 1);
-  ProduceIds(mc, "t7", 0, 10);
-  auto c = Consumer::Make(ConsumerFor(mc, "t7", "g7"));
-  ASSERT_TRUE(c.ok());
-  rd_kafka_mock_push_request_errors(mc.get(), kApiFetch, 2,
-                                    RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION,
-                                    RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT);
-  WindowOptions opts;
-  opts.max_records = 100;
-  auto w = (*c)->Poll(opts);
-  ASSERT_TRUE(w.ok()) << w.status().ToString();
-  EXPECT_EQ(w->size(), 10u);
-  rd_kafka_mock_push_request_errors(mc.get(), kApiOffsetCommit, 2,
-                                    RD_KAFKA_RESP_ERR_COORDINATOR_LOAD_IN_PROGRESS,
-                                    RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT);
-  Status st = (*c)->Commit(*w);
-  EXPECT_TRUE(st.ok()) << st.ToString();
-  auto committed = (*c)->Committed();
-  ASSERT_TRUE(committed.ok());
-  ASSERT_EQ(committed->size(), 1u);
-  EXPECT_EQ((*committed)[0].second, 10);
+TEST_F(ConsumerTest, RetriesInjectedFetchAndCommitErrors) {
+  CreateTopic("t7", 1, 10);
+  ASSERT_OK_AND_ASSIGN(auto c, Join("t7", "g7"));
+  PushRequestErrors(kApiFetch, {RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION,
+                                RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT});
+  WindowOptions opts{.max_records = 100};
+  ASSERT_OK_AND_ASSIGN(auto w, c->Poll(opts));
+  EXPECT_EQ(w.size(), 10u);
+  PushRequestErrors(kApiOffsetCommit, {RD_KAFKA_RESP_ERR_COORDINATOR_LOAD_IN_PROGRESS,
+                                       RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT});
+  EXPECT_OK(c->Commit(w));
+  ASSERT_OK_AND_ASSIGN(auto committed, c->Committed());
+  ASSERT_EQ(committed.size(), 1u);
+  EXPECT_EQ(committed[0].second, 10);
 }
 
-TEST(ConsumerTest, DefersACommitRefusedDuringARebalance) {
-  MockCluster mc;
-  mc.CreateTopic("t11", 1);
-  ProduceIds(mc, "t11", 0, 6);
-  auto c = Consumer::Make(ConsumerFor(mc, "t11", "g11"));
-  ASSERT_TRUE(c.ok());
-  WindowOptions opts;
-  opts.max_records = 4;
-  auto w = (*c)->Poll(opts);
-  ASSERT_TRUE(w.ok());
-  ASSERT_EQ(w->size(), 4u);
+TEST_F(ConsumerTest, DefersACommitRefusedDuringARebalance) {
+  CreateTopic("t11", 1, 6);
+  ASSERT_OK_AND_ASSIGN(auto c, Join("t11", "g11"));
+  WindowOptions opts{.max_records = 4};
+  ASSERT_OK_AND_ASSIGN(auto w, c->Poll(opts));
+  ASSERT_EQ(w.size(), 4u);
   // The group refuses commits of this generation while it rebalances: the offsets are
   // kept and committed at the next opportunity, not dropped and not reported as lost.
-  rd_kafka_mock_push_request_errors(mc.get(), kApiOffsetCommit, 1,
-                                    RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS);
-  ASSERT_TRUE((*c)->Commit(*w).ok());
-  auto before = (*c)->Committed();
-  ASSERT_TRUE(before.ok());
-  EXPECT_EQ((*before)[0].second, -1);  // not committed yet
-  auto next = (*c)->Poll(opts);        // flushes the deferred commit first
-  ASSERT_TRUE(next.ok());
-  auto after = (*c)->Committed();
-  ASSERT_TRUE(after.ok());
-  EXPECT_EQ((*after)[0].second, 4);
-  ASSERT_TRUE((*c)->Close().ok());
+  PushRequestErrors(kApiOffsetCommit, {RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS});
+  ASSERT_OK(c->Commit(w));
+  ASSERT_OK_AND_ASSIGN(auto before, c->Committed());
+  EXPECT_EQ(before[0].second, -1);  // not committed yet
+  ASSERT_OK(c->Poll(opts));         // flushes the deferred commit first
+  ASSERT_OK_AND_ASSIGN(auto after, c->Committed());
+  EXPECT_EQ(after[0].second, 4);
+  ASSERT_OK(c->Close());
 }
 
-TEST(ConsumerTest, ReportsANonRetriableCommitError) {
-  MockCluster mc;
-  mc.CreateTopic("t8", 1);
-  ProduceIds(mc, "t8", 0, 3);
-  auto c = Consumer::Make(ConsumerFor(mc, "t8", "g8"));
-  ASSERT_TRUE(c.ok());
+TEST_F(ConsumerTest, ReportsANonRetriableCommitError) {
+  CreateTopic("t8", 1, 3);
+  ASSERT_OK_AND_ASSIGN(auto c, Join("t8", "g8"));
   WindowOptions opts;
-  auto w = (*c)->Poll(opts);
-  ASSERT_TRUE(w.ok());
-  ASSERT_EQ(w->size(), 3u);
-  rd_kafka_mock_push_request_errors(mc.get(), kApiOffsetCommit, 1,
-                                    RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED);
-  Status st = (*c)->Commit(*w);
+  ASSERT_OK_AND_ASSIGN(auto w, c->Poll(opts));
+  ASSERT_EQ(w.size(), 3u);
+  PushRequestErrors(kApiOffsetCommit, {RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED});
+  Status st = c->Commit(w);
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.code(), StatusCode::kKafka);
   EXPECT_FALSE(st.retriable());
@@ -538,23 +497,18 @@ TEST(ConsumerTest, ReportsANonRetriableCommitError) {
 
 // The commit made at a revocation (here, the one Close makes) that the group refuses
 // for good is not only logged: Close returns it.
-TEST(ConsumerTest, ACommitRefusedAtTheRevocationFailsClose) {
-  MockCluster mc;
-  mc.CreateTopic("tr", 1);
-  ProduceIds(mc, "tr", 0, 5);
-  auto c = Consumer::Make(ConsumerFor(mc, "tr", "gr"));
-  ASSERT_TRUE(c.ok());
-  auto w = (*c)->Poll(WindowOptions{});
-  ASSERT_TRUE(w.ok());
-  ASSERT_EQ(w->size(), 5u);
+TEST_F(ConsumerTest, ACommitRefusedAtTheRevocationFailsClose) {
+  CreateTopic("tr", 1, 5);
+  ASSERT_OK_AND_ASSIGN(auto c, Join("tr", "gr"));
+  ASSERT_OK_AND_ASSIGN(auto w, c->Poll(WindowOptions{}));
+  ASSERT_EQ(w.size(), 5u);
   // Commit and Close's own flush are told the group rebalances (the offsets stay
   // pending); the commit in the revoke callback gets an error no retry can fix.
-  rd_kafka_mock_push_request_errors(mc.get(), kApiOffsetCommit, 3,
-                                    RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS,
-                                    RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS,
-                                    RD_KAFKA_RESP_ERR_OFFSET_METADATA_TOO_LARGE);
-  ASSERT_TRUE((*c)->Commit(*w).ok());
-  Status closed = (*c)->Close();
+  PushRequestErrors(kApiOffsetCommit, {RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS,
+                                       RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS,
+                                       RD_KAFKA_RESP_ERR_OFFSET_METADATA_TOO_LARGE});
+  ASSERT_OK(c->Commit(w));
+  Status closed = c->Close();
   ASSERT_FALSE(closed.ok()) << "the refused commit was only logged";
   EXPECT_NE(closed.message().find("revoked partition"), std::string::npos)
       << closed.ToString();
@@ -564,66 +518,51 @@ TEST(ConsumerTest, ACommitRefusedAtTheRevocationFailsClose) {
 // An asynchronous commit returns at once; its result is taken in by the next call: a
 // success is what the group holds afterwards, a failure the group would not retry is
 // returned by the next Poll.
-TEST(ConsumerTest, AsyncCommitIsCheckedByTheNextCall) {
-  MockCluster mc;
-  mc.CreateTopic("ta", 1);
-  ProduceIds(mc, "ta", 0, 6);
-  auto c = Consumer::Make(ConsumerFor(mc, "ta", "ga"));
-  ASSERT_TRUE(c.ok());
-  WindowOptions opts;
-  opts.max_records = 3;
-  auto w = (*c)->Poll(opts);
-  ASSERT_TRUE(w.ok());
-  ASSERT_EQ(w->size(), 3u);
-  ASSERT_TRUE((*c)->CommitOffsetsAsync({{{"ta", 0}, 3}}).ok());
-  auto w2 = (*c)->Poll(opts);  // takes the first result in, if it came
-  ASSERT_TRUE(w2.ok()) << w2.status().ToString();
-  ASSERT_EQ(w2->size(), 3u);
+TEST_F(ConsumerTest, AsyncCommitIsCheckedByTheNextCall) {
+  CreateTopic("ta", 1, 6);
+  ASSERT_OK_AND_ASSIGN(auto c, Join("ta", "ga"));
+  WindowOptions opts{.max_records = 3};
+  ASSERT_OK_AND_ASSIGN(auto w, c->Poll(opts));
+  ASSERT_EQ(w.size(), 3u);
+  ASSERT_OK(c->CommitOffsetsAsync({{{"ta", 0}, 3}}));
+  ASSERT_OK_AND_ASSIGN(auto w2, c->Poll(opts));  // takes the first result in, if it came
+  ASSERT_EQ(w2.size(), 3u);
   // A synchronous call waits for it: the error below must hit the second commit only.
-  ASSERT_TRUE((*c)->CommitOffsets({}).ok());
-  rd_kafka_mock_push_request_errors(mc.get(), kApiOffsetCommit, 1,
-                                    RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED);
-  ASSERT_TRUE((*c)->CommitOffsetsAsync({{{"ta", 0}, 6}}).ok()) << "sent, not answered";
+  ASSERT_OK(c->CommitOffsets({}));
+  PushRequestErrors(kApiOffsetCommit, {RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED});
+  ASSERT_OK(c->CommitOffsetsAsync({{{"ta", 0}, 6}})) << "sent, not answered";
   Status st;
-  for (int i = 0; i < 20 && st.ok(); ++i) st = (*c)->Poll(opts).status();
+  for (int i = 0; i < 20 && st.ok(); ++i) st = c->Poll(opts).status();
   ASSERT_FALSE(st.ok()) << "the refused commit must surface";
   EXPECT_EQ(st.code(), StatusCode::kKafka);
   EXPECT_NE(st.message().find("committing offsets"), std::string::npos) << st.message();
-  auto committed = (*c)->Committed(std::chrono::seconds(10));
-  ASSERT_TRUE(committed.ok()) << committed.status().ToString();
-  ASSERT_EQ(committed->size(), 1u);
-  EXPECT_EQ((*committed)[0].second, 3) << "the first commit landed, the second not";
+  ASSERT_OK_AND_ASSIGN(auto committed, c->Committed(std::chrono::seconds(10)));
+  ASSERT_EQ(committed.size(), 1u);
+  EXPECT_EQ(committed[0].second, 3) << "the first commit landed, the second not";
 }
 
-TEST(ConsumerTest, CatchUpStopsAtTheSnapshotWhileProducersContinue) {
-  MockCluster mc;
-  mc.CreateTopic("t9", 2);
-  ProduceIds(mc, "t9", 0, 20);
-  auto c = Consumer::Make(ConsumerFor(mc, "t9", "g9"));
-  ASSERT_TRUE(c.ok());
+TEST_F(ConsumerTest, CatchUpStopsAtTheSnapshotWhileProducersContinue) {
+  CreateTopic("t9", 2, 20);
+  ASSERT_OK_AND_ASSIGN(auto c, Join("t9", "g9"));
   // Join the group first (catch-up marks are taken per assigned partition).
-  WindowOptions opts;
-  opts.max_records = 5;
-  auto first = (*c)->Poll(opts);
-  ASSERT_TRUE(first.ok());
-  ASSERT_TRUE((*c)->StartCatchUp().ok());
-  ProduceIds(mc, "t9", 20, 10);  // past the snapshot for every partition
+  WindowOptions opts{.max_records = 5};
+  ASSERT_OK_AND_ASSIGN(auto first, c->Poll(opts));
+  ASSERT_OK(c->StartCatchUp());
+  ProduceIds(mc(), "t9", 20, 10);  // past the snapshot for every partition
   Seen seen;
-  Collect(*first, &seen);
+  Collect(first, &seen);
   for (int i = 0; i < 50; ++i) {
-    auto w = (*c)->Poll(opts);
-    ASSERT_TRUE(w.ok());
-    Collect(*w, &seen);
-    ASSERT_TRUE((*c)->Commit(*w).ok());
-    if (w->caught_up()) break;
+    ASSERT_OK_AND_ASSIGN(auto w, c->Poll(opts));
+    Collect(w, &seen);
+    ASSERT_OK(c->Commit(w));
+    if (w.caught_up()) break;
   }
-  EXPECT_TRUE((*c)->caught_up());
+  EXPECT_TRUE(c->caught_up());
   EXPECT_EQ(seen.offsets.size(), 20u);  // the 10 produced after the snapshot are not read
 }
 
-TEST(ProducerTest, SendsRowsAsJsonWithKeysAndHeaders) {
-  MockCluster mc;
-  mc.CreateTopic("out", 1);
+TEST_F(ProducerTest, SendsRowsAsJsonWithKeysAndHeaders) {
+  CreateTopic("out", 1);
   DataSet ds;
   ds.schema = Schema({{"user_id", TypeId::kInt64},
                       {"score", TypeId::kFloat64},
@@ -631,20 +570,17 @@ TEST(ProducerTest, SendsRowsAsJsonWithKeysAndHeaders) {
   ds.rows = {{Value::Int64(7), Value::Float64(1.0), Value::Utf8("Ada")},
              {Value::Null(), Value::Float64(2.5), Value::Null()}};
   ProducerOptions po;
-  po.brokers = mc.bootstraps();
+  po.brokers = mc().bootstraps();
   po.topic = "out";
   po.key_column = "user_id";
   po.headers = {{"source", "kelt"}};
-  auto sent = ExportDataSetToKafka(po, ds);
-  ASSERT_TRUE(sent.ok()) << sent.status().ToString();
-  EXPECT_EQ(*sent, 2);
+  ASSERT_OK_AND_ASSIGN(auto sent, ExportDataSetToKafka(po, ds));
+  EXPECT_EQ(sent, 2);
 
-  auto c = Consumer::Make(ConsumerFor(mc, "out", "g-out"));
-  ASSERT_TRUE(c.ok());
-  auto w = (*c)->Poll(WindowOptions{});
-  ASSERT_TRUE(w.ok());
-  ASSERT_EQ(w->size(), 2u);
-  RecordView r0 = w->record(0), r1 = w->record(1);
+  ASSERT_OK_AND_ASSIGN(auto c, Join("out", "g-out"));
+  ASSERT_OK_AND_ASSIGN(auto w, c->Poll(WindowOptions{}));
+  ASSERT_EQ(w.size(), 2u);
+  RecordView r0 = w.record(0), r1 = w.record(1);
   EXPECT_EQ(*r0.key, "7");
   EXPECT_EQ(*r0.value, R"({"user_id":7,"score":1.0,"name":"Ada"})");
   EXPECT_EQ(*r1.key, "1");  // null key cell → row index
@@ -656,15 +592,14 @@ TEST(ProducerTest, SendsRowsAsJsonWithKeysAndHeaders) {
   EXPECT_EQ(r0.timestamp_type, TimestampType::kCreateTime);
 }
 
-TEST(ProducerTest, ValueColumnRules) {
-  MockCluster mc;
-  mc.CreateTopic("out2", 1);
+TEST_F(ProducerTest, ValueColumnRules) {
+  CreateTopic("out2", 1);
   DataSet ds;
   ds.schema = Schema({{"v", TypeId::kFloat64}, {"s", TypeId::kUtf8}});
   ds.rows = {{Value::Float64(1.0), Value::Utf8("x")},
              {Value::Float64(0.5), Value::Null()}};
   ProducerOptions po;
-  po.brokers = mc.bootstraps();
+  po.brokers = mc().bootstraps();
   po.topic = "out2";
   po.value_column = "missing";
   EXPECT_EQ(ExportDataSetToKafka(po, ds).status().message(),
@@ -673,25 +608,21 @@ TEST(ProducerTest, ValueColumnRules) {
   EXPECT_EQ(ExportDataSetToKafka(po, ds).status().message(),
             "schema mismatch: kafka value_column 's' is null");
   po.value_column = "v";
-  auto sent = ExportDataSetToKafka(po, ds);
-  ASSERT_TRUE(sent.ok());
-  auto c = Consumer::Make(ConsumerFor(mc, "out2", "g-out2"));
-  ASSERT_TRUE(c.ok());
-  auto w = (*c)->Poll(WindowOptions{});
-  ASSERT_TRUE(w.ok());
-  ASSERT_EQ(w->size(), 2u);             // nothing of the failed calls was sent
-  EXPECT_EQ(*w->record(0).value, "1");  // Rust's Display of 1.0
-  EXPECT_EQ(*w->record(1).value, "0.5");
+  ASSERT_OK(ExportDataSetToKafka(po, ds));
+  ASSERT_OK_AND_ASSIGN(auto c, Join("out2", "g-out2"));
+  ASSERT_OK_AND_ASSIGN(auto w, c->Poll(WindowOptions{}));
+  ASSERT_EQ(w.size(), 2u);             // nothing of the failed calls was sent
+  EXPECT_EQ(*w.record(0).value, "1");  // Rust's Display of 1.0
+  EXPECT_EQ(*w.record(1).value, "0.5");
 }
 
-TEST(ProducerTest, UndeliverableMessagesFailTheSend) {
+TEST_F(ProducerTest, UndeliverableMessagesFailTheSend) {
   ProducerOptions po;
   po.brokers = "127.0.0.1:1";  // nothing listens there
   po.topic = "nowhere";
   po.message_timeout_ms = 1500;
-  auto producer = Producer::Make(po);
-  ASSERT_TRUE(producer.ok());
-  auto sent = (*producer)->SendRaw({{std::nullopt, "a"}, {std::nullopt, "b"}});
+  ASSERT_OK_AND_ASSIGN(auto producer, Producer::Make(po));
+  auto sent = producer->SendRaw({{std::nullopt, "a"}, {std::nullopt, "b"}});
   ASSERT_FALSE(sent.ok());
   EXPECT_EQ(sent.status().code(), StatusCode::kKafka);
   EXPECT_NE(sent.status().message().find("not delivered"), std::string::npos)
@@ -700,61 +631,50 @@ TEST(ProducerTest, UndeliverableMessagesFailTheSend) {
 
 // The group coordinator moves to another broker between two commits: the second commit
 // finds the new coordinator, and the group holds both windows' offsets.
-TEST(ConsumerTest, CommitsFollowTheCoordinatorToAnotherBroker) {
-  MockCluster mc(3);
-  mc.CreateTopic("tc", 1);
-  ProduceIds(mc, "tc", 0, 40);
-  ASSERT_EQ(rd_kafka_mock_coordinator_set(mc.get(), "group", "gc", 1),
+TEST_F(ConsumerTest, CommitsFollowTheCoordinatorToAnotherBroker) {
+  UseBrokers(3);
+  CreateTopic("tc", 1, 40);
+  ASSERT_EQ(rd_kafka_mock_coordinator_set(mc().get(), "group", "gc", 1),
             RD_KAFKA_RESP_ERR_NO_ERROR);
-  auto c = Consumer::Make(ConsumerFor(mc, "tc", "gc"));
-  ASSERT_TRUE(c.ok());
-  WindowOptions opts;
-  opts.max_records = 20;
-  auto w = (*c)->Poll(opts);
-  ASSERT_TRUE(w.ok());
-  ASSERT_EQ(w->size(), 20u);
-  ASSERT_TRUE((*c)->Commit(*w).ok());
-  ASSERT_EQ(rd_kafka_mock_coordinator_set(mc.get(), "group", "gc", 3),
+  ASSERT_OK_AND_ASSIGN(auto c, Join("tc", "gc"));
+  WindowOptions opts{.max_records = 20};
+  ASSERT_OK_AND_ASSIGN(auto w, c->Poll(opts));
+  ASSERT_EQ(w.size(), 20u);
+  ASSERT_OK(c->Commit(w));
+  ASSERT_EQ(rd_kafka_mock_coordinator_set(mc().get(), "group", "gc", 3),
             RD_KAFKA_RESP_ERR_NO_ERROR);
-  auto w2 = (*c)->Poll(opts);
-  ASSERT_TRUE(w2.ok()) << w2.status().ToString();
-  ASSERT_EQ(w2->size(), 20u);
-  Status st = (*c)->Commit(*w2);
-  ASSERT_TRUE(st.ok()) << st.ToString();
-  auto committed = (*c)->Committed(std::chrono::seconds(10));
-  ASSERT_TRUE(committed.ok()) << committed.status().ToString();
-  ASSERT_EQ(committed->size(), 1u);
-  EXPECT_EQ((*committed)[0].second, 40);
-  ASSERT_TRUE((*c)->Close().ok());
+  ASSERT_OK_AND_ASSIGN(auto w2, c->Poll(opts));
+  ASSERT_EQ(w2.size(), 20u);
+  ASSERT_OK(c->Commit(w2));
+  ASSERT_OK_AND_ASSIGN(auto committed, c->Committed(std::chrono::seconds(10)));
+  ASSERT_EQ(committed.size(), 1u);
+  EXPECT_EQ(committed[0].second, 40);
+  ASSERT_OK(c->Close());
 }
 
 // The partition's leader moves mid-stream: the consumer follows it and reads every record
 // once.
-TEST(ConsumerTest, FollowsALeaderChangeWithoutLosingOrRepeatingRecords) {
-  MockCluster mc(3);
-  mc.CreateTopic("tl", 1);
-  ASSERT_EQ(rd_kafka_mock_partition_set_leader(mc.get(), "tl", 0, 1),
+TEST_F(ConsumerTest, FollowsALeaderChangeWithoutLosingOrRepeatingRecords) {
+  UseBrokers(3);
+  CreateTopic("tl", 1);
+  ASSERT_EQ(rd_kafka_mock_partition_set_leader(mc().get(), "tl", 0, 1),
             RD_KAFKA_RESP_ERR_NO_ERROR);
-  ProduceIds(mc, "tl", 0, 100);
-  auto c = Consumer::Make(ConsumerFor(mc, "tl", "gl"));
-  ASSERT_TRUE(c.ok());
-  WindowOptions opts;
-  opts.max_records = 30;
+  ProduceIds(mc(), "tl", 0, 100);
+  ASSERT_OK_AND_ASSIGN(auto c, Join("tl", "gl"));
+  WindowOptions opts{.max_records = 30};
   Seen seen;
-  auto w = (*c)->Poll(opts);
-  ASSERT_TRUE(w.ok());
-  Collect(*w, &seen);
-  ASSERT_TRUE((*c)->Commit(*w).ok());
-  ASSERT_EQ(rd_kafka_mock_partition_set_leader(mc.get(), "tl", 0, 2),
+  ASSERT_OK_AND_ASSIGN(auto w, c->Poll(opts));
+  Collect(w, &seen);
+  ASSERT_OK(c->Commit(w));
+  ASSERT_EQ(rd_kafka_mock_partition_set_leader(mc().get(), "tl", 0, 2),
             RD_KAFKA_RESP_ERR_NO_ERROR);
-  ProduceIds(mc, "tl", 100, 50);  // written to the new leader
+  ProduceIds(mc(), "tl", 100, 50);  // written to the new leader
   opts.max_wait = std::chrono::seconds(10);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (seen.offsets.size() < 150u && std::chrono::steady_clock::now() < deadline) {
-    auto next = (*c)->Poll(opts);
-    ASSERT_TRUE(next.ok()) << next.status().ToString();
-    Collect(*next, &seen);
-    ASSERT_TRUE((*c)->Commit(*next).ok());
+    ASSERT_OK_AND_ASSIGN(auto next, c->Poll(opts));
+    Collect(next, &seen);
+    ASSERT_OK(c->Commit(next));
   }
   EXPECT_EQ(seen.offsets.size(), 150u);
   std::set<std::pair<int32_t, int64_t>> unique(seen.offsets.begin(), seen.offsets.end());
@@ -763,36 +683,29 @@ TEST(ConsumerTest, FollowsALeaderChangeWithoutLosingOrRepeatingRecords) {
 
 // The only broker goes down while a window is in hand: the commit waits for it (retried)
 // and succeeds once it is back, instead of failing the window.
-TEST(ConsumerTest, ACommitWhileTheBrokerIsDownSucceedsWhenItIsBack) {
-  MockCluster mc;
-  mc.CreateTopic("td", 1);
-  ProduceIds(mc, "td", 0, 10);
-  auto c = Consumer::Make(ConsumerFor(mc, "td", "gd"));
-  ASSERT_TRUE(c.ok());
-  auto w = (*c)->Poll(WindowOptions{});
-  ASSERT_TRUE(w.ok());
-  ASSERT_EQ(w->size(), 10u);
-  ASSERT_EQ(rd_kafka_mock_broker_set_down(mc.get(), 1), RD_KAFKA_RESP_ERR_NO_ERROR);
+TEST_F(ConsumerTest, ACommitWhileTheBrokerIsDownSucceedsWhenItIsBack) {
+  CreateTopic("td", 1, 10);
+  ASSERT_OK_AND_ASSIGN(auto c, Join("td", "gd"));
+  ASSERT_OK_AND_ASSIGN(auto w, c->Poll(WindowOptions{}));
+  ASSERT_EQ(w.size(), 10u);
+  ASSERT_EQ(rd_kafka_mock_broker_set_down(mc().get(), 1), RD_KAFKA_RESP_ERR_NO_ERROR);
   std::thread back([&] {
     std::this_thread::sleep_for(std::chrono::seconds(2));
-    rd_kafka_mock_broker_set_up(mc.get(), 1);
+    rd_kafka_mock_broker_set_up(mc().get(), 1);
   });
-  Status st = (*c)->Commit(*w);
+  Status st = c->Commit(w);
   back.join();
-  ASSERT_TRUE(st.ok()) << st.ToString();
-  auto committed = (*c)->Committed(std::chrono::seconds(10));
-  ASSERT_TRUE(committed.ok()) << committed.status().ToString();
-  EXPECT_EQ((*committed)[0].second, 10);
+  ASSERT_OK(st);
+  ASSERT_OK_AND_ASSIGN(auto committed, c->Committed(std::chrono::seconds(10)));
+  EXPECT_EQ(committed[0].second, 10);
 }
 
 // A consumer process killed (SIGKILL) in the middle of its second window: the next
 // member of the group re-reads exactly what was not committed.
 TEST_P(ConsumerGroupProtocolTest, ConsumerKilledMidWindowRereadsOnlyUncommitted) {
-  MockCluster mc;
-  mc.CreateTopic("t10", 3);
-  ProduceIds(mc, "t10", 0, 60);
-  std::string bootstraps = mc.bootstraps();
-  ConsumerOptions o = ConsumerFor(mc, "t10", "g10", GetParam());
+  CreateTopic("t10", 3, 60);
+  std::string bootstraps = mc().bootstraps();
+  ConsumerOptions o = ConsumerFor(mc(), "t10", "g10", GetParam());
   std::vector<std::string> args = {KELT_KAFKA_CHILD,
                                    bootstraps,
                                    "t10",
@@ -809,16 +722,14 @@ TEST_P(ConsumerGroupProtocolTest, ConsumerKilledMidWindowRereadsOnlyUncommitted)
   ASSERT_TRUE(WIFSIGNALED(status)) << "the child should have been killed";
   EXPECT_EQ(WTERMSIG(status), SIGKILL);
 
-  auto c = Consumer::Make(o);
-  ASSERT_TRUE(c.ok());
-  WindowOptions opts;
-  opts.max_records = 100;
+  ASSERT_OK_AND_ASSIGN(auto c, Consumer::Make(o));
+  WindowOptions opts{.max_records = 100};
   // Under KIP-848 the dead child's partitions come to this member once the cluster ended
   // its session (6 s), each in turn: drain until all of them came.
   Seen rest;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (rest.offsets.size() < 45u && std::chrono::steady_clock::now() < deadline) {
-    Seen more = DrainAndCommit(**c, opts);
+    Seen more = DrainAndCommit(*c, opts);
     rest.offsets.insert(more.offsets.begin(), more.offsets.end());
   }
   EXPECT_EQ(rest.offsets.size(), 45u);  // 60 minus the child's committed window of 15

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kelt/kafka.h"
+#include "kelt/testing/assertions.h"
 
 namespace kelt {
 
@@ -81,11 +82,9 @@ inline void ProduceRaw(
   ProducerOptions po;
   po.brokers = mc.bootstraps();
   po.topic = topic;
-  auto producer = Producer::Make(po);
-  ASSERT_TRUE(producer.ok()) << producer.status().ToString();
-  auto sent = (*producer)->SendRaw(msgs);
-  ASSERT_TRUE(sent.ok()) << sent.status().ToString();
-  ASSERT_EQ(*sent, static_cast<int64_t>(msgs.size()));
+  ASSERT_OK_AND_ASSIGN(auto producer, Producer::Make(po));
+  ASSERT_OK_AND_ASSIGN(auto sent, producer->SendRaw(msgs));
+  ASSERT_EQ(sent, static_cast<int64_t>(msgs.size()));
 }
 
 // Produce `n` JSON records {"id":i} with keys "k<i>"; return them by id.

@@ -10,6 +10,7 @@
 
 #include "kelt/dataset.h"
 #include "kelt/load/loader_testing.h"
+#include "kelt/testing/assertions.h"
 
 namespace kelt {
 namespace {
@@ -33,7 +34,7 @@ Schema S(std::initializer_list<std::pair<const char*, TypeId>> fields) {
 LoadedWindow MustLoad(const std::vector<StreamRecord>& records, const Schema& schema,
                       LoadOptions options = {}) {
   auto r = LoadRecords(records, schema, options);
-  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_OK(r);
   return r.ok() ? *r : LoadedWindow{};
 }
 
@@ -75,15 +76,18 @@ std::string ReadFile(const std::string& path) {
 // --- the RDP fixture
 // --------------------------------------------------------------------
 
+// RDP's fixture records (tests/fixtures/kafka/stream_records.json), loaded with the
+// landing schema of RDP's fixture test.
+Result<LoadedWindow> LoadRdpFixture() {
+  return LoadRecordsJson(
+      ReadFile(std::string(KELT_FIXTURES_DIR) + "/kafka/stream_records.json"),
+      S({{"event_id", TypeId::kInt64},
+         {"payload", TypeId::kUtf8},
+         {"_kafka_partition", TypeId::kInt64}}));
+}
+
 TEST(LoaderTest, RdpFixtureWithRdpLandingSchema) {
-  std::string json =
-      ReadFile(std::string(KELT_FIXTURES_DIR) + "/kafka/stream_records.json");
-  Schema landing = S({{"event_id", TypeId::kInt64},
-                      {"payload", TypeId::kUtf8},
-                      {"_kafka_partition", TypeId::kInt64}});
-  auto r = LoadRecordsJson(json, landing);
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
-  const LoadedWindow& w = *r;
+  ASSERT_OK_AND_ASSIGN(const LoadedWindow w, LoadRdpFixture());
   ASSERT_EQ(w.batch->num_rows(), 2);
   EXPECT_EQ(I64(w, 0, 0), 100);
   EXPECT_EQ(Str(w, 1, 0), "alpha");
@@ -105,25 +109,17 @@ TEST(LoaderTest, RdpUnitTestLandingTable) {
                       {"name", TypeId::kUtf8},
                       {"_kafka_topic", TypeId::kUtf8},
                       {"_kafka_offset", TypeId::kInt64}});
-  auto r = LoadRecordsJson(json, landing);
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
-  EXPECT_EQ(I64(*r, 0, 0), 1);
-  EXPECT_EQ(Str(*r, 1, 0), "Ada");
-  EXPECT_EQ(Str(*r, 2, 0), "events");
-  EXPECT_EQ(I64(*r, 3, 0), 42);
+  ASSERT_OK_AND_ASSIGN(auto r, LoadRecordsJson(json, landing));
+  EXPECT_EQ(I64(r, 0, 0), 1);
+  EXPECT_EQ(Str(r, 1, 0), "Ada");
+  EXPECT_EQ(Str(r, 2, 0), "events");
+  EXPECT_EQ(I64(r, 3, 0), 42);
 }
 
 TEST(LoaderTest, FixtureDataSetJsonIsRdpShaped) {
-  std::string json =
-      ReadFile(std::string(KELT_FIXTURES_DIR) + "/kafka/stream_records.json");
-  Schema landing = S({{"event_id", TypeId::kInt64},
-                      {"payload", TypeId::kUtf8},
-                      {"_kafka_partition", TypeId::kInt64}});
-  auto r = LoadRecordsJson(json, landing);
-  ASSERT_TRUE(r.ok());
-  auto ds = RecordBatchToDataSet(*r->batch);
-  ASSERT_TRUE(ds.ok()) << ds.status().ToString();
-  EXPECT_EQ(DataSetToJson(*ds),
+  ASSERT_OK_AND_ASSIGN(auto r, LoadRdpFixture());
+  ASSERT_OK_AND_ASSIGN(auto ds, RecordBatchToDataSet(*r.batch));
+  EXPECT_EQ(DataSetToJson(ds),
             R"({"schema":{"fields":[{"name":"event_id","data_type":"Int64"},)"
             R"({"name":"payload","data_type":"Utf8"},)"
             R"({"name":"_kafka_partition","data_type":"Int64"}]},)"
@@ -202,9 +198,8 @@ TEST(LoaderTest, KeltMetadataColumns) {
                 {"_kafka_header.missing", TypeId::kUtf8},
                 {"_kafka_value", TypeId::kUtf8},
                 {"_kafka_value_bytes", TypeId::kBinary}});
-  auto loader = Loader::Make(s);
-  ASSERT_TRUE(loader.ok());
-  EXPECT_TRUE((*loader)->needs_headers());
+  ASSERT_OK_AND_ASSIGN(auto loader, Loader::Make(s));
+  EXPECT_TRUE(loader->needs_headers());
   LoadedWindow w = MustLoad({r}, s);
   EXPECT_EQ(Ts(w, 0, 0), 1700000000000000);
   EXPECT_EQ(Str(w, 1, 0), "log_append_time");
@@ -588,31 +583,28 @@ TEST(LoaderTest, PoliciesOnAPoisonedRecord) {
   EXPECT_EQ(
       std::static_pointer_cast<arrow::StringArray>(d.column(8))->GetString(0),
       "schema mismatch: kafka value int64 cast failed: invalid digit found in string");
-  ASSERT_TRUE(w2.batch->ValidateFull().ok());
-  ASSERT_TRUE(w2.dead_letters->ValidateFull().ok());
+  ASSERT_OK(w2.batch->ValidateFull());
+  ASSERT_OK(w2.dead_letters->ValidateFull());
 }
 
 TEST(LoaderTest, FailKeepsTheLoaderUsableAndAligned) {
   Schema s = S({{"id", TypeId::kInt64}, {"name", TypeId::kUtf8}});
-  auto loader = Loader::Make(s);
-  ASSERT_TRUE(loader.ok());
-  Loader& l = **loader;
-  ASSERT_TRUE(l.Append(Rec(R"({"id":1,"name":"a"})")).ok());
+  ASSERT_OK_AND_ASSIGN(auto loader, Loader::Make(s));
+  Loader& l = *loader;
+  ASSERT_OK(l.Append(Rec(R"({"id":1,"name":"a"})")));
   // The bad record converts "name" before failing on nothing; columns must stay aligned.
   ASSERT_FALSE(l.Append(Rec(R"({"name":"b","id":"x"})")).ok());
-  ASSERT_TRUE(l.Append(Rec(R"({"id":3,"name":"c"})")).ok());
-  auto w = l.Finish();
-  ASSERT_TRUE(w.ok());
-  ASSERT_TRUE(w->batch->ValidateFull().ok());
-  EXPECT_EQ(w->batch->num_rows(), 2);
-  EXPECT_EQ(Str(*w, 1, 1), "c");
-  EXPECT_EQ(w->stats.records, 2);
+  ASSERT_OK(l.Append(Rec(R"({"id":3,"name":"c"})")));
+  ASSERT_OK_AND_ASSIGN(auto w, l.Finish());
+  ASSERT_OK(w.batch->ValidateFull());
+  EXPECT_EQ(w.batch->num_rows(), 2);
+  EXPECT_EQ(Str(w, 1, 1), "c");
+  EXPECT_EQ(w.stats.records, 2);
   // The loader is reusable for the next window.
-  ASSERT_TRUE(l.Append(Rec(R"({"id":4,"name":"d"})")).ok());
-  auto w2 = l.Finish();
-  ASSERT_TRUE(w2.ok());
-  EXPECT_EQ(w2->batch->num_rows(), 1);
-  EXPECT_EQ(I64(*w2, 0, 0), 4);
+  ASSERT_OK(l.Append(Rec(R"({"id":4,"name":"d"})")));
+  ASSERT_OK_AND_ASSIGN(auto w2, l.Finish());
+  EXPECT_EQ(w2.batch->num_rows(), 1);
+  EXPECT_EQ(I64(w2, 0, 0), 4);
 }
 
 TEST(LoaderTest, EmptyWindowHasTheLandingSchema) {
@@ -645,21 +637,19 @@ TEST(LoaderTest, RecordsJsonErrorsAreSchemaMismatch) {
 
 TEST(LoaderTest, ManyRecordsAcrossReserveBoundaries) {
   Schema s = S({{"i", TypeId::kInt64}, {"s", TypeId::kUtf8}, {"f", TypeId::kFloat64}});
-  auto loader = Loader::Make(s);
-  ASSERT_TRUE(loader.ok());
-  ASSERT_TRUE((*loader)->Reserve(10, 100).ok());  // deliberately too small
+  ASSERT_OK_AND_ASSIGN(auto loader, Loader::Make(s));
+  ASSERT_OK(loader->Reserve(10, 100));  // deliberately too small
   for (int i = 0; i < 5000; ++i) {
     StreamRecord r = Rec("{\"i\":" + std::to_string(i) + ",\"s\":\"v" +
                          std::to_string(i) + "\",\"f\":" + std::to_string(i) + ".25}");
-    ASSERT_TRUE((*loader)->Append(r).ok());
+    ASSERT_OK(loader->Append(r));
   }
-  auto w = (*loader)->Finish();
-  ASSERT_TRUE(w.ok());
-  ASSERT_TRUE(w->batch->ValidateFull().ok());
-  ASSERT_EQ(w->batch->num_rows(), 5000);
-  EXPECT_EQ(I64(*w, 0, 4999), 4999);
-  EXPECT_EQ(Str(*w, 1, 1234), "v1234");
-  EXPECT_DOUBLE_EQ(F64(*w, 2, 77), 77.25);
+  ASSERT_OK_AND_ASSIGN(auto w, loader->Finish());
+  ASSERT_OK(w.batch->ValidateFull());
+  ASSERT_EQ(w.batch->num_rows(), 5000);
+  EXPECT_EQ(I64(w, 0, 4999), 4999);
+  EXPECT_EQ(Str(w, 1, 1234), "v1234");
+  EXPECT_DOUBLE_EQ(F64(w, 2, 77), 77.25);
 }
 
 TEST(LoaderTest, PolicyNamesRoundTrip) {
@@ -724,22 +714,19 @@ TEST(LoaderTest, FastPathAndDomPathAgree) {
       o.on_bad_record = policy;
       o.strict_payload = strict;
       for (const std::string& p : payloads) {
-        auto fast = Loader::Make(s, o);
-        auto dom = Loader::Make(s, o);
-        ASSERT_TRUE(fast.ok() && dom.ok());
-        LoaderTesting::ForceDomPath(dom->get(), true);
+        ASSERT_OK_AND_ASSIGN(auto fast, Loader::Make(s, o));
+        ASSERT_OK_AND_ASSIGN(auto dom, Loader::Make(s, o));
+        LoaderTesting::ForceDomPath(dom.get(), true);
         StreamRecord r = Rec(p, 3);
-        Status a = (*fast)->Append(r), b = (*dom)->Append(r);
+        Status a = fast->Append(r), b = dom->Append(r);
         EXPECT_EQ(a.ToString(), b.ToString()) << p;
-        auto wa = (*fast)->Finish();
-        auto wb = (*dom)->Finish();
-        ASSERT_TRUE(wa.ok() && wb.ok());
-        EXPECT_TRUE(wa->batch->Equals(*wb->batch))
-            << p << "\n"
-            << wa->batch->ToString() << "\nvs DOM\n"
-            << wb->batch->ToString();
-        EXPECT_TRUE(wa->dead_letters->Equals(*wb->dead_letters)) << p;
-        ASSERT_TRUE(wa->batch->ValidateFull().ok());
+        ASSERT_OK_AND_ASSIGN(auto wa, fast->Finish());
+        ASSERT_OK_AND_ASSIGN(auto wb, dom->Finish());
+        EXPECT_TRUE(wa.batch->Equals(*wb.batch)) << p << "\n"
+                                                 << wa.batch->ToString() << "\nvs DOM\n"
+                                                 << wb.batch->ToString();
+        EXPECT_TRUE(wa.dead_letters->Equals(*wb.dead_letters)) << p;
+        ASSERT_OK(wa.batch->ValidateFull());
       }
     }
   }
@@ -779,23 +766,21 @@ TEST(LoaderTest, KeysMatchedInTheInputTextAgreeWithDom) {
   for (BadRecordPolicy policy : {BadRecordPolicy::kSkip, BadRecordPolicy::kDeadLetter}) {
     LoadOptions o;
     o.on_bad_record = policy;
-    auto fast = Loader::Make(s, o);
-    auto dom = Loader::Make(s, o);
-    ASSERT_TRUE(fast.ok() && dom.ok());
-    LoaderTesting::ForceDomPath(dom->get(), true);
+    ASSERT_OK_AND_ASSIGN(auto fast, Loader::Make(s, o));
+    ASSERT_OK_AND_ASSIGN(auto dom, Loader::Make(s, o));
+    LoaderTesting::ForceDomPath(dom.get(), true);
     for (size_t i = 0; i < payloads.size(); ++i) {
       StreamRecord r = Rec(payloads[i], static_cast<int64_t>(i));
-      Status a = (*fast)->Append(r), b = (*dom)->Append(r);
+      Status a = fast->Append(r), b = dom->Append(r);
       EXPECT_EQ(a.ToString(), b.ToString()) << payloads[i];
     }
-    auto wa = (*fast)->Finish();
-    auto wb = (*dom)->Finish();
-    ASSERT_TRUE(wa.ok() && wb.ok());
-    EXPECT_TRUE(wa->batch->Equals(*wb->batch)) << wa->batch->ToString() << "\nvs DOM\n"
-                                               << wb->batch->ToString();
-    EXPECT_TRUE(wa->dead_letters->Equals(*wb->dead_letters));
-    ASSERT_TRUE(wa->batch->ValidateFull().ok());
-    EXPECT_EQ(wa->batch->num_rows(), 16);  // truncated payloads land as nulls (rule 4)
+    ASSERT_OK_AND_ASSIGN(auto wa, fast->Finish());
+    ASSERT_OK_AND_ASSIGN(auto wb, dom->Finish());
+    EXPECT_TRUE(wa.batch->Equals(*wb.batch)) << wa.batch->ToString() << "\nvs DOM\n"
+                                             << wb.batch->ToString();
+    EXPECT_TRUE(wa.dead_letters->Equals(*wb.dead_letters));
+    ASSERT_OK(wa.batch->ValidateFull());
+    EXPECT_EQ(wa.batch->num_rows(), 16);  // truncated payloads land as nulls (rule 4)
   }
 }
 

@@ -8,6 +8,8 @@
 #include <limits>
 #include <string>
 
+#include "kelt/testing/assertions.h"
+
 namespace kelt {
 namespace {
 
@@ -16,7 +18,7 @@ constexpr int64_t kMay1Micros = 1714564800123456;  // 2024-05-01T12:00:00.123456
 
 Value MustParseValue(std::string_view json) {
   auto r = ParseValueJson(json);
-  EXPECT_TRUE(r.ok()) << json << " → " << r.status().ToString();
+  EXPECT_OK(r) << json;
   return r.ok() ? *r : Value();
 }
 
@@ -28,7 +30,7 @@ Status ValueFails(std::string_view json) {
 
 DataSet MustParse(std::string_view json, SchemaDialect dialect = SchemaDialect::kStrict) {
   auto r = ParseDataSetJson(json, dialect);
-  EXPECT_TRUE(r.ok()) << json << " → " << r.status().ToString();
+  EXPECT_OK(r) << json;
   return r.ok() ? *r : DataSet();
 }
 
@@ -440,51 +442,45 @@ DataSet AllTypesDataSet() {
 
 TEST(DataSetJson, ArrowRoundTripAllTypes) {
   DataSet ds = AllTypesDataSet();
-  auto batch = DataSetToRecordBatch(ds);
-  ASSERT_TRUE(batch.ok()) << batch.status().ToString();
-  ASSERT_TRUE((*batch)->ValidateFull().ok());
-  EXPECT_EQ((*batch)->num_rows(), 4);
-  EXPECT_TRUE((*batch)->schema()->Equals(*ToArrowSchema(ds.schema)));
-  EXPECT_EQ((*batch)->column(0)->null_count(), 1);
-  EXPECT_EQ((*batch)->column(2)->null_count(), 2);
-  const auto& ints = static_cast<const arrow::Int64Array&>(*(*batch)->column(0));
+  ASSERT_OK_AND_ASSIGN(auto batch, DataSetToRecordBatch(ds));
+  ASSERT_OK(batch->ValidateFull());
+  EXPECT_EQ(batch->num_rows(), 4);
+  EXPECT_TRUE(batch->schema()->Equals(*ToArrowSchema(ds.schema)));
+  EXPECT_EQ(batch->column(0)->null_count(), 1);
+  EXPECT_EQ(batch->column(2)->null_count(), 2);
+  const auto& ints = static_cast<const arrow::Int64Array&>(*batch->column(0));
   EXPECT_EQ(ints.Value(2), std::numeric_limits<int64_t>::max());
-  const auto& strs = static_cast<const arrow::StringArray&>(*(*batch)->column(3));
+  const auto& strs = static_cast<const arrow::StringArray&>(*batch->column(3));
   EXPECT_EQ(strs.GetView(0), "h\xC3\xA9llo");
   EXPECT_EQ(strs.GetView(3), std::string_view("a\0b", 3));
-  const auto& ts = static_cast<const arrow::TimestampArray&>(*(*batch)->column(4));
+  const auto& ts = static_cast<const arrow::TimestampArray&>(*batch->column(4));
   EXPECT_EQ(ts.Value(0), kMay1Micros);
 
-  auto back = RecordBatchToDataSet(**batch);
-  ASSERT_TRUE(back.ok()) << back.status().ToString();
-  EXPECT_EQ(*back, ds);  // inf survives Arrow (only JSON folds it into NaN)
+  ASSERT_OK_AND_ASSIGN(auto back, RecordBatchToDataSet(*batch));
+  EXPECT_EQ(back, ds);  // inf survives Arrow (only JSON folds it into NaN)
 }
 
 TEST(DataSetJson, ArrowEmptyDataSet) {
   DataSet ds;
   ds.schema = Schema({Field("id", TypeId::kInt64), Field("name", TypeId::kUtf8)});
-  auto batch = DataSetToRecordBatch(ds);
-  ASSERT_TRUE(batch.ok()) << batch.status().ToString();
-  EXPECT_EQ((*batch)->num_rows(), 0);
-  EXPECT_EQ((*batch)->num_columns(), 2);
-  auto back = RecordBatchToDataSet(**batch);
-  ASSERT_TRUE(back.ok());
-  EXPECT_EQ(*back, ds);
+  ASSERT_OK_AND_ASSIGN(auto batch, DataSetToRecordBatch(ds));
+  EXPECT_EQ(batch->num_rows(), 0);
+  EXPECT_EQ(batch->num_columns(), 2);
+  ASSERT_OK_AND_ASSIGN(auto back, RecordBatchToDataSet(*batch));
+  EXPECT_EQ(back, ds);
 }
 
 TEST(DataSetJson, ArrowSlicedBatch) {
   DataSet ds = AllTypesDataSet();
-  auto batch = DataSetToRecordBatch(ds);
-  ASSERT_TRUE(batch.ok());
+  ASSERT_OK_AND_ASSIGN(auto batch, DataSetToRecordBatch(ds));
   for (int64_t offset = 0; offset < 4; ++offset) {
     for (int64_t len = 0; offset + len <= 4; ++len) {
-      auto sliced = (*batch)->Slice(offset, len);
-      auto back = RecordBatchToDataSet(*sliced);
-      ASSERT_TRUE(back.ok()) << back.status().ToString();
+      auto sliced = batch->Slice(offset, len);
+      ASSERT_OK_AND_ASSIGN(auto back, RecordBatchToDataSet(*sliced));
       DataSet want;
       want.schema = ds.schema;
       want.rows.assign(ds.rows.begin() + offset, ds.rows.begin() + offset + len);
-      EXPECT_EQ(*back, want) << "offset " << offset << " len " << len;
+      EXPECT_EQ(back, want) << "offset " << offset << " len " << len;
     }
   }
 }
@@ -493,19 +489,18 @@ TEST(DataSetJson, ArrowSlicedArraysWithNullsAcrossByteBoundary) {
   // 20 values, every third null; a slice starting at bit 5 exercises the bitmap offset.
   arrow::Int32Builder b;
   for (int i = 0; i < 20; ++i) {
-    ASSERT_TRUE((i % 3 == 0 ? b.AppendNull() : b.Append(i * 10)).ok());
+    ASSERT_OK(i % 3 == 0 ? b.AppendNull() : b.Append(i * 10));
   }
   std::shared_ptr<arrow::Array> arr;
-  ASSERT_TRUE(b.Finish(&arr).ok());
+  ASSERT_OK(b.Finish(&arr));
   auto batch = arrow::RecordBatch::Make(
                    arrow::schema({arrow::field("n", arrow::int32())}), 20, {arr})
                    ->Slice(5, 11);
-  auto ds = RecordBatchToDataSet(*batch);
-  ASSERT_TRUE(ds.ok()) << ds.status().ToString();
-  ASSERT_EQ(ds->row_count(), 11u);
-  EXPECT_EQ(ds->schema.fields[0].type, TypeId::kInt64);
+  ASSERT_OK_AND_ASSIGN(auto ds, RecordBatchToDataSet(*batch));
+  ASSERT_EQ(ds.row_count(), 11u);
+  EXPECT_EQ(ds.schema.fields[0].type, TypeId::kInt64);
   for (int i = 5; i < 16; ++i) {
-    const Value& v = ds->rows[static_cast<size_t>(i - 5)][0];
+    const Value& v = ds.rows[static_cast<size_t>(i - 5)][0];
     if (i % 3 == 0) {
       EXPECT_TRUE(v.is_null()) << i;
     } else {
@@ -519,10 +514,10 @@ std::shared_ptr<arrow::Array> MakeArray(Builder* b,
                                         const std::vector<std::optional<T>>& values) {
   for (const auto& v : values) {
     arrow::Status st = v ? b->Append(*v) : b->AppendNull();
-    EXPECT_TRUE(st.ok()) << st.ToString();
+    EXPECT_OK(st);
   }
   std::shared_ptr<arrow::Array> out;
-  EXPECT_TRUE(b->Finish(&out).ok());
+  EXPECT_OK(b->Finish(&out));
   return out;
 }
 
@@ -541,13 +536,13 @@ TEST(DataSetJson, ArrowWiderTypesConvert) {
   arrow::Date64Builder d64;
   arrow::FixedSizeBinaryBuilder fsb(arrow::fixed_size_binary(2));
   arrow::NullBuilder nb;
-  ASSERT_TRUE(nb.AppendNulls(2).ok());
+  ASSERT_OK(nb.AppendNulls(2));
   std::shared_ptr<arrow::Array> nulls;
-  ASSERT_TRUE(nb.Finish(&nulls).ok());
-  ASSERT_TRUE(fsb.Append("ab").ok());
-  ASSERT_TRUE(fsb.AppendNull().ok());
+  ASSERT_OK(nb.Finish(&nulls));
+  ASSERT_OK(fsb.Append("ab"));
+  ASSERT_OK(fsb.AppendNull());
   std::shared_ptr<arrow::Array> fixed;
-  ASSERT_TRUE(fsb.Finish(&fixed).ok());
+  ASSERT_OK(fsb.Finish(&fixed));
 
   auto schema = arrow::schema({
       arrow::field("i8", arrow::int8()),
@@ -579,10 +574,9 @@ TEST(DataSetJson, ArrowWiderTypesConvert) {
            &d64, {int64_t{1714521600000}, int64_t{-86400000}}),
        fixed, nulls});
   arrow::Status valid = batch->ValidateFull();
-  ASSERT_TRUE(valid.ok()) << valid.ToString();
-  auto ds = RecordBatchToDataSet(*batch);
-  ASSERT_TRUE(ds.ok()) << ds.status().ToString();
-  const auto& r = ds->rows;
+  ASSERT_OK(valid);
+  ASSERT_OK_AND_ASSIGN(auto ds, RecordBatchToDataSet(*batch));
+  const auto& r = ds.rows;
   EXPECT_EQ(r[0][0], Value::Int64(-128));
   EXPECT_TRUE(r[1][0].is_null());
   EXPECT_EQ(r[0][1], Value::Int64(std::numeric_limits<int64_t>::max()));
@@ -599,7 +593,7 @@ TEST(DataSetJson, ArrowWiderTypesConvert) {
   EXPECT_EQ(r[0][9], Value::Binary("ab"));
   EXPECT_TRUE(r[1][9].is_null());
   EXPECT_TRUE(r[0][10].is_null() && r[1][10].is_null());
-  EXPECT_EQ(ds->schema.fields[10].type, TypeId::kUtf8);
+  EXPECT_EQ(ds.schema.fields[10].type, TypeId::kUtf8);
 }
 
 TEST(DataSetJson, ArrowOutOfRangeValuesAreErrors) {
@@ -638,9 +632,8 @@ TEST(DataSetJson, ArrowFromDataSetChecksCells) {
   DataSet ds;
   ds.schema = Schema({Field("a", TypeId::kInt64), Field("x", TypeId::kFloat64)});
   ds.rows.push_back({Value::Int64(1), Value::Int64(2)});  // Int64 into Float64: converted
-  auto batch = DataSetToRecordBatch(ds);
-  ASSERT_TRUE(batch.ok()) << batch.status().ToString();
-  EXPECT_EQ(static_cast<const arrow::DoubleArray&>(*(*batch)->column(1)).Value(0), 2.0);
+  ASSERT_OK_AND_ASSIGN(auto batch, DataSetToRecordBatch(ds));
+  EXPECT_EQ(static_cast<const arrow::DoubleArray&>(*batch->column(1)).Value(0), 2.0);
 
   ds.rows.push_back({Value::Int64(1)});
   auto bad = DataSetToRecordBatch(ds);
@@ -673,20 +666,16 @@ TEST(DataSetJson, ArrowKeepsFieldMetadata) {
   t.timestamp_unit = TimeUnit::kMilli;
   ds.schema = Schema({t});
   ds.rows.push_back({Value::Timestamp(5)});
-  auto batch = DataSetToRecordBatch(ds);
-  ASSERT_TRUE(batch.ok());
-  auto back = RecordBatchToDataSet(**batch);
-  ASSERT_TRUE(back.ok());
-  EXPECT_EQ(*back, ds);
+  ASSERT_OK_AND_ASSIGN(auto batch, DataSetToRecordBatch(ds));
+  ASSERT_OK_AND_ASSIGN(auto back, RecordBatchToDataSet(*batch));
+  EXPECT_EQ(back, ds);
 }
 
 TEST(DataSetJson, JsonToArrowToJson) {
   DataSet ds = MustParse(kRdpDataSet);
-  auto batch = DataSetToRecordBatch(ds);
-  ASSERT_TRUE(batch.ok());
-  auto back = RecordBatchToDataSet(**batch);
-  ASSERT_TRUE(back.ok());
-  EXPECT_EQ(DataSetToJson(*back), kRdpDataSet);
+  ASSERT_OK_AND_ASSIGN(auto batch, DataSetToRecordBatch(ds));
+  ASSERT_OK_AND_ASSIGN(auto back, RecordBatchToDataSet(*batch));
+  EXPECT_EQ(DataSetToJson(back), kRdpDataSet);
 }
 
 }  // namespace

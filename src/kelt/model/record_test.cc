@@ -6,6 +6,8 @@
 #include <limits>
 #include <string>
 
+#include "kelt/testing/assertions.h"
+
 namespace kelt {
 namespace {
 
@@ -18,7 +20,7 @@ constexpr std::string_view kRdpRecords =
 
 std::vector<StreamRecord> MustParse(std::string_view json) {
   auto r = ParseRecordsJson(json);
-  EXPECT_TRUE(r.ok()) << json << " → " << r.status().ToString();
+  EXPECT_OK(r) << json;
   return r.ok() ? *r : std::vector<StreamRecord>();
 }
 

@@ -7,6 +7,8 @@
 
 #include <string>
 
+#include "kelt/testing/assertions.h"
+
 namespace kelt {
 namespace {
 
@@ -16,7 +18,7 @@ constexpr std::string_view kRdpSchema =
 
 Schema MustParse(std::string_view json, SchemaDialect dialect = SchemaDialect::kStrict) {
   auto r = ParseSchemaJson(json, dialect);
-  EXPECT_TRUE(r.ok()) << json << " → " << r.status().ToString();
+  EXPECT_OK(r) << json;
   return r.ok() ? *r : Schema();
 }
 
@@ -355,9 +357,8 @@ TEST(SchemaJson, ArrowSchemaRoundTrip) {
   EXPECT_EQ(arrow_schema->field(6)->metadata()->Get("kelt.source").ValueOrDie(),
             R"(["[x]"])");
 
-  auto back = FromArrowSchema(*arrow_schema);
-  ASSERT_TRUE(back.ok()) << back.status().ToString();
-  EXPECT_EQ(*back, s);
+  ASSERT_OK_AND_ASSIGN(auto back, FromArrowSchema(*arrow_schema));
+  EXPECT_EQ(back, s);
 }
 
 TEST(SchemaJson, FromArrowSchemaWidensTypes) {
@@ -376,17 +377,16 @@ TEST(SchemaJson, FromArrowSchemaWidensTypes) {
       arrow::field("d64", arrow::date64()),
       arrow::field("nothing", arrow::null()),
   });
-  auto r = FromArrowSchema(*schema);
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_OK_AND_ASSIGN(auto r, FromArrowSchema(*schema));
   const TypeId want[] = {TypeId::kInt64,     TypeId::kInt64,     TypeId::kInt64,
                          TypeId::kInt64,     TypeId::kFloat64,   TypeId::kUtf8,
                          TypeId::kUtf8,      TypeId::kBinary,    TypeId::kBinary,
                          TypeId::kTimestamp, TypeId::kTimestamp, TypeId::kDate,
                          TypeId::kUtf8};
-  ASSERT_EQ(r->size(), std::size(want));
-  for (size_t i = 0; i < r->size(); ++i) {
-    EXPECT_EQ(r->fields[i].type, want[i]) << r->fields[i].name;
-    EXPECT_EQ(r->fields[i].name, schema->field(static_cast<int>(i))->name());
+  ASSERT_EQ(r.size(), std::size(want));
+  for (size_t i = 0; i < r.size(); ++i) {
+    EXPECT_EQ(r.fields[i].type, want[i]) << r.fields[i].name;
+    EXPECT_EQ(r.fields[i].name, schema->field(static_cast<int>(i))->name());
   }
 }
 
@@ -424,9 +424,8 @@ TEST(SchemaJson, FromArrowSchemaReadsHandWrittenMetadata) {
   auto f = arrow::field("city", arrow::utf8())
                ->WithMetadata(arrow::key_value_metadata({"kelt.source", "other"},
                                                         {"user.address.city", "x"}));
-  auto r = FromArrowSchema(*arrow::schema({f}));
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
-  EXPECT_EQ(r->fields[0].source, (std::vector<std::string>{"user", "address", "city"}));
+  ASSERT_OK_AND_ASSIGN(auto r, FromArrowSchema(*arrow::schema({f})));
+  EXPECT_EQ(r.fields[0].source, (std::vector<std::string>{"user", "address", "city"}));
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <set>
 
 #include "kelt/kafka/mock_cluster_testing.h"
+#include "kelt/testing/assertions.h"
 
 namespace kelt {
 namespace {
@@ -98,167 +99,156 @@ class MemorySink final : public Sink {
   OffsetMap pending_;
 };
 
-EltOptions Options(const MockCluster& mc, const std::string& topic,
-                   const std::string& group) {
-  EltOptions o;
-  o.consumer = ConsumerFor(mc, topic, group);
-  o.window.max_records = 7;
-  o.window.max_wait = std::chrono::milliseconds(2000);
-  o.landing = Schema({{"id", TypeId::kInt64}});
-  o.until_caught_up = true;
-  return o;
-}
-
-std::unique_ptr<EltLoop> MakeLoop(EltOptions o,
-                                  std::vector<std::shared_ptr<Store>> stores) {
+Result<std::unique_ptr<EltLoop>> MakeLoop(EltOptions o,
+                                          std::vector<std::shared_ptr<Store>> stores) {
   std::vector<std::unique_ptr<Sink>> sinks;
   int i = 0;
   for (auto& s : stores) {
     sinks.push_back(std::make_unique<MemorySink>("mem" + std::to_string(i++), s));
   }
-  auto loop = EltLoop::Make(std::move(o), std::move(sinks));
-  EXPECT_TRUE(loop.ok()) << loop.status().ToString();
-  return loop.ok() ? std::move(*loop) : nullptr;
+  return EltLoop::Make(std::move(o), std::move(sinks));
 }
 
-// The group's committed offset of one partition, asked of the broker directly.
-int64_t Committed(const MockCluster& mc, const std::string& topic,
-                  const std::string& group, int32_t partition) {
-  char err[256];
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  rd_kafka_conf_set(conf, "bootstrap.servers", mc.bootstraps().c_str(), err, sizeof(err));
-  rd_kafka_conf_set(conf, "group.id", group.c_str(), err, sizeof(err));
-  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
-  EXPECT_NE(rk, nullptr) << err;
-  rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(1);
-  rd_kafka_topic_partition_list_add(list, topic.c_str(), partition);
-  rd_kafka_resp_err_t e = rd_kafka_committed(rk, list, 10000);
-  EXPECT_EQ(e, RD_KAFKA_RESP_ERR_NO_ERROR) << rd_kafka_err2str(e);
-  int64_t offset = list->elems[0].offset;
-  rd_kafka_topic_partition_list_destroy(list);
-  rd_kafka_destroy(rk);
-  return offset;
-}
+// Each test has its own mock cluster; the loops read it into in-memory sinks.
+class EltLoopTest : public ::testing::Test {
+ protected:
+  // Create `topic` with `partitions` partitions and produce records {"id":0} to
+  // {"id":records-1} to it.
+  void CreateTopic(const std::string& topic, int partitions, int records) {
+    mc_.CreateTopic(topic, partitions);
+    ProduceIds(mc_, topic, 0, records);
+  }
 
-TEST(EltLoopTest, LandsEverythingOnceAndCommitsWhatIsDurable) {
-  MockCluster mc;
-  mc.CreateTopic("e1", 2);
-  ProduceIds(mc, "e1", 0, 40);
+  // A loop reading `topic` as a member of `group` until caught up, in windows of 7.
+  EltOptions Options(const std::string& topic, const std::string& group) {
+    EltOptions o;
+    o.consumer = ConsumerFor(mc_, topic, group);
+    o.window.max_records = 7;
+    o.window.max_wait = std::chrono::milliseconds(2000);
+    o.landing = Schema({{"id", TypeId::kInt64}});
+    o.until_caught_up = true;
+    return o;
+  }
+
+  // The group's committed offset of one partition, asked of the broker directly.
+  int64_t Committed(const std::string& topic, const std::string& group,
+                    int32_t partition) {
+    char err[256];
+    rd_kafka_conf_t* conf = rd_kafka_conf_new();
+    rd_kafka_conf_set(conf, "bootstrap.servers", mc_.bootstraps().c_str(), err,
+                      sizeof(err));
+    rd_kafka_conf_set(conf, "group.id", group.c_str(), err, sizeof(err));
+    rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
+    EXPECT_NE(rk, nullptr) << err;
+    rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(1);
+    rd_kafka_topic_partition_list_add(list, topic.c_str(), partition);
+    rd_kafka_resp_err_t e = rd_kafka_committed(rk, list, 10000);
+    EXPECT_EQ(e, RD_KAFKA_RESP_ERR_NO_ERROR) << rd_kafka_err2str(e);
+    int64_t offset = list->elems[0].offset;
+    rd_kafka_topic_partition_list_destroy(list);
+    rd_kafka_destroy(rk);
+    return offset;
+  }
+
+  MockCluster mc_;
+};
+
+TEST_F(EltLoopTest, LandsEverythingOnceAndCommitsWhatIsDurable) {
+  CreateTopic("e1", 2, 40);
   auto store = std::make_shared<Store>();
-  auto loop = MakeLoop(Options(mc, "e1", "g1"), {store});
-  ASSERT_TRUE(loop);
-  auto stats = loop->Run();
-  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
-  EXPECT_TRUE(stats->caught_up);
-  EXPECT_EQ(stats->rows, 40);
+  ASSERT_OK_AND_ASSIGN(auto loop, MakeLoop(Options("e1", "g1"), {store}));
+  ASSERT_OK_AND_ASSIGN(auto stats, loop->Run());
+  EXPECT_TRUE(stats.caught_up);
+  EXPECT_EQ(stats.rows, 40);
   EXPECT_EQ(store->rows.size(), 40u);
   int64_t total = 0;
-  for (const auto& [tp, next] : stats->committed) total += next;
+  for (const auto& [tp, next] : stats.committed) total += next;
   EXPECT_EQ(total, 40);  // committed = durable = everything
-  EXPECT_EQ(stats->committed, store->durable);
+  EXPECT_EQ(stats.committed, store->durable);
 }
 
 // Windows loaded on several cores reach the sinks as one batch: every row once, dead
 // letters counted, in offset order within each partition.
-TEST(EltLoopTest, ParallelLoadLandsEveryRowOnce) {
-  MockCluster mc;
-  mc.CreateTopic("e10", 2);
-  ProduceIds(mc, "e10", 0, 30);
-  ProduceRaw(mc, "e10", {{"k", "{\"id\":\"bad\"}"}, {"k", "not json"}});
-  ProduceIds(mc, "e10", 30, 10);
+TEST_F(EltLoopTest, ParallelLoadLandsEveryRowOnce) {
+  CreateTopic("e10", 2, 30);
+  ProduceRaw(mc_, "e10", {{"k", "{\"id\":\"bad\"}"}, {"k", "not json"}});
+  ProduceIds(mc_, "e10", 30, 10);
   auto store = std::make_shared<Store>();
-  EltOptions o = Options(mc, "e10", "g10");
+  EltOptions o = Options("e10", "g10");
   o.window.max_records = 20;
   o.min_records_per_loader = 3;
-  auto loop = MakeLoop(o, {store});
-  ASSERT_TRUE(loop);
-  auto stats = loop->Run();
-  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
-  EXPECT_EQ(stats->records, 42);
-  EXPECT_EQ(stats->rows, 40);
-  EXPECT_EQ(stats->dead_lettered, 2);
+  ASSERT_OK_AND_ASSIGN(auto loop, MakeLoop(o, {store}));
+  ASSERT_OK_AND_ASSIGN(auto stats, loop->Run());
+  EXPECT_EQ(stats.records, 42);
+  EXPECT_EQ(stats.rows, 40);
+  EXPECT_EQ(stats.dead_lettered, 2);
   std::set<std::pair<int64_t, int64_t>> unique(store->rows.begin(), store->rows.end());
   EXPECT_EQ(unique.size(), store->rows.size());
   EXPECT_EQ(store->rows.size(), 40u);
   int64_t total = 0;
-  for (const auto& [tp, next] : stats->committed) total += next;
+  for (const auto& [tp, next] : stats.committed) total += next;
   EXPECT_EQ(total, 42);
 }
 
-TEST(EltLoopTest, CommitsNothingBeforeTheSinkSaysDurable) {
-  MockCluster mc;
-  mc.CreateTopic("e2", 1);
-  ProduceIds(mc, "e2", 0, 20);
+TEST_F(EltLoopTest, CommitsNothingBeforeTheSinkSaysDurable) {
+  CreateTopic("e2", 1, 20);
   auto store = std::make_shared<Store>();
   store->buffer_until_flush = true;  // like a Parquet rotation that has not closed
-  EltOptions o = Options(mc, "e2", "g2");
+  EltOptions o = Options("e2", "g2");
   o.until_caught_up = false;
   o.max_windows = 2;
-  auto loop = MakeLoop(o, {store});
-  ASSERT_TRUE(loop);
+  ASSERT_OK_AND_ASSIGN(auto loop, MakeLoop(o, {store}));
   // Two windows with records (the first polls may only join the group).
-  for (int i = 0; i < 20 && loop->stats().windows < 2; ++i)
-    ASSERT_TRUE(loop->Step().ok());
+  for (int i = 0; i < 20 && loop->stats().windows < 2; ++i) ASSERT_OK(loop->Step());
   ASSERT_EQ(loop->stats().windows, 2);
   EXPECT_TRUE(loop->stats().committed.empty()) << "committed before the sink was durable";
   EXPECT_TRUE(store->rows.empty());
-  ASSERT_TRUE(loop->Close().ok());  // flushes, then commits
+  ASSERT_OK(loop->Close());  // flushes, then commits
   EXPECT_EQ(store->rows.size(), 14u);
-  EXPECT_EQ(Committed(mc, "e2", "g2", 0), 14);
+  EXPECT_EQ(Committed("e2", "g2", 0), 14);
 }
 
-TEST(EltLoopTest, ResumesFromTheSinksNotTheGroup) {
-  MockCluster mc;
-  mc.CreateTopic("e3", 1);
-  ProduceIds(mc, "e3", 0, 30);
+TEST_F(EltLoopTest, ResumesFromTheSinksNotTheGroup) {
+  CreateTopic("e3", 1, 30);
   auto store = std::make_shared<Store>();
   // The sink already holds 0..11 (a crash after writing, before committing): a new
   // group with no committed offset must start at 12, not at "earliest".
   for (int64_t o = 0; o < 12; ++o) store->rows.insert({0, o});
   store->durable[{"e3", 0}] = 12;
-  auto loop = MakeLoop(Options(mc, "e3", "g3"), {store});
-  ASSERT_TRUE(loop);
-  auto stats = loop->Run();
-  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
-  EXPECT_EQ(stats->records, 18);
+  ASSERT_OK_AND_ASSIGN(auto loop, MakeLoop(Options("e3", "g3"), {store}));
+  ASSERT_OK_AND_ASSIGN(auto stats, loop->Run());
+  EXPECT_EQ(stats.records, 18);
   EXPECT_EQ(store->rows.size(), 30u);
   std::set<std::pair<int64_t, int64_t>> unique(store->rows.begin(), store->rows.end());
   EXPECT_EQ(unique.size(), 30u);
 }
 
-TEST(EltLoopTest, SeveralSinksStartAtTheLowestAndEachSkipsWhatItHas) {
-  MockCluster mc;
-  mc.CreateTopic("e4", 1);
-  ProduceIds(mc, "e4", 0, 25);
+TEST_F(EltLoopTest, SeveralSinksStartAtTheLowestAndEachSkipsWhatItHas) {
+  CreateTopic("e4", 1, 25);
   auto ahead = std::make_shared<Store>();
   auto behind = std::make_shared<Store>();
   for (int64_t o = 0; o < 20; ++o) ahead->rows.insert({0, o});
   ahead->durable[{"e4", 0}] = 20;
   for (int64_t o = 0; o < 5; ++o) behind->rows.insert({0, o});
   behind->durable[{"e4", 0}] = 5;
-  auto loop = MakeLoop(Options(mc, "e4", "g4"), {ahead, behind});
-  ASSERT_TRUE(loop);
-  auto stats = loop->Run();
-  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
-  EXPECT_EQ(stats->records, 20);  // read from 5, the lowest durable point
+  ASSERT_OK_AND_ASSIGN(auto loop, MakeLoop(Options("e4", "g4"), {ahead, behind}));
+  ASSERT_OK_AND_ASSIGN(auto stats, loop->Run());
+  EXPECT_EQ(stats.records, 20);  // read from 5, the lowest durable point
   for (const auto& store : {ahead, behind}) {
     std::set<std::pair<int64_t, int64_t>> unique(store->rows.begin(), store->rows.end());
     EXPECT_EQ(store->rows.size(), 25u);
     EXPECT_EQ(unique.size(), 25u);
   }
-  EXPECT_EQ(stats->committed.at({"e4", 0}), 25);
+  EXPECT_EQ(stats.committed.at({"e4", 0}), 25);
 }
 
-TEST(EltLoopTest, AFailingSinkStopsTheRunAndARestartLosesNothing) {
-  MockCluster mc;
-  mc.CreateTopic("e5", 1);
-  ProduceIds(mc, "e5", 0, 30);
+TEST_F(EltLoopTest, AFailingSinkStopsTheRunAndARestartLosesNothing) {
+  CreateTopic("e5", 1, 30);
   auto good = std::make_shared<Store>();
   auto bad = std::make_shared<Store>();
   bad->fail_on_write = 3;
   {
-    auto loop = MakeLoop(Options(mc, "e5", "g5"), {good, bad});
-    ASSERT_TRUE(loop);
+    ASSERT_OK_AND_ASSIGN(auto loop, MakeLoop(Options("e5", "g5"), {good, bad}));
     auto stats = loop->Run();
     ASSERT_FALSE(stats.ok());
     EXPECT_NE(stats.status().message().find("sink mem1"), std::string::npos)
@@ -267,11 +257,9 @@ TEST(EltLoopTest, AFailingSinkStopsTheRunAndARestartLosesNothing) {
     EXPECT_EQ(loop->stats().rows, 14);  // the failed window is not counted as landed
   }
   // Committed: only what both held (2 windows of 7), whatever the good sink got further.
-  EXPECT_EQ(Committed(mc, "e5", "g5", 0), 14);
-  auto loop = MakeLoop(Options(mc, "e5", "g5"), {good, bad});
-  ASSERT_TRUE(loop);
-  auto stats = loop->Run();
-  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  EXPECT_EQ(Committed("e5", "g5", 0), 14);
+  ASSERT_OK_AND_ASSIGN(auto loop, MakeLoop(Options("e5", "g5"), {good, bad}));
+  ASSERT_OK(loop->Run());
   for (const auto& store : {good, bad}) {
     std::set<std::pair<int64_t, int64_t>> unique(store->rows.begin(), store->rows.end());
     EXPECT_EQ(store->rows.size(), 30u);
@@ -282,13 +270,10 @@ TEST(EltLoopTest, AFailingSinkStopsTheRunAndARestartLosesNothing) {
 // StepPipelined hands each window to the writer and returns: the window is counted,
 // committed and reported by the next step (Close() finishes the last one), and what is
 // committed is always exactly what every sink holds.
-TEST(EltLoopTest, StepPipelinedCommitsEachWindowOneStepLaterAndCloseFinishesTheLast) {
-  MockCluster mc;
-  mc.CreateTopic("p1", 1);
-  ProduceIds(mc, "p1", 0, 30);
+TEST_F(EltLoopTest, StepPipelinedCommitsEachWindowOneStepLaterAndCloseFinishesTheLast) {
+  CreateTopic("p1", 1, 30);
   auto store = std::make_shared<Store>();
-  auto loop = MakeLoop(Options(mc, "p1", "gp1"), {store});
-  ASSERT_TRUE(loop);
+  ASSERT_OK_AND_ASSIGN(auto loop, MakeLoop(Options("p1", "gp1"), {store}));
   std::vector<int64_t> reported;  // rows landed when each window was reported
   std::vector<size_t> sizes;
   auto on_window = [&](const EltStats& st, const Window& w) {
@@ -297,9 +282,7 @@ TEST(EltLoopTest, StepPipelinedCommitsEachWindowOneStepLaterAndCloseFinishesTheL
   };
   bool saw_in_flight = false;
   for (bool more = true; more;) {
-    auto r = loop->StepPipelined(on_window);
-    ASSERT_TRUE(r.ok()) << r.status().ToString();
-    more = *r;
+    ASSERT_OK_AND_ASSIGN(more, loop->StepPipelined(on_window));
     const EltStats& st = loop->stats();
     const int64_t in_flight = st.records - st.rows;
     EXPECT_GE(in_flight, 0);
@@ -311,9 +294,9 @@ TEST(EltLoopTest, StepPipelinedCommitsEachWindowOneStepLaterAndCloseFinishesTheL
   }
   EXPECT_TRUE(saw_in_flight) << "a step returned with its window still being written";
   EXPECT_EQ(loop->stats().records, 30);
-  ASSERT_TRUE(loop->Close().ok());
+  ASSERT_OK(loop->Close());
   EXPECT_EQ(loop->stats().rows, 30);
-  EXPECT_EQ(Committed(mc, "p1", "gp1", 0), 30);
+  EXPECT_EQ(Committed("p1", "gp1", 0), 30);
   std::set<std::pair<int64_t, int64_t>> unique(store->rows.begin(), store->rows.end());
   EXPECT_EQ(store->rows.size(), 30u);
   EXPECT_EQ(unique.size(), 30u);
@@ -335,18 +318,15 @@ std::set<int64_t> Offsets(const Store& store, bool* duplicated) {
 
 // A bad record under `fail` stops the loop; stepping on must not pass over its window
 // (a later commit would lose it). A new loop with another policy lands it all once.
-TEST(EltLoopTest, ABadRecordUnderFailStopsTheLoopAndNothingAfterItIsCommitted) {
-  MockCluster mc;
-  mc.CreateTopic("e7", 1);
-  ProduceIds(mc, "e7", 0, 10);
-  ProduceRaw(mc, "e7", {{std::nullopt, "{\"id\":\"ten\"}"}});
-  ProduceIds(mc, "e7", 11, 19);
+TEST_F(EltLoopTest, ABadRecordUnderFailStopsTheLoopAndNothingAfterItIsCommitted) {
+  CreateTopic("e7", 1, 10);
+  ProduceRaw(mc_, "e7", {{std::nullopt, "{\"id\":\"ten\"}"}});
+  ProduceIds(mc_, "e7", 11, 19);
   auto store = std::make_shared<Store>();
-  EltOptions o = Options(mc, "e7", "g7");
+  EltOptions o = Options("e7", "g7");
   o.load.on_bad_record = BadRecordPolicy::kFail;
   {
-    auto loop = MakeLoop(o, {store});
-    ASSERT_TRUE(loop);
+    ASSERT_OK_AND_ASSIGN(auto loop, MakeLoop(o, {store}));
     Result<bool> step = true;
     for (int i = 0; i < 50 && step.ok() && *step; ++i) step = loop->Step();
     ASSERT_FALSE(step.ok()) << "the bad record did not fail the window";
@@ -360,71 +340,63 @@ TEST(EltLoopTest, ABadRecordUnderFailStopsTheLoopAndNothingAfterItIsCommitted) {
           << again.status().ToString();
     }
     EXPECT_EQ(loop->stats().records, 7);
-    ASSERT_TRUE(loop->Close().ok());
+    ASSERT_OK(loop->Close());
   }
-  EXPECT_EQ(Committed(mc, "e7", "g7", 0), 7);
+  EXPECT_EQ(Committed("e7", "g7", 0), 7);
   EXPECT_EQ(store->rows.size(), 7u);
 
   o.load.on_bad_record = BadRecordPolicy::kDeadLetter;
-  auto loop = MakeLoop(o, {store});
-  ASSERT_TRUE(loop);
-  auto stats = loop->Run();
-  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
-  EXPECT_EQ(stats->dead_lettered, 1);
+  ASSERT_OK_AND_ASSIGN(auto loop, MakeLoop(o, {store}));
+  ASSERT_OK_AND_ASSIGN(auto stats, loop->Run());
+  EXPECT_EQ(stats.dead_lettered, 1);
   bool duplicated = false;
   std::set<int64_t> offsets = Offsets(*store, &duplicated);
   EXPECT_FALSE(duplicated);
   EXPECT_EQ(offsets.size(), 29u);
   EXPECT_FALSE(offsets.count(10)) << "the bad record landed as a row";
-  EXPECT_EQ(Committed(mc, "e7", "g7", 0), 30);
+  EXPECT_EQ(Committed("e7", "g7", 0), 30);
 }
 
 // Sinks that buffer (like a Parquet rotation): after one fails, Close flushes the
 // healthy one and drops the failed one's buffer; nothing is committed past what both
 // hold, and the next loop lands every offset exactly once in both.
-TEST(EltLoopTest, CloseAfterAFailureFlushesHealthySinksAndDropsTheFailedOne) {
-  MockCluster mc;
-  mc.CreateTopic("e8", 1);
-  ProduceIds(mc, "e8", 0, 30);
+TEST_F(EltLoopTest, CloseAfterAFailureFlushesHealthySinksAndDropsTheFailedOne) {
+  CreateTopic("e8", 1, 30);
   auto good = std::make_shared<Store>();
   auto bad = std::make_shared<Store>();
   good->buffer_until_flush = bad->buffer_until_flush = true;
   bad->fail_on_write = 2;
   {
-    auto loop = MakeLoop(Options(mc, "e8", "g8"), {good, bad});
-    ASSERT_TRUE(loop);
+    ASSERT_OK_AND_ASSIGN(auto loop, MakeLoop(Options("e8", "g8"), {good, bad}));
     Result<bool> step = true;
     for (int i = 0; i < 50 && step.ok() && *step; ++i) step = loop->Step();
     ASSERT_FALSE(step.ok());
     ASSERT_FALSE(loop->Step().ok());
-    ASSERT_TRUE(loop->Close().ok());
+    ASSERT_OK(loop->Close());
   }
   EXPECT_EQ(good->rows.size(), 14u);  // both windows it was given
   EXPECT_TRUE(bad->rows.empty()) << "the failed sink flushed a window with a hole";
   // Nothing is durable in both: the group has no committed offset.
-  EXPECT_LT(Committed(mc, "e8", "g8", 0), 0);
+  EXPECT_LT(Committed("e8", "g8", 0), 0);
 
   bad->fail_on_write = -1;
-  auto loop = MakeLoop(Options(mc, "e8", "g8"), {good, bad});
-  ASSERT_TRUE(loop);
-  auto stats = loop->Run();
-  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  ASSERT_OK_AND_ASSIGN(auto loop, MakeLoop(Options("e8", "g8"), {good, bad}));
+  ASSERT_OK(loop->Run());
   for (const auto& store : {good, bad}) {
     bool duplicated = false;
     EXPECT_EQ(Offsets(*store, &duplicated).size(), 30u);
     EXPECT_FALSE(duplicated);
   }
-  EXPECT_EQ(Committed(mc, "e8", "g8", 0), 30);
+  EXPECT_EQ(Committed("e8", "g8", 0), 30);
 }
 
 // The identity columns are read by the sinks as utf8/int64: another type is refused
 // up front, naming the column, instead of being misread.
-TEST(EltLoopTest, RefusesIdentityColumnsOfAnotherType) {
-  MockCluster mc;
+TEST_F(EltLoopTest, RefusesIdentityColumnsOfAnotherType) {
   for (const auto& [name, type] : {std::pair{"_kafka_offset", TypeId::kUtf8},
                                    std::pair{"_kafka_partition", TypeId::kFloat64},
                                    std::pair{"_kafka_topic", TypeId::kInt64}}) {
-    EltOptions o = Options(mc, "e9", "g9");
+    EltOptions o = Options("e9", "g9");
     Field f;
     f.name = name;
     f.type = type;
@@ -441,14 +413,12 @@ TEST(EltLoopTest, RefusesIdentityColumnsOfAnotherType) {
 
 // A catch-up run against a broker nobody answers at fails after assignment_timeout,
 // naming the brokers and the topic, instead of waiting forever.
-TEST(EltLoopTest, CatchUpWithNoAssignmentFailsAfterTheTimeout) {
-  MockCluster mc;
-  EltOptions o = Options(mc, "e11", "g11");
+TEST_F(EltLoopTest, CatchUpWithNoAssignmentFailsAfterTheTimeout) {
+  EltOptions o = Options("e11", "g11");
   o.consumer.brokers = "127.0.0.1:1";
   o.window.max_wait = std::chrono::milliseconds(200);
   o.assignment_timeout = std::chrono::milliseconds(1500);
-  auto loop = MakeLoop(o, {std::make_shared<Store>()});
-  ASSERT_TRUE(loop);
+  ASSERT_OK_AND_ASSIGN(auto loop, MakeLoop(o, {std::make_shared<Store>()}));
   const auto start = std::chrono::steady_clock::now();
   auto stats = loop->Run();
   ASSERT_FALSE(stats.ok());
@@ -460,9 +430,8 @@ TEST(EltLoopTest, CatchUpWithNoAssignmentFailsAfterTheTimeout) {
   }
 }
 
-TEST(EltLoopTest, RefusesAConsumerResumeHookAndNoSinks) {
-  MockCluster mc;
-  EltOptions o = Options(mc, "e6", "g6");
+TEST_F(EltLoopTest, RefusesAConsumerResumeHookAndNoSinks) {
+  EltOptions o = Options("e6", "g6");
   auto none = EltLoop::Make(o, {});
   ASSERT_FALSE(none.ok());
   EXPECT_NE(none.status().message().find("at least one sink"), std::string::npos);

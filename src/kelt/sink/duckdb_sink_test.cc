@@ -19,6 +19,7 @@
 #include "kelt/schema.h"
 #include "kelt/sink.h"
 #include "kelt/sink/sink_testing.h"
+#include "kelt/testing/assertions.h"
 
 namespace kelt {
 namespace {
@@ -113,7 +114,7 @@ constexpr const char* kLandingJson = R"({"fields":[
 
 Schema MustParse(const char* json) {
   auto schema = ParseSchemaJson(json);
-  EXPECT_TRUE(schema.ok()) << schema.status().ToString();
+  EXPECT_OK(schema);
   return schema.ok() ? *schema : Schema{};
 }
 
@@ -161,10 +162,9 @@ class DuckDbSinkTest : public ::testing::Test {
 
   std::unique_ptr<Sink> OpenSink(DuckDbSinkOptions options, const Schema& landing) {
     auto sink = MakeDuckDbSink(std::move(options));
-    EXPECT_TRUE(sink.ok()) << sink.status().ToString();
+    EXPECT_OK(sink);
     if (!sink.ok()) return nullptr;
-    Status st = (*sink)->Open(ToArrowSchema(landing), DeadLetterSchema());
-    EXPECT_TRUE(st.ok()) << st.ToString();
+    EXPECT_OK((*sink)->Open(ToArrowSchema(landing), DeadLetterSchema()));
     return std::move(*sink);
   }
   std::unique_ptr<Sink> OpenSink() { return OpenSink(Options(), landing_); }
@@ -194,10 +194,9 @@ TEST_F(DuckDbSinkTest, WritesValuesNullsUnicodeAndOffsets) {
     blob_hex += "0123456789ABCDEF"[c & 15];
   }
   ASSERT_FALSE(blob_hex.empty());
-  auto written = sink->Write(window);
-  ASSERT_TRUE(written.ok()) << written.status().ToString();
-  EXPECT_EQ(*written, (OffsetMap{{{"events", 0}, 13}, {{"other", 3}, 41}}));
-  ASSERT_TRUE(sink->Close().ok());
+  ASSERT_OK_AND_ASSIGN(auto written, sink->Write(window));
+  EXPECT_EQ(written, (OffsetMap{{{"events", 0}, 13}, {{"other", 3}, 41}}));
+  ASSERT_OK(sink->Close());
 
   Db db(path_);
   auto rows = db.Query(
@@ -238,9 +237,8 @@ TEST_F(DuckDbSinkTest, QuotesEveryIdentifier) {
   auto sink = OpenSink(options, landing);
   ASSERT_TRUE(sink);
   EXPECT_EQ(sink->name(), "duckdb:" + path_ + R"(#sch"ema.we"ird)");
-  auto written = sink->Write(MakeWindow({Rec(0, R"({"col \"q\"":"v"})")}, landing));
-  ASSERT_TRUE(written.ok()) << written.status().ToString();
-  ASSERT_TRUE(sink->Close().ok());
+  ASSERT_OK(sink->Write(MakeWindow({Rec(0, R"({"col \"q\"":"v"})")}, landing)));
+  ASSERT_OK(sink->Close());
 
   Db db(path_);
   EXPECT_EQ(db.Query(R"(SELECT "col ""q""" FROM "sch""ema"."we""ird")"),
@@ -255,39 +253,36 @@ TEST_F(DuckDbSinkTest, ResumesFromTheFileAfterReopen) {
   {
     auto sink = OpenSink();
     ASSERT_TRUE(sink);
-    ASSERT_TRUE(sink->Write(MakeWindow(Range(0, 4), landing_)).ok());
-    ASSERT_TRUE(sink->Write(MakeWindow(Range(5, 9), landing_)).ok());
-    ASSERT_TRUE(sink->Write(MakeWindow(Range(100, 101, 1), landing_)).ok());
-    ASSERT_TRUE(sink->Close().ok());
+    ASSERT_OK(sink->Write(MakeWindow(Range(0, 4), landing_)));
+    ASSERT_OK(sink->Write(MakeWindow(Range(5, 9), landing_)));
+    ASSERT_OK(sink->Write(MakeWindow(Range(100, 101, 1), landing_)));
+    ASSERT_OK(sink->Close());
   }
   auto sink = OpenSink();
   ASSERT_TRUE(sink);
-  auto resumed = sink->Resume({{"events", 0}, {"events", 1}, {"events", 2}});
-  ASSERT_TRUE(resumed.ok()) << resumed.status().ToString();
-  EXPECT_EQ(*resumed, (OffsetMap{{{"events", 0}, 10}, {{"events", 1}, 102}}));
-  ASSERT_TRUE(sink->Close().ok());
+  ASSERT_OK_AND_ASSIGN(auto resumed,
+                       sink->Resume({{"events", 0}, {"events", 1}, {"events", 2}}));
+  EXPECT_EQ(resumed, (OffsetMap{{{"events", 0}, 10}, {{"events", 1}, 102}}));
+  ASSERT_OK(sink->Close());
 
   // Offsets belong to a group: another group has none.
   auto other = OpenSink(Options("g2"), landing_);
   ASSERT_TRUE(other);
-  auto none = other->Resume({{"events", 0}});
-  ASSERT_TRUE(none.ok());
-  EXPECT_TRUE(none->empty());
+  ASSERT_OK_AND_ASSIGN(auto none, other->Resume({{"events", 0}}));
+  EXPECT_TRUE(none.empty());
 }
 
 TEST_F(DuckDbSinkTest, GuardSkipsRowsAlreadyStored) {
   auto sink = OpenSink();
   ASSERT_TRUE(sink);
-  ASSERT_TRUE(sink->Write(MakeWindow(Range(0, 4), landing_)).ok());
+  ASSERT_OK(sink->Write(MakeWindow(Range(0, 4), landing_)));
   // A replay that overlaps the stored range: only offsets 5..7 are new.
-  auto overlap = sink->Write(MakeWindow(Range(3, 7), landing_));
-  ASSERT_TRUE(overlap.ok()) << overlap.status().ToString();
-  EXPECT_EQ(*overlap, (OffsetMap{{{"events", 0}, 8}}));
+  ASSERT_OK_AND_ASSIGN(auto overlap, sink->Write(MakeWindow(Range(3, 7), landing_)));
+  EXPECT_EQ(overlap, (OffsetMap{{{"events", 0}, 8}}));
   // A replay entirely below the stored offset adds nothing and moves nothing back.
-  auto old = sink->Write(MakeWindow(Range(0, 2), landing_));
-  ASSERT_TRUE(old.ok()) << old.status().ToString();
-  EXPECT_EQ(*old, (OffsetMap{{{"events", 0}, 8}}));
-  ASSERT_TRUE(sink->Close().ok());
+  ASSERT_OK_AND_ASSIGN(auto old, sink->Write(MakeWindow(Range(0, 2), landing_)));
+  EXPECT_EQ(old, (OffsetMap{{{"events", 0}, 8}}));
+  ASSERT_OK(sink->Close());
 
   Db db(path_);
   EXPECT_EQ(db.Query("SELECT count(*)::VARCHAR, count(DISTINCT _kafka_offset)::VARCHAR, "
@@ -299,18 +294,17 @@ TEST_F(DuckDbSinkTest, GuardSkipsRowsAlreadyStored) {
 TEST_F(DuckDbSinkTest, GuardFiltersLargeInterleavedBatchesAcrossChunks) {
   auto sink = OpenSink();
   ASSERT_TRUE(sink);
-  ASSERT_TRUE(sink->Write(MakeWindow(Range(0, 1233), landing_)).ok());
-  ASSERT_TRUE(sink->Write(MakeWindow(Range(0, 99, 1), landing_)).ok());
+  ASSERT_OK(sink->Write(MakeWindow(Range(0, 1233), landing_)));
+  ASSERT_OK(sink->Write(MakeWindow(Range(0, 99, 1), landing_)));
   // 5000 records of partition 0 and 1 interleaved; both partitions overlap the store.
   std::vector<StreamRecord> records;
   for (int64_t o = 0; o < 5000; ++o) {
     records.push_back(Rec(o, R"({"id":)" + std::to_string(o) + "}", 0));
     records.push_back(Rec(o, R"({"id":)" + std::to_string(o) + "}", 1));
   }
-  auto written = sink->Write(MakeWindow(records, landing_));
-  ASSERT_TRUE(written.ok()) << written.status().ToString();
-  EXPECT_EQ(*written, (OffsetMap{{{"events", 0}, 5000}, {{"events", 1}, 5000}}));
-  ASSERT_TRUE(sink->Close().ok());
+  ASSERT_OK_AND_ASSIGN(auto written, sink->Write(MakeWindow(records, landing_)));
+  EXPECT_EQ(written, (OffsetMap{{{"events", 0}, 5000}, {{"events", 1}, 5000}}));
+  ASSERT_OK(sink->Close());
 
   Db db(path_);
   EXPECT_EQ(db.Query("SELECT _kafka_partition::VARCHAR, count(*)::VARCHAR, "
@@ -332,7 +326,7 @@ TEST_F(DuckDbSinkTest, GuardRejectsAnOverlapItCannotFilter) {
   Schema landing = MustParse(R"({"fields":[{"name":"id","data_type":"Int64"}]})");
   auto sink = OpenSink(Options(), landing);
   ASSERT_TRUE(sink);
-  ASSERT_TRUE(sink->Write(MakeWindow(Range(0, 4), landing)).ok());
+  ASSERT_OK(sink->Write(MakeWindow(Range(0, 4), landing)));
   auto overlap = sink->Write(MakeWindow(Range(3, 7), landing));
   ASSERT_FALSE(overlap.ok());
   EXPECT_EQ(overlap.status().code(), StatusCode::kInvalid);
@@ -340,10 +334,9 @@ TEST_F(DuckDbSinkTest, GuardRejectsAnOverlapItCannotFilter) {
       << overlap.status().ToString();
   EXPECT_NE(overlap.status().message().find("already stored"), std::string::npos);
   // A replay of a range that is entirely stored is recognised without the columns.
-  auto replay = sink->Write(MakeWindow(Range(1, 3), landing));
-  ASSERT_TRUE(replay.ok()) << replay.status().ToString();
-  EXPECT_EQ(*replay, (OffsetMap{{{"events", 0}, 5}}));
-  ASSERT_TRUE(sink->Close().ok());
+  ASSERT_OK_AND_ASSIGN(auto replay, sink->Write(MakeWindow(Range(1, 3), landing)));
+  EXPECT_EQ(replay, (OffsetMap{{{"events", 0}, 5}}));
+  ASSERT_OK(sink->Close());
 
   Db db(path_);
   EXPECT_EQ(db.Scalar("SELECT count(*)::VARCHAR FROM landing"), "5");
@@ -355,10 +348,9 @@ TEST_F(DuckDbSinkTest, DeadLettersLandInTheirTableInTheSameTransaction) {
   ASSERT_TRUE(sink);
   auto window = MakeWindow({Rec(0, R"({"id":1})"), Rec(1, R"({"id":"x"})")}, landing_);
   ASSERT_EQ(window.dead_letters->num_rows(), 1);
-  auto written = sink->Write(window);
-  ASSERT_TRUE(written.ok()) << written.status().ToString();
-  EXPECT_EQ(*written, (OffsetMap{{{"events", 0}, 2}}));
-  ASSERT_TRUE(sink->Close().ok());
+  ASSERT_OK_AND_ASSIGN(auto written, sink->Write(window));
+  EXPECT_EQ(written, (OffsetMap{{{"events", 0}, 2}}));
+  ASSERT_OK(sink->Close());
 
   Db db(path_);
   EXPECT_EQ(db.Query("SELECT _kafka_topic, _kafka_offset::VARCHAR, "
@@ -371,8 +363,8 @@ TEST_F(DuckDbSinkTest, DeadLettersLandInTheirTableInTheSameTransaction) {
 TEST_F(DuckDbSinkTest, UniqueIndexStopsASecondGroupFromDuplicatingRows) {
   auto sink = OpenSink();
   ASSERT_TRUE(sink);
-  ASSERT_TRUE(sink->Write(MakeWindow(Range(0, 4), landing_)).ok());
-  ASSERT_TRUE(sink->Close().ok());
+  ASSERT_OK(sink->Write(MakeWindow(Range(0, 4), landing_)));
+  ASSERT_OK(sink->Close());
   // Group g2 has no offsets row, so the guard lets the rows through; the index does not.
   auto other = OpenSink(Options("g2"), landing_);
   ASSERT_TRUE(other);
@@ -382,7 +374,7 @@ TEST_F(DuckDbSinkTest, UniqueIndexStopsASecondGroupFromDuplicatingRows) {
       << dup.status().ToString();
   EXPECT_NE(dup.status().message().find("onstraint"), std::string::npos)
       << dup.status().ToString();
-  ASSERT_TRUE(other->Close().ok());
+  ASSERT_OK(other->Close());
 
   Db db(path_);
   EXPECT_EQ(db.Scalar("SELECT count(*)::VARCHAR FROM landing"), "5");
@@ -398,7 +390,7 @@ TEST_F(DuckDbSinkTest, UniqueIndexIsOptional) {
   options.unique_offsets_index = false;
   auto sink = OpenSink(options, landing_);
   ASSERT_TRUE(sink);
-  ASSERT_TRUE(sink->Close().ok());
+  ASSERT_OK(sink->Close());
   Db db(path_);
   EXPECT_EQ(db.Scalar("SELECT count(*)::VARCHAR FROM duckdb_indexes() WHERE "
                       "table_name IN ('landing', 'landing_dead_letter')"),
@@ -408,12 +400,12 @@ TEST_F(DuckDbSinkTest, UniqueIndexIsOptional) {
 TEST_F(DuckDbSinkTest, FailedWriteRollsEverythingBack) {
   auto sink = OpenSink();
   ASSERT_TRUE(sink);
-  ASSERT_TRUE(sink->Write(MakeWindow(Range(0, 1), landing_)).ok());
+  ASSERT_OK(sink->Write(MakeWindow(Range(0, 1), landing_)));
   // The landed rows append fine, then the dead letters fail (wrong schema): the landed
   // rows and the offsets must not survive.
   SinkWindow window = MakeWindow(Range(2, 5), landing_);
   arrow::Int64Builder builder;
-  ASSERT_TRUE(builder.Append(1).ok());
+  ASSERT_OK(builder.Append(1));
   window.dead_letters =
       arrow::RecordBatch::Make(arrow::schema({arrow::field("wrong", arrow::int64())}), 1,
                                {builder.Finish().ValueOrDie()});
@@ -423,9 +415,8 @@ TEST_F(DuckDbSinkTest, FailedWriteRollsEverythingBack) {
             std::string::npos)
       << failed.status().ToString();
   // The sink stays usable: the same offsets can be written again.
-  auto retried = sink->Write(MakeWindow(Range(2, 3), landing_));
-  ASSERT_TRUE(retried.ok()) << retried.status().ToString();
-  ASSERT_TRUE(sink->Close().ok());
+  ASSERT_OK(sink->Write(MakeWindow(Range(2, 3), landing_)));
+  ASSERT_OK(sink->Close());
 
   Db db(path_);
   EXPECT_EQ(db.Scalar("SELECT string_agg(_kafka_offset::VARCHAR, ',' ORDER BY "
@@ -455,10 +446,9 @@ TEST_F(DuckDbSinkTest, CommittedWindowSurvivesKill9) {
 
   auto sink = OpenSink();
   ASSERT_TRUE(sink);
-  auto resumed = sink->Resume({{"events", 0}});
-  ASSERT_TRUE(resumed.ok()) << resumed.status().ToString();
-  EXPECT_EQ(*resumed, (OffsetMap{{{"events", 0}, 150}}));
-  ASSERT_TRUE(sink->Close().ok());
+  ASSERT_OK_AND_ASSIGN(auto resumed, sink->Resume({{"events", 0}}));
+  EXPECT_EQ(resumed, (OffsetMap{{{"events", 0}, 150}}));
+  ASSERT_OK(sink->Close());
   Db db(path_);
   EXPECT_EQ(db.Query("SELECT count(*)::VARCHAR, sum(id)::VARCHAR FROM landing"),
             (std::vector<Row>{{"150", "11175"}}));
@@ -469,9 +459,8 @@ TEST_F(DuckDbSinkTest, IncompatibleExistingTableNamesTableAndColumn) {
     Db db(path_);
     ASSERT_TRUE(db.Exec("CREATE TABLE landing (id VARCHAR, price DOUBLE)"));
   }
-  auto sink = MakeDuckDbSink(Options());
-  ASSERT_TRUE(sink.ok());
-  Status st = (*sink)->Open(ToArrowSchema(landing_), DeadLetterSchema());
+  ASSERT_OK_AND_ASSIGN(auto sink, MakeDuckDbSink(Options()));
+  Status st = sink->Open(ToArrowSchema(landing_), DeadLetterSchema());
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("table landing column id is VARCHAR"), std::string::npos)
       << st.ToString();
@@ -481,9 +470,8 @@ TEST_F(DuckDbSinkTest, IncompatibleExistingTableNamesTableAndColumn) {
     ASSERT_TRUE(db.Exec("DROP TABLE landing"));
     ASSERT_TRUE(db.Exec("CREATE TABLE landing (id BIGINT)"));
   }
-  auto again = MakeDuckDbSink(Options());
-  ASSERT_TRUE(again.ok());
-  st = (*again)->Open(ToArrowSchema(landing_), DeadLetterSchema());
+  ASSERT_OK_AND_ASSIGN(auto again, MakeDuckDbSink(Options()));
+  st = again->Open(ToArrowSchema(landing_), DeadLetterSchema());
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("table landing exists without column price"),
             std::string::npos)
@@ -501,8 +489,8 @@ TEST_F(DuckDbSinkTest, ExistingTableWithOtherColumnOrderAndExtraColumnsIsUsed) {
   }
   auto sink = OpenSink();
   ASSERT_TRUE(sink);
-  ASSERT_TRUE(sink->Write(MakeWindow({Rec(5, R"({"id":3,"name":"x"})")}, landing_)).ok());
-  ASSERT_TRUE(sink->Close().ok());
+  ASSERT_OK(sink->Write(MakeWindow({Rec(5, R"({"id":3,"name":"x"})")}, landing_)));
+  ASSERT_OK(sink->Close());
   Db db(path_);
   EXPECT_EQ(
       db.Query("SELECT _kafka_offset::VARCHAR, note, id::VARCHAR, name FROM landing"),
@@ -518,22 +506,18 @@ TEST_F(DuckDbSinkTest, LifecycleAndOptions) {
   bad_name.table = "schema.";
   EXPECT_EQ(MakeDuckDbSink(bad_name).status().code(), StatusCode::kInvalid);
 
-  auto made = MakeDuckDbSink(Options());
-  ASSERT_TRUE(made.ok());
-  auto& sink = *made;
+  ASSERT_OK_AND_ASSIGN(auto sink, MakeDuckDbSink(Options()));
   EXPECT_FALSE(sink->Write(MakeWindow(Range(0, 0), landing_)).ok());  // not open
-  ASSERT_TRUE(sink->Open(ToArrowSchema(landing_), DeadLetterSchema()).ok());
+  ASSERT_OK(sink->Open(ToArrowSchema(landing_), DeadLetterSchema()));
   EXPECT_FALSE(sink->Open(ToArrowSchema(landing_), DeadLetterSchema()).ok());
-  ASSERT_TRUE(sink->Write(MakeWindow(Range(0, 2), landing_)).ok());
-  auto flushed = sink->Flush();
-  ASSERT_TRUE(flushed.ok());
-  EXPECT_TRUE(flushed->empty());
-  EXPECT_TRUE(sink->Drop({{"events", 0}}).ok());
+  ASSERT_OK(sink->Write(MakeWindow(Range(0, 2), landing_)));
+  ASSERT_OK_AND_ASSIGN(auto flushed, sink->Flush());
+  EXPECT_TRUE(flushed.empty());
+  EXPECT_OK(sink->Drop({{"events", 0}}));
   // Drop forgets nothing that was committed.
-  auto resumed = sink->Resume({{"events", 0}});
-  ASSERT_TRUE(resumed.ok());
-  EXPECT_EQ(*resumed, (OffsetMap{{{"events", 0}, 3}}));
-  ASSERT_TRUE(sink->Close().ok());
+  ASSERT_OK_AND_ASSIGN(auto resumed, sink->Resume({{"events", 0}}));
+  EXPECT_EQ(resumed, (OffsetMap{{{"events", 0}, 3}}));
+  ASSERT_OK(sink->Close());
   EXPECT_FALSE(sink->Resume({{"events", 0}}).ok());  // closed
 }
 

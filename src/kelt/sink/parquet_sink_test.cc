@@ -17,6 +17,7 @@
 #include "kelt/load.h"
 #include "kelt/schema.h"
 #include "kelt/sink/sink_testing.h"
+#include "kelt/testing/assertions.h"
 
 namespace kelt {
 namespace {
@@ -33,7 +34,7 @@ Schema Landing() {
                    {"name":"_kafka_partition","data_type":"Int64"},
                    {"name":"_kafka_offset","data_type":"Int64"}]})",
       SchemaDialect::kStrict);
-  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_OK(s);
   return *s;
 }
 
@@ -74,11 +75,11 @@ std::vector<std::string> Files(const std::string& root, bool hidden_too = false)
 
 std::shared_ptr<arrow::Table> ReadParquet(const std::string& path) {
   auto in = arrow::io::ReadableFile::Open(path);
-  EXPECT_TRUE(in.ok());
+  EXPECT_OK(in);
   auto reader = parquet::arrow::OpenFile(*in, arrow::default_memory_pool());
-  EXPECT_TRUE(reader.ok()) << reader.status().ToString();
+  EXPECT_OK(reader);
   auto table = (*reader)->ReadTable();
-  EXPECT_TRUE(table.ok()) << table.status().ToString();
+  EXPECT_OK(table);
   return table.ok() ? *table : nullptr;
 }
 
@@ -98,6 +99,13 @@ std::multiset<std::pair<int64_t, int64_t>> LandedOffsets(const std::string& root
   return out;
 }
 
+// Options of a sink landing under `root` (the defaults otherwise).
+ParquetSinkOptions OptionsAt(const std::string& root) {
+  ParquetSinkOptions o;
+  o.root = root;
+  return o;
+}
+
 // A Parquet sink with options `o`, opened for `landing` rows.
 Result<std::unique_ptr<Sink>> OpenSink(const ParquetSinkOptions& o,
                                        const Schema& landing) {
@@ -107,28 +115,30 @@ Result<std::unique_ptr<Sink>> OpenSink(const ParquetSinkOptions& o,
   return sink;
 }
 
+// OpenSink, then resumed on partition t/0.
+Result<std::unique_ptr<Sink>> OpenResumedSink(const ParquetSinkOptions& o,
+                                              const Schema& landing) {
+  KELT_ASSIGN_OR_RAISE(auto sink, OpenSink(o, landing));
+  KELT_RETURN_NOT_OK(sink->Resume({{"t", 0}}));
+  return sink;
+}
+
 TEST(ParquetSink, RotatesByRecordsAndResumesFromFileNames) {
   TempDir dir;
   Schema landing = Landing();
-  ParquetSinkOptions o;
-  o.root = dir.path();
+  ParquetSinkOptions o = OptionsAt(dir.path());
   o.rotate_records = 25;
-  auto sink = MakeParquetSink(o);
-  ASSERT_TRUE(sink.ok());
-  auto loader = Loader::Make(landing);
-  ASSERT_TRUE(loader.ok());
-  ASSERT_TRUE((*sink)->Open((*loader)->arrow_schema(), DeadLetterSchema()).ok());
-  auto resumed = (*sink)->Resume({{"t", 0}});
-  ASSERT_TRUE(resumed.ok());
-  EXPECT_TRUE(resumed->empty());
+  ASSERT_OK_AND_ASSIGN(auto sink, OpenSink(o, landing));
+  ASSERT_OK_AND_ASSIGN(auto resumed, sink->Resume({{"t", 0}}));
+  EXPECT_TRUE(resumed.empty());
   // Windows of 10: the file rotates once it holds >= 25 offsets (after 30).
   OffsetMap durable;
   for (int64_t first = 0; first < 40; first += 10) {
-    auto adv = (*sink)->Write(Window(Records("t", 0, first, 10), landing));
-    ASSERT_TRUE(adv.ok()) << adv.status().ToString();
-    for (auto& [tp, n] : *adv) durable[tp] = n;
+    ASSERT_OK_AND_ASSIGN(auto adv,
+                         sink->Write(Window(Records("t", 0, first, 10), landing)));
+    for (auto& [tp, n] : adv) durable[tp] = n;
     if (first < 20) {
-      EXPECT_TRUE(adv->empty()) << "rotated too early at " << first;
+      EXPECT_TRUE(adv.empty()) << "rotated too early at " << first;
     }
   }
   EXPECT_EQ(durable[(TopicPartition{"t", 0})], 30);
@@ -136,10 +146,9 @@ TEST(ParquetSink, RotatesByRecordsAndResumesFromFileNames) {
   const std::vector<std::string> expected = {
       "t/t+0+00000000000000000000+00000000000000000029.parquet"};
   EXPECT_EQ(Files(dir.path()), expected);
-  auto flushed = (*sink)->Flush();
-  ASSERT_TRUE(flushed.ok());
-  EXPECT_EQ((*flushed)[(TopicPartition{"t", 0})], 40);
-  ASSERT_TRUE((*sink)->Close().ok());
+  ASSERT_OK_AND_ASSIGN(auto flushed, sink->Flush());
+  EXPECT_EQ(flushed[(TopicPartition{"t", 0})], 40);
+  ASSERT_OK(sink->Close());
   EXPECT_EQ(Files(dir.path(), true).size(), 2u);  // nothing hidden left behind
 
   auto table = ReadParquet(dir.path() +
@@ -150,12 +159,10 @@ TEST(ParquetSink, RotatesByRecordsAndResumesFromFileNames) {
   EXPECT_EQ(names->GetString(0), "n30");
 
   // A new sink over the same root resumes after the last file.
-  auto again = MakeParquetSink(o);
-  ASSERT_TRUE((*again)->Open((*loader)->arrow_schema(), DeadLetterSchema()).ok());
-  auto r2 = (*again)->Resume({{"t", 0}, {"t", 1}});
-  ASSERT_TRUE(r2.ok());
-  EXPECT_EQ(r2->size(), 1u);
-  EXPECT_EQ((*r2)[(TopicPartition{"t", 0})], 40);
+  ASSERT_OK_AND_ASSIGN(auto again, OpenSink(o, landing));
+  ASSERT_OK_AND_ASSIGN(auto r2, again->Resume({{"t", 0}, {"t", 1}}));
+  EXPECT_EQ(r2.size(), 1u);
+  EXPECT_EQ(r2[(TopicPartition{"t", 0})], 40);
 }
 
 // Each window is its own row group, so a writer holds at most one window in memory
@@ -163,22 +170,20 @@ TEST(ParquetSink, RotatesByRecordsAndResumesFromFileNames) {
 TEST(ParquetSink, EachWindowIsARowGroupOfItsOwn) {
   TempDir dir;
   Schema landing = Landing();
-  ParquetSinkOptions o;
-  o.root = dir.path();
-  auto sink = OpenSink(o, landing);
-  ASSERT_TRUE(sink.ok()) << sink.status().ToString();
+  ParquetSinkOptions o = OptionsAt(dir.path());
+  ASSERT_OK_AND_ASSIGN(auto sink, OpenSink(o, landing));
   for (int64_t first = 0; first < 30; first += 10) {
     std::vector<StreamRecord> records = Records("t", 0, first, 10);
     for (const StreamRecord& r : Records("t", 1, first / 2, 5)) records.push_back(r);
-    ASSERT_TRUE((*sink)->Write(Window(records, landing)).ok());
+    ASSERT_OK(sink->Write(Window(records, landing)));
   }
-  ASSERT_TRUE((*sink)->Flush().ok());
-  ASSERT_TRUE((*sink)->Close().ok());
+  ASSERT_OK(sink->Flush());
+  ASSERT_OK(sink->Close());
   for (const auto& [rel, rows_per_group] : std::vector<std::pair<std::string, int64_t>>{
            {"t/t+0+00000000000000000000+00000000000000000029.parquet", 10},
            {"t/t+1+00000000000000000000+00000000000000000014.parquet", 5}}) {
     auto in = arrow::io::ReadableFile::Open(dir.path() + "/" + rel);
-    ASSERT_TRUE(in.ok()) << rel;
+    ASSERT_OK(in) << rel;
     auto reader = parquet::ParquetFileReader::Open(*in);
     auto meta = reader->metadata();
     ASSERT_EQ(meta->num_row_groups(), 3) << rel;
@@ -191,17 +196,15 @@ TEST(ParquetSink, EachWindowIsARowGroupOfItsOwn) {
 std::string WriteOneFile(const std::string& root, const std::string& mode, int64_t n,
                          const std::string& integer_encoding = "delta") {
   Schema landing = Landing();
-  auto loader = Loader::Make(landing);
-  EXPECT_TRUE(loader.ok());
-  ParquetSinkOptions o;
-  o.root = root;
+  ParquetSinkOptions o = OptionsAt(root);
   o.dictionary = mode;
   o.integer_encoding = integer_encoding;
-  auto sink = MakeParquetSink(o);
-  EXPECT_TRUE(sink.ok());
-  EXPECT_TRUE((*sink)->Open((*loader)->arrow_schema(), DeadLetterSchema()).ok());
-  EXPECT_TRUE((*sink)->Write(Window(Records("t", 0, 0, n), landing)).ok());
-  EXPECT_TRUE((*sink)->Flush().ok());
+  auto sink = OpenSink(o, landing);
+  EXPECT_OK(sink);
+  if (sink.ok()) {
+    EXPECT_OK((*sink)->Write(Window(Records("t", 0, 0, n), landing)));
+    EXPECT_OK((*sink)->Flush());
+  }
   char last[24];
   std::snprintf(last, sizeof(last), "%020lld", static_cast<long long>(n - 1));
   return root + "/t/t+0+00000000000000000000+" + last + ".parquet";
@@ -211,8 +214,7 @@ std::string WriteOneFile(const std::string& root, const std::string& mode, int64
 template <typename Set>
 Status OpenWith(Set&& set) {
   TempDir dir;
-  ParquetSinkOptions o;
-  o.root = dir.path();
+  ParquetSinkOptions o = OptionsAt(dir.path());
   set(o);
   auto sink = MakeParquetSink(o);
   if (!sink.ok()) return sink.status();
@@ -225,7 +227,7 @@ Status OpenWith(Set&& set) {
 std::map<std::string, bool> DictionaryPages(const std::string& path) {
   std::map<std::string, bool> dict;
   auto in = arrow::io::ReadableFile::Open(path);
-  EXPECT_TRUE(in.ok()) << path;
+  EXPECT_OK(in) << path;
   if (!in.ok()) return dict;
   auto meta = parquet::ParquetFileReader::Open(*in)->metadata();
   for (int c = 0; c < meta->num_columns(); ++c) {
@@ -281,7 +283,7 @@ TEST(ParquetSink, IntegerEncodingDeltaByDefault) {
   auto encodings = [](const std::string& path) {
     std::map<std::string, std::set<parquet::Encoding::type>> out;
     auto in = arrow::io::ReadableFile::Open(path);
-    EXPECT_TRUE(in.ok()) << path;
+    EXPECT_OK(in) << path;
     if (!in.ok()) return out;
     auto meta = parquet::ParquetFileReader::Open(*in)->metadata();
     for (int c = 0; c < meta->num_columns(); ++c) {
@@ -322,35 +324,31 @@ TEST(ParquetSink, IntegerEncodingDeltaByDefault) {
 TEST(ParquetSink, AFailedFlushIsDoneAgainAndReportsEveryPartition) {
   TempDir dir;
   Schema landing = Landing();
-  ParquetSinkOptions o;
-  o.root = dir.path();
-  auto sink = OpenSink(o, landing);
-  ASSERT_TRUE(sink.ok()) << sink.status().ToString();
+  ParquetSinkOptions o = OptionsAt(dir.path());
+  ASSERT_OK_AND_ASSIGN(auto sink, OpenSink(o, landing));
   std::vector<StreamRecord> records = Records("t", 0, 0, 10);
   for (const StreamRecord& r : Records("t", 1, 0, 10)) records.push_back(r);
-  auto written = (*sink)->Write(Window(records, landing));
-  ASSERT_TRUE(written.ok()) << written.status().ToString();
-  ASSERT_TRUE(written->empty());
+  ASSERT_OK_AND_ASSIGN(auto written, sink->Write(Window(records, landing)));
+  ASSERT_TRUE(written.empty());
   const std::string p0 = "t/t+0+00000000000000000000+00000000000000000009.parquet";
   const std::string p1 = "t/t+1+00000000000000000000+00000000000000000009.parquet";
   const std::string blocker = dir.path() + "/" + p1;
   ASSERT_TRUE(fs::create_directories(blocker));
-  auto failed = (*sink)->Flush();
+  auto failed = sink->Flush();
   ASSERT_FALSE(failed.ok()) << "the rename onto a directory succeeded";
   EXPECT_NE(failed.status().message().find("renaming"), std::string::npos)
       << failed.status().ToString();
   EXPECT_TRUE(fs::is_regular_file(dir.path() + "/" + p0)) << "partition 0 not published";
   // The file of partition 1 is not finished: it takes no more rows (its name would no
   // longer match them); partition 0 starts a new file.
-  auto refused = (*sink)->Write(Window(Records("t", 1, 10, 5), landing));
+  auto refused = sink->Write(Window(Records("t", 1, 10, 5), landing));
   ASSERT_FALSE(refused.ok()) << "rows went into a file that failed to finish";
   EXPECT_NE(refused.status().message().find("could not be finished"), std::string::npos)
       << refused.status().ToString();
   fs::remove(blocker);
-  auto flushed = (*sink)->Flush();
-  ASSERT_TRUE(flushed.ok()) << flushed.status().ToString();
-  EXPECT_EQ(*flushed, (OffsetMap{{{"t", 0}, 10}, {{"t", 1}, 10}}));
-  ASSERT_TRUE((*sink)->Close().ok());
+  ASSERT_OK_AND_ASSIGN(auto flushed, sink->Flush());
+  EXPECT_EQ(flushed, (OffsetMap{{{"t", 0}, 10}, {{"t", 1}, 10}}));
+  ASSERT_OK(sink->Close());
   EXPECT_EQ(Files(dir.path(), true), (std::vector<std::string>{p0, p1}));
   EXPECT_EQ(LandedOffsets(dir.path()).size(), 20u);
 }
@@ -366,17 +364,13 @@ TEST(ParquetSink, DeadLettersKeepTheirEncodingsWhateverTheLandingColumnsAreNamed
                    {"name":"_kafka_partition","data_type":"Int64"},
                    {"name":"_kafka_offset","data_type":"Int64"}]})",
       SchemaDialect::kStrict);
-  ASSERT_TRUE(landing.ok()) << landing.status().ToString();
+  ASSERT_OK(landing);
   TempDir dir;
-  ParquetSinkOptions o;
-  o.root = dir.path();
-  auto sink = OpenSink(o, *landing);
-  ASSERT_TRUE(sink.ok()) << sink.status().ToString();
-  auto written = (*sink)->Write(Window(Records("t", 0, 0, 10, {3, 7}), *landing));
-  ASSERT_TRUE(written.ok()) << written.status().ToString();
-  auto flushed = (*sink)->Flush();
-  ASSERT_TRUE(flushed.ok()) << flushed.status().ToString();
-  EXPECT_EQ((*flushed)[(TopicPartition{"t", 0})], 10);
+  ParquetSinkOptions o = OptionsAt(dir.path());
+  ASSERT_OK_AND_ASSIGN(auto sink, OpenSink(o, *landing));
+  ASSERT_OK(sink->Write(Window(Records("t", 0, 0, 10, {3, 7}), *landing)));
+  ASSERT_OK_AND_ASSIGN(auto flushed, sink->Flush());
+  EXPECT_EQ(flushed[(TopicPartition{"t", 0})], 10);
   size_t dead = 0;
   for (const auto& rel : Files(dir.path())) {
     auto table = ReadParquet(dir.path() + "/" + rel);
@@ -389,23 +383,17 @@ TEST(ParquetSink, DeadLettersKeepTheirEncodingsWhateverTheLandingColumnsAreNamed
 TEST(ParquetSink, ReplayBelowTheDurablePointAddsNothing) {
   TempDir dir;
   Schema landing = Landing();
-  ParquetSinkOptions o;
-  o.root = dir.path();
+  ParquetSinkOptions o = OptionsAt(dir.path());
   o.rotate_records = 1;  // every window is a file
-  auto loader = Loader::Make(landing);
-  auto sink = MakeParquetSink(o);
-  ASSERT_TRUE((*sink)->Open((*loader)->arrow_schema(), DeadLetterSchema()).ok());
-  ASSERT_TRUE((*sink)->Resume({{"t", 0}}).ok());
-  ASSERT_TRUE((*sink)->Write(Window(Records("t", 0, 0, 20), landing)).ok());
+  ASSERT_OK_AND_ASSIGN(auto sink, OpenResumedSink(o, landing));
+  ASSERT_OK(sink->Write(Window(Records("t", 0, 0, 20), landing)));
   // A replayed window overlapping what is durable lands only the new part.
-  auto adv = (*sink)->Write(Window(Records("t", 0, 10, 20), landing));
-  ASSERT_TRUE(adv.ok());
-  EXPECT_EQ((*adv)[(TopicPartition{"t", 0})], 30);
+  ASSERT_OK_AND_ASSIGN(auto adv, sink->Write(Window(Records("t", 0, 10, 20), landing)));
+  EXPECT_EQ(adv[(TopicPartition{"t", 0})], 30);
   // Entirely old: nothing written, nothing advanced.
-  auto none = (*sink)->Write(Window(Records("t", 0, 5, 10), landing));
-  ASSERT_TRUE(none.ok());
-  EXPECT_TRUE(none->empty());
-  ASSERT_TRUE((*sink)->Close().ok());
+  ASSERT_OK_AND_ASSIGN(auto none, sink->Write(Window(Records("t", 0, 5, 10), landing)));
+  EXPECT_TRUE(none.empty());
+  ASSERT_OK(sink->Close());
   auto landed = LandedOffsets(dir.path());
   EXPECT_EQ(landed.size(), 30u);
   std::set<std::pair<int64_t, int64_t>> unique(landed.begin(), landed.end());
@@ -415,23 +403,18 @@ TEST(ParquetSink, ReplayBelowTheDurablePointAddsNothing) {
 TEST(ParquetSink, CleansLeftoversOfAnInterruptedRotation) {
   TempDir dir;
   Schema landing = Landing();
-  ParquetSinkOptions o;
-  o.root = dir.path();
+  ParquetSinkOptions o = OptionsAt(dir.path());
   o.rotate_records = 10;
   o.partition_by = "day";
-  auto loader = Loader::Make(landing);
   {
-    auto sink = MakeParquetSink(o);
-    ASSERT_TRUE((*sink)->Open((*loader)->arrow_schema(), DeadLetterSchema()).ok());
-    ASSERT_TRUE((*sink)->Resume({{"t", 0}}).ok());
+    ASSERT_OK_AND_ASSIGN(auto sink, OpenResumedSink(o, landing));
     auto w1 = Records("t", 0, 0, 5, {}, "2026-12-01");
     auto w2 = Records("t", 0, 5, 5, {7}, "2026-12-02");
     w1.insert(w1.end(), w2.begin(), w2.end());
-    auto adv = (*sink)->Write(Window(w1, landing));
-    ASSERT_TRUE(adv.ok()) << adv.status().ToString();
-    EXPECT_EQ((*adv)[(TopicPartition{"t", 0})], 10);
+    ASSERT_OK_AND_ASSIGN(auto adv, sink->Write(Window(w1, landing)));
+    EXPECT_EQ(adv[(TopicPartition{"t", 0})], 10);
     // Rotation 10..19 is left open: a crash now leaves only a hidden file.
-    ASSERT_TRUE((*sink)->Write(Window(Records("t", 0, 10, 3), landing)).ok());
+    ASSERT_OK(sink->Write(Window(Records("t", 0, 10, 3), landing)));
     // Simulate the crash: no Close (the destructor aborts like a killed process would
     // leave it; recreate the hidden file by hand to be sure one is found).
   }
@@ -453,11 +436,9 @@ TEST(ParquetSink, CleansLeftoversOfAnInterruptedRotation) {
       dir.path() +
           "/t/day=2026-12-01/t+0+00000000000000000010+00000000000000000019+1of2.parquet");
   { std::ofstream(dir.path() + "/t/day=2026-12-01/.t+0+abc.inprogress") << "x"; }
-  auto sink = MakeParquetSink(o);
-  ASSERT_TRUE((*sink)->Open((*loader)->arrow_schema(), DeadLetterSchema()).ok());
-  auto resumed = (*sink)->Resume({{"t", 0}});
-  ASSERT_TRUE(resumed.ok());
-  EXPECT_EQ((*resumed)[(TopicPartition{"t", 0})], 10);  // the incomplete one is ignored…
+  ASSERT_OK_AND_ASSIGN(auto sink, OpenSink(o, landing));
+  ASSERT_OK_AND_ASSIGN(auto resumed, sink->Resume({{"t", 0}}));
+  EXPECT_EQ(resumed[(TopicPartition{"t", 0})], 10);  // the incomplete one is ignored…
   EXPECT_EQ(Files(dir.path(), true).size(), 3u);  // …and removed, with the hidden one
   auto dl = ReadParquet(dir.path() + "/" + files[0]);
   ASSERT_EQ(dl->num_rows(), 1);
@@ -474,23 +455,20 @@ TEST(ParquetSink, TimeLayoutAndValidation) {
                    {"name":"_kafka_partition","data_type":"Int64"},
                    {"name":"_kafka_offset","data_type":"Int64"}]})",
       SchemaDialect::kStrict);
-  ASSERT_TRUE(landing.ok()) << landing.status().ToString();
+  ASSERT_OK(landing);
   auto loader = Loader::Make(*landing);
-  ParquetSinkOptions o;
-  o.root = dir.path();
+  ParquetSinkOptions o = OptionsAt(dir.path());
   o.partition_by = "at";
   o.time_layout = "year=%Y/month=%m/day=%d/hour=%H";
-  auto sink = MakeParquetSink(o);
-  ASSERT_TRUE((*sink)->Open((*loader)->arrow_schema(), DeadLetterSchema()).ok());
-  ASSERT_TRUE((*sink)->Resume({{"t", 0}}).ok());
+  ASSERT_OK_AND_ASSIGN(auto sink, OpenResumedSink(o, *landing));
   std::vector<StreamRecord> recs(2);
   recs[0].topic = recs[1].topic = "t";
   recs[0].offset = 0;
   recs[1].offset = 1;
   recs[0].value = R"({"at":"2026-12-02T23:59:59Z"})";
   recs[1].value = R"({"at":null})";
-  ASSERT_TRUE((*sink)->Write(Window(recs, *landing)).ok());
-  ASSERT_TRUE((*sink)->Close().ok());
+  ASSERT_OK(sink->Write(Window(recs, *landing)));
+  ASSERT_OK(sink->Close());
   auto files = Files(dir.path());
   ASSERT_EQ(files.size(), 2u);
   EXPECT_EQ(files[0].substr(0, files[0].rfind('/')),
@@ -515,16 +493,15 @@ TEST(ParquetSink, TimeLayoutAndValidation) {
 
 TEST(ParquetSink, ExportToParquetWritesOneFileAtomically) {
   TempDir dir;
-  auto landed = LoadRecords(Records("t", 0, 0, 3), Landing());
-  ASSERT_TRUE(landed.ok());
+  ASSERT_OK_AND_ASSIGN(auto landed, LoadRecords(Records("t", 0, 0, 3), Landing()));
   std::string path = dir.path() + "/out.parquet";
-  ASSERT_TRUE(ExportToParquet(*landed->batch, path).ok());
+  ASSERT_OK(ExportToParquet(*landed.batch, path));
   EXPECT_EQ(ReadParquet(path)->num_rows(), 3);
   const std::vector<std::string> only = {"out.parquet"};
   EXPECT_EQ(Files(dir.path(), true), only);
-  Status st = ExportToParquet(*landed->batch, dir.path() + "/missing/dir/x.parquet");
-  EXPECT_TRUE(st.ok()) << st.ToString();  // parents are created
-  EXPECT_FALSE(ExportToParquet(*landed->batch, dir.path() + "/").ok());
+  EXPECT_OK(ExportToParquet(
+      *landed.batch, dir.path() + "/missing/dir/x.parquet"));  // parents are created
+  EXPECT_FALSE(ExportToParquet(*landed.batch, dir.path() + "/").ok());
 }
 
 }  // namespace

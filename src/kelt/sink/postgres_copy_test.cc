@@ -8,6 +8,8 @@
 #include <cstring>
 #include <limits>
 
+#include "kelt/testing/assertions.h"
+
 namespace kelt::pg {
 namespace {
 
@@ -39,9 +41,9 @@ std::shared_ptr<arrow::Array> Build(Builder b,
                                     std::initializer_list<std::optional<T>> values) {
   for (const auto& v : values) {
     if (v) {
-      EXPECT_TRUE(b.Append(*v).ok());
+      EXPECT_OK(b.Append(*v));
     } else {
-      EXPECT_TRUE(b.AppendNull().ok());
+      EXPECT_OK(b.AppendNull());
     }
   }
   return b.Finish().ValueOrDie();
@@ -58,15 +60,14 @@ BinaryCopyEncoder Encoder(const arrow::RecordBatch& batch,
   for (const auto& f : batch.schema()->fields())
     types.push_back(*PgTypeOf(*f->type(), ""));
   auto e = BinaryCopyEncoder::Make(batch, types, nul);
-  EXPECT_TRUE(e.ok()) << e.status().ToString();
+  EXPECT_OK(e);
   return std::move(e).ValueOrDie();
 }
 
 // The single field of tuple `row`; nullopt for NULL.
 std::optional<std::string> Field(const BinaryCopyEncoder& e, int64_t row) {
   std::string out;
-  Status st = e.AppendRow(row, &out);
-  EXPECT_TRUE(st.ok()) << st.ToString();
+  EXPECT_OK(e.AppendRow(row, &out));
   Reader r{out};
   EXPECT_EQ(r.U(2), 1u);
   int32_t n = r.Len();
@@ -121,7 +122,7 @@ TEST(PostgresCopyTest, TableNamesSplitOnTheFirstDot) {
 
 TEST(PostgresCopyTest, IdentifiersOver63BytesAreRejected) {
   std::string name63(63, 'x');
-  EXPECT_TRUE(CheckIdentifier(name63, "table").ok());
+  EXPECT_OK(CheckIdentifier(name63, "table"));
   Status st = CheckIdentifier(name63 + "y", "table");
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.code(), StatusCode::kInvalid);
@@ -144,21 +145,20 @@ TEST(PostgresCopyTest, DerivedNamesStayWithin63Bytes) {
   EXPECT_NE(a, b);  // the hash keeps long names apart
   std::string wide;
   for (int i = 0; i < 31; ++i) wide += "\xC3\xA9";
-  EXPECT_TRUE(CheckIdentifier(DerivedName(wide, "_kafka_offset_key"), "index").ok());
+  EXPECT_OK(CheckIdentifier(DerivedName(wide, "_kafka_offset_key"), "index"));
 }
 
 TEST(PostgresCopyTest, ConnInfoKeepsWhereAndDropsNothingSecretIntoErrors) {
-  auto info =
-      ParseConnInfo("host=db.example port=6543 dbname=lake user=u password=s3cr3t");
-  ASSERT_TRUE(info.ok()) << info.status().ToString();
-  EXPECT_EQ(info->host, "db.example");
-  EXPECT_EQ(info->port, "6543");
-  EXPECT_EQ(info->dbname, "lake");
-  EXPECT_EQ(info->password, "s3cr3t");
-  auto uri = ParseConnInfo("postgresql://u:pw%21@h:1234/d");
-  ASSERT_TRUE(uri.ok());
-  EXPECT_EQ(uri->host, "h");
-  EXPECT_EQ(uri->password, "pw!");
+  ASSERT_OK_AND_ASSIGN(
+      auto info,
+      ParseConnInfo("host=db.example port=6543 dbname=lake user=u password=s3cr3t"));
+  EXPECT_EQ(info.host, "db.example");
+  EXPECT_EQ(info.port, "6543");
+  EXPECT_EQ(info.dbname, "lake");
+  EXPECT_EQ(info.password, "s3cr3t");
+  ASSERT_OK_AND_ASSIGN(auto uri, ParseConnInfo("postgresql://u:pw%21@h:1234/d"));
+  EXPECT_EQ(uri.host, "h");
+  EXPECT_EQ(uri.password, "pw!");
 
   for (std::string bad :
        {"password=hunter2 bogus", "password=hunter2 nokey=1",
@@ -221,7 +221,7 @@ TEST(PostgresCopyTest, NulBytesAreRejectedOrReplaced) {
 
 TEST(PostgresCopyTest, InvalidUtf8IsATypeError) {
   arrow::StringBuilder b;
-  ASSERT_TRUE(b.Append("\xC3\x28").ok());
+  ASSERT_OK(b.Append("\xC3\x28"));
   auto batch = OneColumn(b.Finish().ValueOrDie(), "s");
   std::string out;
   Status st = Encoder(*batch).AppendRow(0, &out);
@@ -259,8 +259,8 @@ TEST(PostgresCopyTest, NumbersAreBigEndianAndBitExact) {
 TEST(PostgresCopyTest, TimesCountFrom2000) {
   auto ts_type = arrow::timestamp(arrow::TimeUnit::MICRO, "UTC");
   arrow::TimestampBuilder tb(ts_type, arrow::default_memory_pool());
-  ASSERT_TRUE(tb.Append(946'684'800'000'001).ok());  // 2000-01-01T00:00:00.000001Z
-  ASSERT_TRUE(tb.Append(0).ok());                    // 1970-01-01
+  ASSERT_OK(tb.Append(946'684'800'000'001));         // 2000-01-01T00:00:00.000001Z
+  ASSERT_OK(tb.Append(0));                           // 1970-01-01
   auto batch = OneColumn(tb.Finish().ValueOrDie());  // outlives the encoder
   auto e = Encoder(*batch);
   EXPECT_EQ(Field(e, 0), std::string("\0\0\0\0\0\0\0\x01", 8));
@@ -270,12 +270,12 @@ TEST(PostgresCopyTest, TimesCountFrom2000) {
   // Nanoseconds floor to µs; seconds scale up.
   arrow::TimestampBuilder nb(arrow::timestamp(arrow::TimeUnit::NANO, "UTC"),
                              arrow::default_memory_pool());
-  ASSERT_TRUE(nb.Append(946'684'800'000'001'999).ok());
+  ASSERT_OK(nb.Append(946'684'800'000'001'999));
   EXPECT_EQ(Field(Encoder(*OneColumn(nb.Finish().ValueOrDie())), 0),
             std::string("\0\0\0\0\0\0\0\x01", 8));
 
   arrow::Date32Builder db;
-  ASSERT_TRUE(db.Append(10'958).ok());  // 2000-01-02
+  ASSERT_OK(db.Append(10'958));  // 2000-01-02
   EXPECT_EQ(Field(Encoder(*OneColumn(db.Finish().ValueOrDie())), 0),
             std::string("\0\0\0\x01", 4));
 }
@@ -283,8 +283,8 @@ TEST(PostgresCopyTest, TimesCountFrom2000) {
 TEST(PostgresCopyTest, TimestampsOutsidePostgresRangeAreTypeErrors) {
   arrow::TimestampBuilder tb(arrow::timestamp(arrow::TimeUnit::SECOND, "UTC"),
                              arrow::default_memory_pool());
-  ASSERT_TRUE(tb.Append(std::numeric_limits<int64_t>::max() / 10).ok());  // overflows µs
-  ASSERT_TRUE(tb.Append(-300'000'000'000).ok());  // year -7537: before 4713 BC
+  ASSERT_OK(tb.Append(std::numeric_limits<int64_t>::max() / 10));  // overflows µs
+  ASSERT_OK(tb.Append(-300'000'000'000));  // year -7537: before 4713 BC
   auto batch = OneColumn(tb.Finish().ValueOrDie(), "at");
   auto e = Encoder(*batch);
   for (int64_t row : {0, 1}) {

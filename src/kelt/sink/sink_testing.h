@@ -15,6 +15,7 @@
 
 #include "kelt/load.h"
 #include "kelt/sink.h"
+#include "kelt/testing/assertions.h"
 
 namespace kelt::testing {
 
@@ -39,7 +40,7 @@ class TempDir {
 inline SinkWindow MakeSinkWindow(const std::vector<StreamRecord>& records,
                                  const Schema& landing, const LoadOptions& options) {
   auto loaded = LoadRecords(records, landing, options);
-  EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_OK(loaded);
   SinkWindow w;
   if (!loaded.ok()) return w;
   w.batch = loaded->batch;

@@ -14,6 +14,7 @@
 #include "kelt/schema.h"
 #include "kelt/sink.h"
 #include "kelt/sink/sink_testing.h"
+#include "kelt/testing/assertions.h"
 #include "kelt/transform/duckdb_session.h"
 
 namespace kelt {
@@ -28,7 +29,7 @@ std::shared_ptr<T> Column(const arrow::Table& t, const std::string& name) {
   auto column = t.GetColumnByName(name);
   EXPECT_TRUE(column) << name;
   auto combined = arrow::Concatenate(column->chunks());
-  EXPECT_TRUE(combined.ok());
+  EXPECT_OK(combined);
   return std::static_pointer_cast<T>(*combined);
 }
 
@@ -43,23 +44,22 @@ std::shared_ptr<arrow::RecordBatch> TypedBatch() {
                              arrow::default_memory_pool());
   arrow::Date32Builder dt;
   // Row 0: values; row 1: all nulls; row 2: more values (a long string).
-  EXPECT_TRUE(i.AppendValues({1, 0, 3}, {true, false, true}).ok());
-  EXPECT_TRUE(d.AppendValues({1.5, 0, -2.25}, {true, false, true}).ok());
-  EXPECT_TRUE(
-      b.AppendValues(std::vector<bool>{true, false, false}, {true, false, true}).ok());
-  EXPECT_TRUE(s.Append("a").ok());
-  EXPECT_TRUE(s.AppendNull().ok());
-  EXPECT_TRUE(s.Append("a string longer than twelve bytes").ok());
+  EXPECT_OK(i.AppendValues({1, 0, 3}, {true, false, true}));
+  EXPECT_OK(d.AppendValues({1.5, 0, -2.25}, {true, false, true}));
+  EXPECT_OK(b.AppendValues(std::vector<bool>{true, false, false}, {true, false, true}));
+  EXPECT_OK(s.Append("a"));
+  EXPECT_OK(s.AppendNull());
+  EXPECT_OK(s.Append("a string longer than twelve bytes"));
   // 2026-12-02T10:00:00.000001Z
-  EXPECT_TRUE(ts.AppendValues({1796205600000001, 0, 0}, {true, false, true}).ok());
-  EXPECT_TRUE(dt.AppendValues({20789, 0, -1}, {true, false, true}).ok());
+  EXPECT_OK(ts.AppendValues({1796205600000001, 0, 0}, {true, false, true}));
+  EXPECT_OK(dt.AppendValues({20789, 0, -1}, {true, false, true}));
   std::vector<std::shared_ptr<arrow::Array>> arrays(6);
-  EXPECT_TRUE(i.Finish(&arrays[0]).ok());
-  EXPECT_TRUE(d.Finish(&arrays[1]).ok());
-  EXPECT_TRUE(b.Finish(&arrays[2]).ok());
-  EXPECT_TRUE(s.Finish(&arrays[3]).ok());
-  EXPECT_TRUE(ts.Finish(&arrays[4]).ok());
-  EXPECT_TRUE(dt.Finish(&arrays[5]).ok());
+  EXPECT_OK(i.Finish(&arrays[0]));
+  EXPECT_OK(d.Finish(&arrays[1]));
+  EXPECT_OK(b.Finish(&arrays[2]));
+  EXPECT_OK(s.Finish(&arrays[3]));
+  EXPECT_OK(ts.Finish(&arrays[4]));
+  EXPECT_OK(dt.Finish(&arrays[5]));
   auto schema = arrow::schema(
       {arrow::field("i", arrow::int64()), arrow::field("d", arrow::float64()),
        arrow::field("b", arrow::boolean()), arrow::field("s", arrow::utf8()),
@@ -74,7 +74,7 @@ TEST(TransformSql, ValuesNullsAndTypesRoundTrip) {
       "ts1, "
       "dt + 1 AS dt1, row_number() OVER () AS n FROM df ORDER BY n",
       TypedBatch());
-  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  ASSERT_OK(result);
   const arrow::Table& t = **result;
   ASSERT_EQ(t.num_rows(), 3);
   EXPECT_TRUE(t.schema()->GetFieldByName("i2")->type()->Equals(arrow::int64()));
@@ -126,18 +126,18 @@ TEST(TransformSql, ScansTheArrowBuffersInPlace) {
   arrow::Int64Builder a;
   arrow::DoubleBuilder b;
   for (int64_t r = 0; r < 3000; ++r) {
-    ASSERT_TRUE(a.Append(r).ok());
-    ASSERT_TRUE(b.Append(r * 0.5).ok());
+    ASSERT_OK(a.Append(r));
+    ASSERT_OK(b.Append(r * 0.5));
   }
   std::shared_ptr<arrow::Array> a1, b1, a2, b2;
-  ASSERT_TRUE(a.Finish(&a1).ok());
-  ASSERT_TRUE(b.Finish(&b1).ok());
+  ASSERT_OK(a.Finish(&a1));
+  ASSERT_OK(b.Finish(&b1));
   for (int64_t r = 3000; r < 5000; ++r) {
-    ASSERT_TRUE(a.Append(r).ok());
-    ASSERT_TRUE(b.Append(r * 0.5).ok());
+    ASSERT_OK(a.Append(r));
+    ASSERT_OK(b.Append(r * 0.5));
   }
-  ASSERT_TRUE(a.Finish(&a2).ok());
-  ASSERT_TRUE(b.Finish(&b2).ok());
+  ASSERT_OK(a.Finish(&a2));
+  ASSERT_OK(b.Finish(&b2));
   auto schema = arrow::schema(
       {arrow::field("a", arrow::int64()), arrow::field("b", arrow::float64())});
   auto table = arrow::Table::Make(
@@ -159,7 +159,7 @@ TEST(TransformSql, ScansTheArrowBuffersInPlace) {
       });
   auto result = QuerySql("SELECT sum(a)::BIGINT AS sa, sum(b) AS sb FROM df", table);
   transform::SetScanObserverForTesting(nullptr);
-  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  ASSERT_OK(result);
   EXPECT_EQ(Column<arrow::Int64Array>(**result, "sa")->Value(0), 4999 * 5000 / 2)
       << (*result)->ToString();
   EXPECT_GE(chunks, 6);  // ≥ 3 slices × 2 columns
@@ -167,18 +167,15 @@ TEST(TransformSql, ScansTheArrowBuffersInPlace) {
 }
 
 TEST(TransformSql, SessionJoinsTwoArrowTables) {
-  auto session = SqlSession::Make();
-  ASSERT_TRUE(session.ok()) << session.status().ToString();
-  ASSERT_TRUE((*session)
-                  ->RegisterArrow("x", *arrow::Table::FromRecordBatches({TypedBatch()}))
-                  .ok());
-  ASSERT_TRUE((*session)
-                  ->RegisterArrow("y", *arrow::Table::FromRecordBatches({TypedBatch()}))
-                  .ok());
+  ASSERT_OK_AND_ASSIGN(auto session, SqlSession::Make());
+  ASSERT_OK(
+      session->RegisterArrow("x", *arrow::Table::FromRecordBatches({TypedBatch()})));
+  ASSERT_OK(
+      session->RegisterArrow("y", *arrow::Table::FromRecordBatches({TypedBatch()})));
   // Each scan of a registered table is a fresh stream: a self-join works.
-  auto r = (*session)->Query("SELECT count(*) AS n FROM x JOIN y USING (i)");
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
-  EXPECT_EQ(Column<arrow::Int64Array>(**r, "n")->Value(0), 2);
+  ASSERT_OK_AND_ASSIGN(auto r,
+                       session->Query("SELECT count(*) AS n FROM x JOIN y USING (i)"));
+  EXPECT_EQ(Column<arrow::Int64Array>(*r, "n")->Value(0), 2);
 }
 
 // ---- landed data ---------------------------------------------------------------------
@@ -191,7 +188,7 @@ Schema Landing() {
                    {"name":"_kafka_partition","data_type":"Int64"},
                    {"name":"_kafka_offset","data_type":"Int64"}]})",
       SchemaDialect::kStrict);
-  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_OK(s);
   return *s;
 }
 
@@ -232,17 +229,16 @@ class Lander {
  public:
   explicit Lander(std::unique_ptr<Sink> sink) : sink_(std::move(sink)) {
     auto loader = Loader::Make(landing_);
-    EXPECT_TRUE(loader.ok());
-    EXPECT_TRUE(sink_->Open((*loader)->arrow_schema(), DeadLetterSchema()).ok());
+    EXPECT_OK(loader);
+    EXPECT_OK(sink_->Open((*loader)->arrow_schema(), DeadLetterSchema()));
   }
   void Land(const std::vector<StreamRecord>& records) {
     expected.Add(records);
     auto w = testing::MakeSinkWindow(records, landing_, testing::DeadLetterOptions());
-    auto written = sink_->Write(w);
-    ASSERT_TRUE(written.ok()) << written.status().ToString();
-    ASSERT_TRUE(sink_->Flush().ok());
+    ASSERT_OK(sink_->Write(w));
+    ASSERT_OK(sink_->Flush());
   }
-  void Close() { ASSERT_TRUE(sink_->Close().ok()); }
+  void Close() { ASSERT_OK(sink_->Close()); }
 
   Expected expected;
 
@@ -256,7 +252,7 @@ std::unique_ptr<Sink> ParquetSink(const std::string& root) {
   o.root = root;
   o.rotate_records = 1;  // every window is one file per partition
   auto sink = MakeParquetSink(o);
-  EXPECT_TRUE(sink.ok());
+  EXPECT_OK(sink);
   return std::move(*sink);
 }
 
@@ -265,7 +261,7 @@ std::unique_ptr<Sink> DuckSink(const std::string& path) {
   o.path = path;
   o.group_id = "g";
   auto sink = MakeDuckDbSink(o);
-  EXPECT_TRUE(sink.ok());
+  EXPECT_OK(sink);
   return std::move(*sink);
 }
 
@@ -306,23 +302,20 @@ TEST(TransformLanding, SqlOverAParquetLandingDirectory) {
                                "00000000000000000079+1of2.parquet");
   ASSERT_TRUE(fs::exists(dir.path() + "/_dead_letter/orders"));
 
-  auto session = SqlSession::Make();
-  ASSERT_TRUE(session.ok());
+  ASSERT_OK_AND_ASSIGN(auto session, SqlSession::Make());
   LandingSource source;
   source.location = dir.path();
   source.topic = "orders";
-  ASSERT_TRUE((*session)->RegisterLanding("df", source).ok());
-  auto r = (*session)->Query(kByKind);
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
-  ExpectByKind(**r, lander.expected);
-  EXPECT_EQ(Column<arrow::Int64Array>(**r, "parts")->Value(0), 2);
+  ASSERT_OK(session->RegisterLanding("df", source));
+  ASSERT_OK_AND_ASSIGN(auto r, session->Query(kByKind));
+  ExpectByKind(*r, lander.expected);
+  EXPECT_EQ(Column<arrow::Int64Array>(*r, "parts")->Value(0), 2);
 
   // Dead letters on request: one per 7 records (offsets 6, 13, …).
   source.dead_letters = true;
-  ASSERT_TRUE((*session)->RegisterLanding("dl", source).ok());
-  auto dl = (*session)->Query("SELECT count(*) AS n FROM dl");
-  ASSERT_TRUE(dl.ok()) << dl.status().ToString();
-  EXPECT_EQ(Column<arrow::Int64Array>(**dl, "n")->Value(0), 10 + 3);
+  ASSERT_OK(session->RegisterLanding("dl", source));
+  ASSERT_OK_AND_ASSIGN(auto dl, session->Query("SELECT count(*) AS n FROM dl"));
+  EXPECT_EQ(Column<arrow::Int64Array>(*dl, "n")->Value(0), 10 + 3);
 }
 
 TEST(TransformLanding, SqlOverADuckDbLandingDatabase) {
@@ -332,24 +325,21 @@ TEST(TransformLanding, SqlOverADuckDbLandingDatabase) {
   lander.Land(Records(0, 0, 40));
   lander.Land(Records(1, 0, 25));
   lander.Close();
-  auto session = SqlSession::Make();
-  ASSERT_TRUE(session.ok());
+  ASSERT_OK_AND_ASSIGN(auto session, SqlSession::Make());
   LandingSource source;
   source.format = LandingSource::Format::kDuckDb;
   source.location = db;
-  ASSERT_TRUE((*session)->RegisterLanding("df", source).ok());
-  auto r = (*session)->Query(kByKind);
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
-  ExpectByKind(**r, lander.expected);
+  ASSERT_OK(session->RegisterLanding("df", source));
+  ASSERT_OK_AND_ASSIGN(auto r, session->Query(kByKind));
+  ExpectByKind(*r, lander.expected);
 }
 
 TEST(TransformLanding, OtherUriSchemesAreNotSupported) {
-  auto session = SqlSession::Make();
-  ASSERT_TRUE(session.ok());
+  ASSERT_OK_AND_ASSIGN(auto session, SqlSession::Make());
   LandingSource source;
   source.location = "gs://kelt/landing";
   source.topic = "orders";
-  Status st = (*session)->RegisterLanding("df", source);
+  Status st = session->RegisterLanding("df", source);
   EXPECT_EQ(st.code(), StatusCode::kNotImplemented) << st.ToString();
 }
 
@@ -361,14 +351,14 @@ const char* kModel =
 
 std::shared_ptr<arrow::Table> Curated(const std::string& path) {
   auto session = SqlSession::Make();
-  EXPECT_TRUE(session.ok());
+  EXPECT_OK(session);
   LandingSource source;
   source.format = LandingSource::Format::kDuckDb;
   source.location = path;
   source.table = "curated";
-  EXPECT_TRUE((*session)->RegisterLanding("c", source).ok());
+  EXPECT_OK((*session)->RegisterLanding("c", source));
   auto r = (*session)->Query("SELECT * FROM c ORDER BY p, o");
-  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_OK(r);
   return *r;
 }
 
@@ -396,20 +386,18 @@ void IncrementalFollowsTheStream(LandingSource::Format format) {
     lander.Land(Records(1, 0, 20));
     lander.Close();
   }
-  auto first = RunIncremental(model);
-  ASSERT_TRUE(first.ok()) << first.status().ToString();
-  EXPECT_EQ(first->rows_read, 30 - 4 + 20 - 2);  // dead letters at 6, 13, 20, 27 / 6, 13
-  EXPECT_EQ((first->next_offsets[TopicPartition{"orders", 0}]), 30);
-  EXPECT_EQ((first->next_offsets[TopicPartition{"orders", 1}]), 20);
+  ASSERT_OK_AND_ASSIGN(auto first, RunIncremental(model));
+  EXPECT_EQ(first.rows_read, 30 - 4 + 20 - 2);  // dead letters at 6, 13, 20, 27 / 6, 13
+  EXPECT_EQ((first.next_offsets[TopicPartition{"orders", 0}]), 30);
+  EXPECT_EQ((first.next_offsets[TopicPartition{"orders", 1}]), 20);
   if (format == LandingSource::Format::kParquet) {
-    EXPECT_EQ(first->files_read, 2);
+    EXPECT_EQ(first.files_read, 2);
   }
 
   // Nothing new: nothing read, nothing written.
-  auto idle = RunIncremental(model);
-  ASSERT_TRUE(idle.ok()) << idle.status().ToString();
-  EXPECT_EQ(idle->rows_read, 0);
-  EXPECT_EQ(idle->rows_written, 0);
+  ASSERT_OK_AND_ASSIGN(auto idle, RunIncremental(model));
+  EXPECT_EQ(idle.rows_read, 0);
+  EXPECT_EQ(idle.rows_written, 0);
 
   {
     Lander lander(sink());
@@ -417,28 +405,26 @@ void IncrementalFollowsTheStream(LandingSource::Format format) {
     lander.Land(Records(0, 40, 10));
     lander.Close();
   }
-  auto second = RunIncremental(model);
-  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  ASSERT_OK_AND_ASSIGN(auto second, RunIncremental(model));
   // Only the new windows: offsets 30..49 of partition 0 (dead letters 34, 41, 48).
-  EXPECT_EQ(second->rows_read, 20 - 3);
+  EXPECT_EQ(second.rows_read, 20 - 3);
   if (format == LandingSource::Format::kParquet) {
-    EXPECT_EQ(second->files_read, 2);
+    EXPECT_EQ(second.files_read, 2);
   }
-  EXPECT_EQ((second->next_offsets[TopicPartition{"orders", 0}]), 50);
-  EXPECT_EQ((second->next_offsets[TopicPartition{"orders", 1}]), 20);
+  EXPECT_EQ((second.next_offsets[TopicPartition{"orders", 0}]), 50);
+  EXPECT_EQ((second.next_offsets[TopicPartition{"orders", 1}]), 20);
 
   // The curated table equals a from-scratch run over everything.
   IncrementalModel scratch = model;
   scratch.output_path = dir.path() + "/scratch.duckdb";
-  auto all = RunIncremental(scratch);
-  ASSERT_TRUE(all.ok()) << all.status().ToString();
-  EXPECT_EQ(all->rows_read, first->rows_read + second->rows_read);
+  ASSERT_OK_AND_ASSIGN(auto all, RunIncremental(scratch));
+  EXPECT_EQ(all.rows_read, first.rows_read + second.rows_read);
   auto a = Curated(model.output_path);
   auto b = Curated(scratch.output_path);
   ASSERT_TRUE(a && b);
   EXPECT_GT(a->num_rows(), 0);
   EXPECT_TRUE(a->Equals(*b)) << a->ToString() << "\n" << b->ToString();
-  EXPECT_EQ(a->num_rows(), first->rows_written + second->rows_written);
+  EXPECT_EQ(a->num_rows(), first.rows_written + second.rows_written);
 }
 
 TEST(TransformIncremental, FollowsAParquetLandingReadingOnlyNewFiles) {
@@ -464,7 +450,7 @@ TEST(TransformIncremental, AFailedRunLeavesOutputAndStateUnchanged) {
     lander.Land(Records(0, 0, 10));
     lander.Close();
   }
-  ASSERT_TRUE(RunIncremental(model).ok());
+  ASSERT_OK(RunIncremental(model));
   auto before = Curated(model.output_path);
   {
     Lander lander(ParquetSink(source.location));
@@ -483,10 +469,9 @@ TEST(TransformIncremental, AFailedRunLeavesOutputAndStateUnchanged) {
       << failed.status().ToString();
   EXPECT_TRUE(Curated(model.output_path)->Equals(*before));
   // The next good run picks up exactly the windows the failed run did not commit.
-  auto next = RunIncremental(model);
-  ASSERT_TRUE(next.ok()) << next.status().ToString();
-  EXPECT_EQ(next->files_read, 1);
-  EXPECT_EQ(next->rows_read, 9);  // offsets 10..19 minus the dead letter at 13
+  ASSERT_OK_AND_ASSIGN(auto next, RunIncremental(model));
+  EXPECT_EQ(next.files_read, 1);
+  EXPECT_EQ(next.rows_read, 9);  // offsets 10..19 minus the dead letter at 13
 }
 
 TEST(TransformIncremental, UpsertByKeyKeepsTheLatestRowPerKey) {
@@ -508,21 +493,19 @@ TEST(TransformIncremental, UpsertByKeyKeepsTheLatestRowPerKey) {
       lander.Land(Records(0, first, 12));
       lander.Close();
     }
-    auto run = RunIncremental(model);
-    ASSERT_TRUE(run.ok()) << run.status().ToString();
+    ASSERT_OK(RunIncremental(model));
   }
-  auto session = SqlSession::Make();
-  ASSERT_TRUE(session.ok());
+  ASSERT_OK_AND_ASSIGN(auto session, SqlSession::Make());
   LandingSource out;
   out.format = LandingSource::Format::kDuckDb;
   out.location = model.output_path;
   out.table = "curated";
-  ASSERT_TRUE((*session)->RegisterLanding("c", out).ok());
-  auto r = (*session)->Query("SELECT kind, last_id, n FROM c ORDER BY kind");
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_OK(session->RegisterLanding("c", out));
+  ASSERT_OK_AND_ASSIGN(auto r,
+                       session->Query("SELECT kind, last_id, n FROM c ORDER BY kind"));
   // One row per kind, from the second run only (offsets 12..23, dead letters 13, 20).
-  ASSERT_EQ((*r)->num_rows(), 3);
-  auto last = Column<arrow::Int64Array>(**r, "last_id");
+  ASSERT_EQ(r->num_rows(), 3);
+  auto last = Column<arrow::Int64Array>(*r, "last_id");
   EXPECT_EQ(last->Value(0), 21);  // a: offsets ≡ 0 mod 3: 12, 15, 18, 21
   EXPECT_EQ(last->Value(1), 22);  // b: 16, 19, 22 (13 is bad)
   EXPECT_EQ(last->Value(2), 23);  // c: 14, 17, 23 (20 is bad)
@@ -555,9 +538,8 @@ TEST(TransformS3, SqlAndIncrementalOverAnS3LandingPrefix) {
   o.s3_endpoint = endpoint;
   o.s3_region = "us-east-1";
   o.rotate_records = 1;
-  auto sink = MakeParquetSink(o);
-  ASSERT_TRUE(sink.ok()) << sink.status().ToString();
-  Lander lander(std::move(*sink));
+  ASSERT_OK_AND_ASSIGN(auto sink, MakeParquetSink(o));
+  Lander lander(std::move(sink));
   lander.Land(Records(0, 0, 3000));  // more than one 2048-row batch
   lander.Land(Records(1, 0, 25));
 
@@ -566,28 +548,24 @@ TEST(TransformS3, SqlAndIncrementalOverAnS3LandingPrefix) {
   source.topic = "orders";
   source.s3_endpoint = endpoint;
   source.s3_region = "us-east-1";
-  auto session = SqlSession::Make();
-  ASSERT_TRUE(session.ok());
-  ASSERT_TRUE((*session)->RegisterLanding("df", source).ok());
-  auto r = (*session)->Query(kByKind);
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
-  ExpectByKind(**r, lander.expected);
+  ASSERT_OK_AND_ASSIGN(auto session, SqlSession::Make());
+  ASSERT_OK(session->RegisterLanding("df", source));
+  ASSERT_OK_AND_ASSIGN(auto r, session->Query(kByKind));
+  ExpectByKind(*r, lander.expected);
 
   IncrementalModel model;
   model.name = "s3";
   model.sql = kModel;
   model.source = source;
   model.output_path = dir.path() + "/curated.duckdb";
-  auto first = RunIncremental(model);
-  ASSERT_TRUE(first.ok()) << first.status().ToString();
-  EXPECT_EQ(first->files_read, 2);
+  ASSERT_OK_AND_ASSIGN(auto first, RunIncremental(model));
+  EXPECT_EQ(first.files_read, 2);
   lander.Land(Records(1, 25, 10));
   lander.Close();
-  auto second = RunIncremental(model);
-  ASSERT_TRUE(second.ok()) << second.status().ToString();
-  EXPECT_EQ(second->files_read, 1);
-  EXPECT_EQ(second->rows_read, 10 - 2);  // dead letters at 27 and 34
-  EXPECT_EQ((second->next_offsets[TopicPartition{"orders", 1}]), 35);
+  ASSERT_OK_AND_ASSIGN(auto second, RunIncremental(model));
+  EXPECT_EQ(second.files_read, 1);
+  EXPECT_EQ(second.rows_read, 10 - 2);  // dead letters at 27 and 34
+  EXPECT_EQ((second.next_offsets[TopicPartition{"orders", 1}]), 35);
 }
 
 }  // namespace
