@@ -24,7 +24,7 @@ start=$SECONDS
 trap 'bash scripts/kafka.sh stop --dir "$DEMO/kafka" >/dev/null 2>&1 || true' EXIT
 bootstrap_line="$(bash scripts/kafka.sh start --dir "$DEMO/kafka" 2>/dev/null)"
 BROKERS="${bootstrap_line#KELT_KAFKA_BOOTSTRAP=}"
-bash scripts/kafka.sh create-topic rides 3 --dir "$DEMO/kafka" >/dev/null
+KELT_CLI="$KELT" bash scripts/kafka.sh create-topic rides 3 --dir "$DEMO/kafka" >/dev/null
 echo "== broker on $BROKERS, topic rides (3 partitions)"
 
 "$KELT" demo --brokers "$BROKERS" --topic rides --csv tests/fixtures/uber/uber_apr14_sample.csv \
