@@ -47,7 +47,8 @@ inline int CreateTopic(const std::string& name, int partitions, const char* sour
       env ? std::filesystem::path(env).parent_path().string() : std::string(kafka_dir);
   std::string cli;
 #ifdef KELT_CLI_PATH
-  if (std::getenv("KELT_CLI") == nullptr) cli = std::string("KELT_CLI=") + KELT_CLI_PATH + " ";
+  if (std::getenv("KELT_CLI") == nullptr)
+    cli = std::string("KELT_CLI=") + KELT_CLI_PATH + " ";
 #endif
   *command = cli + "bash " + source_dir + "/scripts/kafka.sh create-topic " + name + " " +
              std::to_string(partitions) + " --dir " + dir + " >/dev/null";
