@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 
+#include "admin_commands.h"
 #include "commands.h"
 #include "kelt/config.h"
 #include "kelt/dataset.h"
@@ -366,6 +367,8 @@ int main(int argc, char** argv) {
   demo_cmd->add_option("--progress", demo.progress, "auto | bar | lines | none")
       ->check(CLI::IsMember({"auto", "bar", "lines", "none"}));
 
+  auto admin_cmds = kelt::cli::AddAdminCommands(&app);  // topics, cluster, acls
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -408,5 +411,6 @@ int main(int argc, char** argv) {
     }
     return kelt::cli::RunSql(sql);
   }
+  if (admin_cmds->parsed()) return admin_cmds->Run();
   return 2;
 }

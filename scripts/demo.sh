@@ -83,8 +83,8 @@ trap 'say "stopping the broker"; bash scripts/kafka.sh stop --dir "$DEMO/kafka" 
 bootstrap_line="$(bash scripts/kafka.sh start --dir "$DEMO/kafka" 2>"$LOGS/kafka.log")" \
   || { echo >&2; fail_with "$LOGS/kafka.log" "the broker did not start"; }
 BROKERS="${bootstrap_line#KELT_KAFKA_BOOTSTRAP=}"
-bash scripts/kafka.sh create-topic rides 3 --dir "$DEMO/kafka" >/dev/null 2>>"$LOGS/kafka.log" \
-  || { echo >&2; fail_with "$LOGS/kafka.log" "creating the topic failed"; }
+KELT_CLI="$KELT" bash scripts/kafka.sh create-topic rides 3 --dir "$DEMO/kafka" >/dev/null \
+  2>>"$LOGS/kafka.log" || { echo >&2; fail_with "$LOGS/kafka.log" "creating the topic failed"; }
 echo "done in $(since "$t")" >&2
 echo "== broker on $BROKERS, topic rides (3 partitions)"
 

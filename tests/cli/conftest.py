@@ -44,15 +44,16 @@ def brokers(broker_env):
 
 
 @pytest.fixture
-def make_topic(broker_env):
-    """Create a fresh topic with N partitions (names are unique per test)."""
+def make_topic(broker_env, kelt):
+    """Create a fresh topic with N partitions (names are unique per test), with
+    scripts/kafka.sh create-topic, which runs `kelt topics create` of the binary under test."""
 
     def make(partitions=3):
         name = "cli-" + uuid.uuid4().hex[:10]
         subprocess.run(
             ["bash", str(ROOT / "scripts/kafka.sh"), "create-topic", name, str(partitions),
              "--dir", broker_env["KELT_KAFKA_DIR"]],
-            check=True, capture_output=True, timeout=120)
+            check=True, capture_output=True, timeout=120, env={**os.environ, "KELT_CLI": kelt})
         return name
 
     return make

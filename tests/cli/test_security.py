@@ -4,6 +4,7 @@ TLS, mutual TLS, an authorizer with ACLs), as an operator runs it: the password 
 the environment, and no password or key ever appears in what the run writes, its
 /metrics included. Run by ctest under the `kafka_scram_broker` fixture (KELT_KAFKA_ENV is
 that broker's env file)."""
+import json
 import os
 import pathlib
 import re
@@ -168,3 +169,44 @@ properties:
     assert summary_of(ok.stdout)["records"] == 500
     assert_exactly_once(kelt, secure["KELT_KAFKA_BOOTSTRAP"], topic, tmp_path / "landing",
                         tmp_path / "landing.duckdb")
+
+
+def test_topics_and_acls_over_the_secure_listeners(kelt, secure, make_topic):
+    """`kelt topics` as the SCRAM user over SASL_SSL (password from the environment) and
+    over mutual TLS; the user without ACLs is refused; `kelt acls list` shows what
+    kafka.sh start --secure granted; no secret in any output."""
+    topic = make_topic(2)
+    sasl = ["--bootstrap", secure["KELT_KAFKA_SASL_SSL_BOOTSTRAP"],
+            "--property", "security.protocol=SASL_SSL",
+            "--property", "sasl.mechanism=SCRAM-SHA-512",
+            "--property", f"ssl.ca.location={secure['KELT_KAFKA_CA_PEM']}"]
+    as_kelt = {"KELT_PROPERTY_SASL_USERNAME": secure["KELT_KAFKA_SCRAM_USER"],
+               "KELT_PROPERTY_SASL_PASSWORD": secure["KELT_KAFKA_SCRAM_PASSWORD"]}
+    p = run_kelt(kelt, "topics", "describe", topic, "--json", *sasl, env=as_kelt)
+    assert [t["partition_count"] for t in json.loads(p.stdout)] == [2]
+
+    mtls = ["--bootstrap", secure["KELT_KAFKA_SSL_BOOTSTRAP"],
+            "--property", "security.protocol=SSL",
+            "--property", f"ssl.ca.location={secure['KELT_KAFKA_CA_PEM']}",
+            "--property", f"ssl.certificate.location={secure['KELT_KAFKA_CLIENT_CERT_PEM']}",
+            "--property", f"ssl.key.location={secure['KELT_KAFKA_CLIENT_KEY_PEM']}"]
+    p = run_kelt(kelt, "cluster", "describe", "--json", *mtls)
+    assert '"authorized_operations":["DESCRIBE","IDEMPOTENT_WRITE"]' in p.stdout
+
+    denied = {"KELT_PROPERTY_SASL_USERNAME": secure["KELT_KAFKA_DENIED_USER"],
+              "KELT_PROPERTY_SASL_PASSWORD": secure["KELT_KAFKA_DENIED_PASSWORD"]}
+    p = run_kelt(kelt, "topics", "create", topic + "-denied", *sasl, "--timeout", "20",
+                 env=denied, check=False)
+    assert p.returncode == 1
+    assert "TOPIC_AUTHORIZATION_FAILED" in p.stderr
+    wrong = {**as_kelt, "KELT_PROPERTY_SASL_PASSWORD": "not-the-password-4711"}
+    p2 = run_kelt(kelt, "topics", "list", *sasl, "--timeout", "20", env=wrong, check=False)
+    assert p2.returncode == 1
+    assert "Authentication failed" in p2.stderr
+    assert "not-the-password-4711" not in p2.stdout + p2.stderr
+
+    acls = run_kelt(kelt, "acls", "list", "--bootstrap", secure["KELT_KAFKA_BOOTSTRAP"]).stdout
+    for resource in ("topic:*", "group:*", "transactional_id:*"):
+        assert f"allow\tUser:kelt\tall\t{resource}\thost *" in acls
+    assert "allow\tUser:kelt\tidempotent_write\tcluster:kafka-cluster\thost *" in acls
+    assert_no_secret(secure, p.stdout, p.stderr, p2.stdout, p2.stderr, acls)

@@ -37,15 +37,21 @@ inline std::string UniqueTopic(const std::string& base) {
 }
 
 /// Create a topic with scripts/kafka.sh in the broker's directory: the directory of the
-/// env file KELT_KAFKA_ENV names, else `kafka_dir`. Returns the command's exit status;
-/// `command` gets the command line (for the failure message).
+/// env file KELT_KAFKA_ENV names, else `kafka_dir`. kafka.sh runs `kelt topics create`:
+/// the kelt binary of this build (KELT_CLI_PATH) unless KELT_CLI names one. Returns the
+/// command's exit status; `command` gets the command line (for the failure message).
 inline int CreateTopic(const std::string& name, int partitions, const char* source_dir,
                        const char* kafka_dir, std::string* command) {
   const char* env = std::getenv("KELT_KAFKA_ENV");
   const std::string dir =
       env ? std::filesystem::path(env).parent_path().string() : std::string(kafka_dir);
-  *command = std::string("bash ") + source_dir + "/scripts/kafka.sh create-topic " +
-             name + " " + std::to_string(partitions) + " --dir " + dir + " >/dev/null";
+  std::string cli;
+#ifdef KELT_CLI_PATH
+  if (std::getenv("KELT_CLI") == nullptr)
+    cli = std::string("KELT_CLI=") + KELT_CLI_PATH + " ";
+#endif
+  *command = cli + "bash " + source_dir + "/scripts/kafka.sh create-topic " + name + " " +
+             std::to_string(partitions) + " --dir " + dir + " >/dev/null";
   return std::system(command->c_str());
 }
 
