@@ -36,7 +36,9 @@ struct SinkWindow {
   std::vector<PartitionSpan> spans;
 };
 
-/// A durable destination. Used from one thread (the ELT loop's).
+/// A durable destination. Calls are serialized: the ELT loop makes one call at a time,
+/// from its own thread or from a task of its executor (the window being written while
+/// the next is polled), never two at once. A sink needs no lock of its own for that.
 ///
 /// Protocol: Open() once; Resume() for partitions as they are assigned; Write() each
 /// window in offset order; Flush() to make everything written durable (rotation,

@@ -1,40 +1,83 @@
 // Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
 //
-// Fork-join over a handful of independent tasks (a window's loader shares, the files of
-// a window's partitions): the caller's thread runs task 0 and waits for the others.
-// Threads are made per call; the tasks here take milliseconds, a thread microseconds.
+// kelt's threads: one executor per process, sized by the CPU the process may use (its
+// affinity mask and its cgroup's CPU quota), for the ELT loop's writer task and the
+// fork-join work of a window (loader shares, the files of its partitions). librdkafka's
+// and the AWS SDK's threads are their own.
 #pragma once
 
-#include <algorithm>
+#include <condition_variable>
 #include <cstddef>
+#include <deque>
+#include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <string>
 #include <thread>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace kelt::internal {
 
-/// The cores this process may use for one window's work (at least 1).
-inline size_t UsableCores() {
-  return std::max<size_t>(1, std::thread::hardware_concurrency());
-}
+/// The cores this process may use: the CPUs of its affinity mask, capped by its
+/// cgroup's CPU quota (cgroup v2 cpu.max, or v1 cfs_quota_us / cfs_period_us, the
+/// smallest along the path, rounded up). At least 1. Read once.
+size_t UsableCores();
 
-/// Runs fn(0) … fn(n - 1), at most `threads` at a time (the caller's included), each
-/// index exactly once; returns when all have returned. fn must not throw.
+/// What UsableCores() computes, from the text of the files it reads (for tests):
+/// `cpus` in the affinity mask; cgroup v2 "cpu.max" contents from the process's cgroup
+/// up to the root (empty when absent); v1 quota and period (-1 when absent).
+size_t CoresWithin(size_t cpus, const std::vector<std::string>& cpu_max_files,
+                   long long v1_quota_us, long long v1_period_us);
+
+/// A fixed set of worker threads and a queue of tasks. Thread-safe.
+class Executor {
+ public:
+  /// `threads` workers, started when the first task comes.
+  explicit Executor(size_t threads);
+  ~Executor();  // runs what is queued, then joins the workers
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  size_t threads() const { return threads_; }
+
+  /// Run `fn` on a worker; the future holds its result.
+  template <typename Fn>
+  std::future<std::invoke_result_t<Fn>> Submit(Fn fn) {
+    auto task =
+        std::make_shared<std::packaged_task<std::invoke_result_t<Fn>()>>(std::move(fn));
+    auto result = task->get_future();
+    Post([task] { (*task)(); });
+    return result;
+  }
+
+  /// Run fn(0) … fn(n - 1), each exactly once, at most `parallel` at a time; the caller
+  /// runs indices too and returns when all have returned. Safe from a task of this
+  /// executor (the caller does whatever no free worker takes). fn must not throw.
+  void ParallelFor(size_t n, size_t parallel, const std::function<void(size_t)>& fn);
+
+ private:
+  void Post(std::function<void()> task);
+  void Work();
+
+  const size_t threads_;
+  std::mutex mu_;
+  std::condition_variable wake_;
+  std::deque<std::function<void()>> queue_;  // guarded by mu_
+  std::vector<std::thread> workers_;         // guarded by mu_
+  bool stopping_ = false;                    // guarded by mu_
+  long started_by_ = 0;  // pid that started workers_ (a forked child starts its own)
+};
+
+/// The process's executor: UsableCores() workers.
+Executor& SharedExecutor();
+
+/// SharedExecutor().ParallelFor(n, threads, fn).
 template <typename Fn>
 void ParallelFor(size_t n, size_t threads, Fn&& fn) {
-  threads = std::clamp<size_t>(threads, 1, std::max<size_t>(n, 1));
-  if (threads <= 1) {
-    for (size_t i = 0; i < n; ++i) fn(i);
-    return;
-  }
-  // Worker w runs indices w, w + threads, …: each index once, no shared counter.
-  auto worker = [&](size_t w) {
-    for (size_t i = w; i < n; i += threads) fn(i);
-  };
-  std::vector<std::thread> pool;
-  pool.reserve(threads - 1);
-  for (size_t w = 1; w < threads; ++w) pool.emplace_back(worker, w);
-  worker(0);
-  for (auto& t : pool) t.join();
+  SharedExecutor().ParallelFor(n, threads, std::function<void(size_t)>(fn));
 }
 
 }  // namespace kelt::internal

@@ -3,7 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <future>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -36,6 +39,49 @@ TEST(ParallelFor, UsesAtMostTheThreadsAskedFor) {
   std::set<std::thread::id> one;
   ParallelFor(5, 1, [&](size_t) { one.insert(std::this_thread::get_id()); });
   EXPECT_EQ(one, std::set<std::thread::id>{std::this_thread::get_id()});
+}
+
+}  // namespace
+}  // namespace kelt::internal
+
+namespace kelt::internal {
+namespace {
+
+TEST(UsableCores, TheAffinityMaskCappedByTheCgroupQuota) {
+  EXPECT_EQ(CoresWithin(8, {}, -1, -1), 8u);
+  EXPECT_EQ(CoresWithin(8, {"max 100000\n"}, -1, -1), 8u);
+  EXPECT_EQ(CoresWithin(8, {"200000 100000\n"}, -1, -1), 2u);
+  EXPECT_EQ(CoresWithin(8, {"150000 100000\n"}, -1, -1), 2u) << "1.5 CPUs round up";
+  EXPECT_EQ(CoresWithin(8, {"50000 100000\n"}, -1, -1), 1u);
+  // The smallest quota along the path wins; a level without one does not count.
+  EXPECT_EQ(CoresWithin(8, {"max 100000", "300000 100000", "600000 100000"}, -1, -1), 3u);
+  EXPECT_EQ(CoresWithin(2, {"400000 100000"}, -1, -1), 2u) << "affinity is the cap";
+  EXPECT_EQ(CoresWithin(16, {}, 400000, 100000), 4u) << "cgroup v1";
+  EXPECT_EQ(CoresWithin(0, {"garbage"}, -1, 0), 1u);
+  EXPECT_GE(UsableCores(), 1u);
+  EXPECT_LE(UsableCores(), std::max<size_t>(1, std::thread::hardware_concurrency()));
+}
+
+TEST(Executor, SubmitRunsOnAWorkerAndReturnsTheResult) {
+  Executor ex(2);
+  auto f = ex.Submit([] { return std::this_thread::get_id(); });
+  EXPECT_NE(f.get(), std::this_thread::get_id());
+  Executor inline_ex(0);
+  auto g = inline_ex.Submit([] { return 7; });
+  EXPECT_EQ(g.get(), 7);
+}
+
+// A task that fork-joins on its own executor while every worker is busy does not
+// deadlock: the caller takes what no worker does.
+TEST(Executor, ParallelForFromATaskWhileEveryWorkerIsBusy) {
+  Executor ex(1);
+  std::atomic<int> sum{0};
+  auto f = ex.Submit([&] {
+    ex.ParallelFor(10, 4, [&](size_t i) { sum += static_cast<int>(i); });
+    return sum.load();
+  });
+  ASSERT_EQ(f.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  EXPECT_EQ(f.get(), 45);
 }
 
 }  // namespace

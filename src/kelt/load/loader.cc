@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "kelt/common/parallel.h"
 #include "kelt/common/text.h"
 #include "kelt/load/column_writer.h"
 #include "kelt/load/loader_testing.h"
@@ -60,9 +61,9 @@ LoadStats& LoadStats::operator+=(const LoadStats& o) {
 
 Result<std::vector<std::unique_ptr<Loader>>> MakeLoaderPerCore(
     const Schema& landing, const LoadOptions& options) {
-  const unsigned cores = std::clamp(std::thread::hardware_concurrency(), 1u, 4u);
+  const size_t cores = std::clamp<size_t>(internal::UsableCores(), 1, 4);
   std::vector<std::unique_ptr<Loader>> loaders;
-  for (unsigned k = 0; k < cores; ++k) {
+  for (size_t k = 0; k < cores; ++k) {
     KELT_ASSIGN_OR_RAISE(auto loader, Loader::Make(landing, options));
     loaders.push_back(std::move(loader));
   }

@@ -26,6 +26,7 @@
 #include <system_error>
 
 #include "kelt/common/memory_pool.h"
+#include "kelt/common/parallel.h"
 #include "kelt/log.h"
 #include "kelt/poll_load.h"
 
@@ -387,7 +388,7 @@ class EltLoop::Impl {
     };
     std::future<Written> done;
     try {
-      done = std::async(std::launch::async, write);
+      done = internal::SharedExecutor().Submit(write);
     } catch (const std::system_error&) {
       // No thread to be had: the write runs on this thread when it is settled.
       done = std::async(std::launch::deferred, write);
