@@ -76,9 +76,8 @@ size_t ComputeUsableCores() {
       }
     } else if (controllers.find("cpu") != std::string::npos &&
                controllers.find("cpuset") == std::string::npos) {
-      for (const std::string& root :
-           {"/sys/fs/cgroup/cpu,cpuacct", "/sys/fs/cgroup/cpu"}) {
-        for (const std::string& dir : {root + path, root}) {
+      for (const char* root : {"/sys/fs/cgroup/cpu,cpuacct", "/sys/fs/cgroup/cpu"}) {
+        for (const std::string& dir : {std::string(root) + path, std::string(root)}) {
           const long long q = ReadNumber(dir + "/cpu.cfs_quota_us");
           const long long p = ReadNumber(dir + "/cpu.cfs_period_us");
           if (q > 0 && p > 0) {

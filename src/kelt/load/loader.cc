@@ -2,12 +2,18 @@
 //
 // The Load step. Design (see README.md beside this file):
 //  - Make() compiles the landing schema once into a column plan: each column knows its
-//    source (a metadata attribute or a payload path) and its typed Arrow builder, and
-//    payload paths are compiled into a small trie walked once per record.
-//  - Append() parses the payload with one reused simdjson parser into a reused padded
-//    buffer, converts every column into a per-record staging cell, and only when the
-//    whole record converted appends the cells to the builders. A bad record therefore
-//    never leaves the columns misaligned, whatever the policy.
+//    source (a metadata attribute or a payload path) and its rewindable column writer
+//    (column_writer.h), and payload paths are compiled into a small trie.
+//  - Append() writes a record's values straight into the column writers, by the first
+//    of three paths that takes it: (1) On-Demand, simdjson's streaming parser walking
+//    the object once (when the schema allows it); (2) the DOM fast path, the parsed
+//    document walked once, each value into its column; (3) the DOM slow path, columns
+//    converted in schema order, which reports a bad record exactly as RDP does (the
+//    first failing column in schema order, the last duplicate key). A path that fails
+//    rewinds every column to the record's start and hands the record to the next, so
+//    a bad record never leaves the columns misaligned, whatever the policy.
+//  - A bad record fails the window, is skipped, or becomes a row of the dead-letter
+//    batch (dead_letters.h), by policy.
 #include "kelt/load.h"
 
 #include <arrow/api.h>
@@ -25,6 +31,7 @@
 #include "kelt/common/parallel.h"
 #include "kelt/common/text.h"
 #include "kelt/load/column_writer.h"
+#include "kelt/load/dead_letters.h"
 #include "kelt/load/loader_testing.h"
 
 namespace kelt {
@@ -68,21 +75,6 @@ Result<std::vector<std::unique_ptr<Loader>>> MakeLoaderPerCore(
     loaders.push_back(std::move(loader));
   }
   return loaders;
-}
-
-std::shared_ptr<arrow::Schema> DeadLetterSchema() {
-  static const std::shared_ptr<arrow::Schema> kSchema = arrow::schema({
-      arrow::field("_kafka_topic", arrow::utf8()),
-      arrow::field("_kafka_partition", arrow::int64()),
-      arrow::field("_kafka_offset", arrow::int64()),
-      arrow::field("_kafka_timestamp_ms", arrow::int64()),
-      arrow::field("_kafka_key", arrow::binary()),
-      arrow::field("_kafka_value", arrow::binary()),
-      arrow::field("_error_code", arrow::utf8()),
-      arrow::field("_error_field", arrow::utf8()),
-      arrow::field("_error_message", arrow::utf8()),
-  });
-  return kSchema;
 }
 
 namespace {
@@ -441,12 +433,6 @@ class Loader::Impl {
     slot_set_.resize(payload_columns_.size());
     written_.resize(payload_columns_.size());
     scratch_.resize(columns_.size());
-    for (const auto& f : DeadLetterSchema()->fields()) {
-      std::unique_ptr<arrow::ArrayBuilder> b;
-      auto st = arrow::MakeBuilder(internal::WindowPool(), f->type(), &b);
-      if (!st.ok()) return Status::Internal("builder: " + st.ToString());
-      dead_builders_.push_back(std::move(b));
-    }
     return Status::OK();
   }
 
@@ -493,15 +479,7 @@ class Loader::Impl {
           writers_[c].Finish(arrow_schema_->field(static_cast<int>(c))->type()));
     }
     out.batch = arrow::RecordBatch::Make(arrow_schema_, stats_.rows, std::move(arrays));
-    std::vector<std::shared_ptr<arrow::Array>> dl(dead_builders_.size());
-    int64_t dl_rows = 0;
-    for (size_t c = 0; c < dead_builders_.size(); ++c) {
-      dl_rows = dead_builders_[c]->length();
-      auto st = dead_builders_[c]->Finish(&dl[c]);
-      if (!st.ok()) return Status::Internal("finishing dead letters: " + st.ToString());
-    }
-    out.dead_letters =
-        arrow::RecordBatch::Make(DeadLetterSchema(), dl_rows, std::move(dl));
+    KELT_ASSIGN_OR_RAISE(out.dead_letters, dead_letters_.Finish());
     out.stats = stats_;
     stats_ = LoadStats{};
     row_capacity_ = 0;
@@ -1319,26 +1297,7 @@ class Loader::Impl {
       return Status::OK();
     }
     ++stats_.dead_lettered;
-    auto& d = dead_builders_;
-    arrow::Status st;
-    st &=
-        static_cast<arrow::StringBuilder*>(d[0].get())->Append(text::Utf8Lossy(r.topic));
-    st &= static_cast<arrow::Int64Builder*>(d[1].get())->Append(r.partition);
-    st &= static_cast<arrow::Int64Builder*>(d[2].get())->Append(r.offset);
-    st &= r.timestamp_ms
-              ? static_cast<arrow::Int64Builder*>(d[3].get())->Append(*r.timestamp_ms)
-              : d[3]->AppendNull();
-    st &= r.key ? static_cast<arrow::BinaryBuilder*>(d[4].get())->Append(*r.key)
-                : d[4]->AppendNull();
-    st &= r.value ? static_cast<arrow::BinaryBuilder*>(d[5].get())->Append(*r.value)
-                  : d[5]->AppendNull();
-    st &= static_cast<arrow::StringBuilder*>(d[6].get())->Append(bad.code);
-    st &= field.empty() ? d[7]->AppendNull()
-                        : static_cast<arrow::StringBuilder*>(d[7].get())->Append(field);
-    st &= static_cast<arrow::StringBuilder*>(d[8].get())->Append(bad.message);
-    if (!st.ok())
-      return Status::Invalid("dead-letter batch cannot grow: " + st.message());
-    return Status::OK();
+    return dead_letters_.Append(r, bad.code, field, bad.message);
   }
 
   Schema schema_;
@@ -1367,7 +1326,7 @@ class Loader::Impl {
   std::vector<std::string> scratch_;  // per-column text being converted
 
   std::vector<load::ColumnWriter> writers_;  // one per landing column
-  std::vector<std::unique_ptr<arrow::ArrayBuilder>> dead_builders_;
+  load::DeadLetterWriter dead_letters_;
   int64_t row_capacity_ = 0;  // rows every writer can take without growing
   Status fatal_;              // a failure that ends the window, not a bad record
   LoadStats stats_;
