@@ -1,9 +1,9 @@
 /* Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
  *
  * The C ABI from C (compiled as C99): the RDP envelopes and their error texts, the
- * kelt_* consumer on librdkafka's mock cluster with windows read back through the Arrow
- * C stream, and (with --broker) the rdp_* Kafka calls against the real broker whose
- * address is in the file named by KELT_KAFKA_ENV.
+ * kelt_* consumer on the mock cluster (kelt_mock_cluster_*) with windows read back
+ * through the Arrow C stream, and (with --broker) the rdp_* Kafka calls against the real
+ * broker whose address is in the file named by KELT_KAFKA_ENV.
  */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp, getpid */
 
@@ -14,9 +14,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-#include <librdkafka/rdkafka.h>
-#include <librdkafka/rdkafka_mock.h>
 
 #include "kelt.h"
 
@@ -380,12 +377,58 @@ static int64_t poll_rows(kelt_consumer* c, int64_t want, int max_polls, int comm
   return rows;
 }
 
+/* A mock cluster of one broker; the test binary stops if it cannot start. */
+static kelt_mock_cluster* start_mock_cluster(void) {
+  kelt_mock_cluster* mc = NULL;
+  kelt_error* err = NULL;
+  if (kelt_mock_cluster_new(1, &mc, &err) != KELT_OK) {
+    fprintf(stderr, "kelt_mock_cluster_new: %s\n", kelt_error_message(err));
+    kelt_error_free(err);
+    exit(1);
+  }
+  return mc;
+}
+
+/* The mock cluster's own calls: arguments are checked, NULL is safe. */
+static void test_kelt_mock_cluster(void) {
+  kelt_mock_cluster* mc = NULL;
+  kelt_error* err = NULL;
+  CHECK(kelt_mock_cluster_new(0, &mc, &err) == KELT_INVALID);
+  CHECK(mc == NULL);
+  if (err != NULL) {
+    CHECK_EQ_STR(kelt_error_message(err),
+                 "mock cluster: brokers must be at least 1, got 0");
+    kelt_error_free(err);
+    err = NULL;
+  }
+  CHECK(kelt_mock_cluster_new(3, NULL, NULL) == KELT_INVALID);
+  CHECK_EQ_STR(kelt_mock_cluster_bootstraps(NULL), "");
+  kelt_mock_cluster_free(NULL);
+
+  CHECK(kelt_mock_cluster_new(3, &mc, NULL) == KELT_OK);
+  if (mc == NULL) return;
+  /* Three brokers: three addresses. */
+  {
+    const char* b = kelt_mock_cluster_bootstraps(mc);
+    const char* comma = strchr(b, ',');
+    CHECK(comma != NULL && strchr(comma + 1, ',') != NULL);
+  }
+  CHECK(kelt_mock_cluster_create_topic(mc, "t3", 4, 3, NULL) == KELT_OK);
+  CHECK(kelt_mock_cluster_create_topic(mc, "t0", 0, 1, &err) == KELT_INVALID);
+  if (err != NULL) {
+    CHECK_EQ_STR(kelt_error_message(err),
+                 "mock cluster: topic t0 needs at least 1 partition and 1 replica");
+    kelt_error_free(err);
+    err = NULL;
+  }
+  CHECK(kelt_mock_cluster_create_topic(mc, NULL, 1, 1, NULL) == KELT_INVALID);
+  CHECK(kelt_mock_cluster_create_topic(NULL, "t", 1, 1, NULL) == KELT_INVALID);
+  kelt_mock_cluster_free(mc);
+}
+
 static void test_kelt_consumer_mock(void) {
-  char errstr[256];
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof errstr);
-  rd_kafka_mock_cluster_t* mc = rd_kafka_mock_cluster_new(rk, 1);
-  const char* brokers = rd_kafka_mock_cluster_bootstraps(mc);
+  kelt_mock_cluster* mc = start_mock_cluster();
+  const char* brokers = kelt_mock_cluster_bootstraps(mc);
   char config[1024];
   kelt_consumer* c = NULL;
   kelt_error* err = NULL;
@@ -395,7 +438,7 @@ static void test_kelt_consumer_mock(void) {
   int64_t rows;
   const int n = 300;
 
-  CHECK(rd_kafka_mock_topic_create(mc, "capi", 2, 1) == RD_KAFKA_RESP_ERR_NO_ERROR);
+  CHECK(kelt_mock_cluster_create_topic(mc, "capi", 2, 1, NULL) == KELT_OK);
   produce_rows(brokers, "capi", 1, n);
 
   snprintf(config, sizeof config,
@@ -475,23 +518,19 @@ static void test_kelt_consumer_mock(void) {
     kelt_window_free(kept);
   }
 done:
-  rd_kafka_mock_cluster_destroy(mc);
-  rd_kafka_destroy(rk);
+  kelt_mock_cluster_free(mc);
 }
 
 /* Bad records: "fail" fails the poll with TYPE_ERROR; "dead_letter" keeps them aside. */
 static void test_kelt_bad_records_mock(void) {
-  char errstr[256];
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof errstr);
-  rd_kafka_mock_cluster_t* mc = rd_kafka_mock_cluster_new(rk, 1);
-  const char* brokers = rd_kafka_mock_cluster_bootstraps(mc);
+  kelt_mock_cluster* mc = start_mock_cluster();
+  const char* brokers = kelt_mock_cluster_bootstraps(mc);
   char config[1024], producer[512];
   const char* policies[2] = {"fail", "dead_letter"};
   RdpJsonSlice s = {0};
   int i;
 
-  CHECK(rd_kafka_mock_topic_create(mc, "capi-bad", 1, 1) == RD_KAFKA_RESP_ERR_NO_ERROR);
+  CHECK(kelt_mock_cluster_create_topic(mc, "capi-bad", 1, 1, NULL) == KELT_OK);
   snprintf(producer, sizeof producer, "{\"brokers\":\"%s\",\"topic\":\"capi-bad\"}",
            brokers);
   rdp_kafka_export_dataset_json(
@@ -553,18 +592,14 @@ static void test_kelt_bad_records_mock(void) {
     }
     kelt_consumer_free(c);
   }
-  rd_kafka_mock_cluster_destroy(mc);
-  rd_kafka_destroy(rk);
+  kelt_mock_cluster_free(mc);
 }
 
 /* The ELT loop handle on the mock cluster: land into Parquet until caught up, then a
  * second loop over the same sink lands nothing (it resumes from the files). */
 static void test_kelt_pipeline_mock(void) {
-  char errstr[256];
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof errstr);
-  rd_kafka_mock_cluster_t* mc = rd_kafka_mock_cluster_new(rk, 1);
-  const char* brokers = rd_kafka_mock_cluster_bootstraps(mc);
+  kelt_mock_cluster* mc = start_mock_cluster();
+  const char* brokers = kelt_mock_cluster_bootstraps(mc);
   char dir[] = "/tmp/kelt-capi-pipe-XXXXXX";
   char config[2048];
   kelt_pipeline* p = NULL;
@@ -573,7 +608,7 @@ static void test_kelt_pipeline_mock(void) {
   int more = 1, steps = 0;
 
   CHECK(mkdtemp(dir) != NULL);
-  CHECK(rd_kafka_mock_topic_create(mc, "capi-pipe", 2, 1) == RD_KAFKA_RESP_ERR_NO_ERROR);
+  CHECK(kelt_mock_cluster_create_topic(mc, "capi-pipe", 2, 1, NULL) == KELT_OK);
   produce_rows(brokers, "capi-pipe", 1, 200);
   snprintf(
       config, sizeof config,
@@ -640,8 +675,7 @@ done : {
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
   CHECK(system(cmd) == 0);
 }
-  rd_kafka_mock_cluster_destroy(mc);
-  rd_kafka_destroy(rk);
+  kelt_mock_cluster_free(mc);
 }
 
 /* ---- --broker: the rdp_* Kafka calls against the real broker ---------------------- */
@@ -782,6 +816,7 @@ int main(int argc, char** argv) {
     test_rdp_errors();
     test_kelt_errors();
     test_rdp_pipeline();
+    test_kelt_mock_cluster();
     test_kelt_consumer_mock();
     test_kelt_bad_records_mock();
     test_kelt_pipeline_mock();

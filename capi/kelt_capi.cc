@@ -28,6 +28,7 @@
 #include "kelt/elt.h"
 #include "kelt/kafka.h"
 #include "kelt/load.h"
+#include "kelt/mock_cluster.h"
 #include "kelt/pipeline_json.h"
 #include "kelt/poll_load.h"
 #include "kelt/rdp.h"
@@ -296,6 +297,11 @@ struct kelt_window {
 struct kelt_pipeline {
   std::unique_ptr<kelt::EltLoop> loop;
   bool closed = false;
+};
+
+// A mock cluster handle.
+struct kelt_mock_cluster {
+  std::unique_ptr<kelt::MockCluster> cluster;
 };
 
 extern "C" {
@@ -740,5 +746,42 @@ void kelt_pipeline_free(kelt_pipeline* pipeline) {
   }
   delete pipeline;
 }
+
+// ---- mock cluster
+// ------------------------------------------------------------------------
+
+kelt_status kelt_mock_cluster_new(int32_t brokers, kelt_mock_cluster** out,
+                                  kelt_error** err) {
+  return Guard(err, [&]() -> Status {
+    if (out == nullptr) return NullArg("out");
+    *out = nullptr;
+    auto handle = std::make_unique<kelt_mock_cluster>();
+    KELT_ASSIGN_OR_RAISE(handle->cluster, kelt::MockCluster::Make(brokers));
+    *out = handle.release();
+    return Status::OK();
+  });
+}
+
+const char* kelt_mock_cluster_bootstraps(const kelt_mock_cluster* cluster) {
+  if (cluster == nullptr) return "";
+  return cluster->cluster->bootstraps().c_str();
+}
+
+kelt_status kelt_mock_cluster_create_topic(kelt_mock_cluster* cluster, const char* name,
+                                           int32_t partitions, int32_t replication_factor,
+                                           kelt_error** err) {
+  return Guard(err, [&]() -> Status {
+    if (cluster == nullptr) return NullArg("cluster");
+    KELT_ASSIGN_OR_RAISE(std::string_view topic, Arg(name, "name"));
+    if (replication_factor > INT16_MAX) {
+      return Status::Invalid("mock cluster: replication factor " +
+                             std::to_string(replication_factor) + " is out of range");
+    }
+    return cluster->cluster->CreateTopic(std::string(topic), partitions,
+                                         static_cast<int16_t>(replication_factor));
+  });
+}
+
+void kelt_mock_cluster_free(kelt_mock_cluster* cluster) { delete cluster; }
 
 }  // extern "C"

@@ -126,7 +126,7 @@ struct ArrowArrayStream {
  * ------------------------------------------------------------------ */
 
 /* Version of the kelt_* API (additive changes bump it). */
-#define KELT_C_API_VERSION 1
+#define KELT_C_API_VERSION 2 /* 2: kelt_mock_cluster_* */
 KELT_EXPORT uint32_t kelt_c_api_version(void);
 
 /* Status codes (stable numbers; new codes may be added). */
@@ -276,6 +276,35 @@ KELT_EXPORT kelt_status kelt_pipeline_close(kelt_pipeline* pipeline, kelt_error*
 /* Close (if not closed; errors are dropped: call kelt_pipeline_close to see them) and
  * free. NULL ok. */
 KELT_EXPORT void kelt_pipeline_free(kelt_pipeline* pipeline);
+
+/* -- mock cluster (tests and examples) --
+ * librdkafka's in-process mock cluster: Kafka brokers inside this process, reachable at
+ * kelt_mock_cluster_bootstraps by kelt's consumer, producer and pipeline (and any Kafka
+ * client in the process). It is not a broker: data stays in memory, topics are created
+ * with kelt_mock_cluster_create_topic (clients' CreateTopics is not served), and it is
+ * gone when freed. The C++ API is include/kelt/mock_cluster.h. */
+
+typedef struct kelt_mock_cluster kelt_mock_cluster;
+
+/* Start a cluster of `brokers` brokers (ids 1..brokers, at least 1). On success *out
+ * receives a cluster owned by the caller (kelt_mock_cluster_free). */
+KELT_EXPORT kelt_status kelt_mock_cluster_new(int32_t brokers, kelt_mock_cluster** out,
+                                              kelt_error** err);
+
+/* The brokers' addresses ("127.0.0.1:port,…", for "brokers" / bootstrap.servers),
+ * owned by the cluster and valid until it is freed; "" for NULL. */
+KELT_EXPORT const char* kelt_mock_cluster_bootstraps(const kelt_mock_cluster* cluster);
+
+/* Create a topic of `partitions` partitions and `replication_factor` replicas (at most
+ * the number of brokers; 1 is usual). */
+KELT_EXPORT kelt_status kelt_mock_cluster_create_topic(kelt_mock_cluster* cluster,
+                                                       const char* name,
+                                                       int32_t partitions,
+                                                       int32_t replication_factor,
+                                                       kelt_error** err);
+
+/* Tear the cluster down (clients still connected see their brokers gone). NULL ok. */
+KELT_EXPORT void kelt_mock_cluster_free(kelt_mock_cluster* cluster);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -6,8 +6,6 @@
 // every call that can block (Kafka, sinks, SQL, Load). The facade (python/kelt) owns the
 // user-facing names, defaults and docs.
 #include <arrow/api.h>
-#include <librdkafka/rdkafka.h>
-#include <librdkafka/rdkafka_mock.h>
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
@@ -35,6 +33,7 @@
 #include "kelt/kafka.h"
 #include "kelt/load.h"
 #include "kelt/log.h"
+#include "kelt/mock_cluster.h"
 #include "kelt/pipeline_json.h"
 #include "kelt/poll_load.h"
 #include "kelt/rdp.h"
@@ -871,42 +870,24 @@ void SetLogHandler(nb::object handler, const std::string& min_level) {
       level);
 }
 
-// --- test support: librdkafka's in-process mock cluster
+// --- test support: librdkafka's in-process mock cluster (kelt/mock_cluster.h)
 // ------------------------------------
 
-class MockCluster {
+class PyMockCluster {
  public:
-  explicit MockCluster(int brokers) {
-    char errstr[256];
-    rd_kafka_conf_t* conf = rd_kafka_conf_new();
-    // This handle only hosts the cluster: silence its "no bootstrap.servers" notice.
-    rd_kafka_conf_set(conf, "log_level", "3", errstr, sizeof(errstr));
-    rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
-    if (rk_ == nullptr) throw StatusError(Status::Kafka(errstr));
-    mc_ = rd_kafka_mock_cluster_new(rk_, brokers);
-    if (mc_ == nullptr) {
-      rd_kafka_destroy(rk_);
-      throw StatusError(Status::Kafka("could not create a mock cluster"));
-    }
-  }
-  ~MockCluster() {
+  explicit PyMockCluster(int brokers)
+      : mc_(ValueOrThrow(kelt::MockCluster::Make(brokers))) {}
+  ~PyMockCluster() {
     nb::gil_scoped_release release;
-    rd_kafka_mock_cluster_destroy(mc_);
-    rd_kafka_destroy(rk_);
+    mc_.reset();
   }
-  std::string bootstraps() const { return rd_kafka_mock_cluster_bootstraps(mc_); }
-  void CreateTopic(const std::string& name, int partitions) {
-    rd_kafka_resp_err_t err =
-        rd_kafka_mock_topic_create(mc_, name.c_str(), partitions, 1);
-    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      throw StatusError(
-          Status::Kafka(std::string("mock topic: ") + rd_kafka_err2str(err)));
-    }
+  std::string bootstraps() const { return mc_->bootstraps(); }
+  void CreateTopic(const std::string& name, int32_t partitions) {
+    ThrowIfError(mc_->CreateTopic(name, partitions));
   }
 
  private:
-  rd_kafka_t* rk_ = nullptr;
-  rd_kafka_mock_cluster_t* mc_ = nullptr;
+  std::unique_ptr<kelt::MockCluster> mc_;
 };
 
 }  // namespace
@@ -986,9 +967,9 @@ NB_MODULE(_kelt, m) {
 
   m.def("set_log_handler", &SetLogHandler, "handler"_a.none(), "min_level"_a);
 
-  nb::class_<MockCluster>(m, "MockCluster",
-                          "librdkafka's in-process mock cluster (tests).")
+  nb::class_<PyMockCluster>(m, "MockCluster",
+                            "librdkafka's in-process mock cluster (tests).")
       .def(nb::init<int>(), "brokers"_a = 1)
-      .def_prop_ro("bootstraps", &MockCluster::bootstraps)
-      .def("create_topic", &MockCluster::CreateTopic, "name"_a, "partitions"_a);
+      .def_prop_ro("bootstraps", &PyMockCluster::bootstraps)
+      .def("create_topic", &PyMockCluster::CreateTopic, "name"_a, "partitions"_a);
 }

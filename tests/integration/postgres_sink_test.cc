@@ -599,9 +599,9 @@ TEST_F(PostgresSinkTest, ConnectionKilledMidRunLosesNothingAfterRestart) {
   const std::string app = Unique("kelt_kill");
   const std::string topic = "killed";
   const std::string group = Unique("gk");
-  MockCluster mc;
-  mc.CreateTopic(topic, 2);
-  ProduceIds(mc, topic, 0, kRecords);
+  ASSERT_OK_AND_ASSIGN(auto mc, MockCluster::Make());
+  ASSERT_OK(mc->CreateTopic(topic, 2));
+  ProduceIds(*mc, topic, 0, kRecords);
 
   auto make_loop = [&]() -> std::unique_ptr<EltLoop> {
     PostgresSinkOptions po = Options(table, group);
@@ -611,7 +611,7 @@ TEST_F(PostgresSinkTest, ConnectionKilledMidRunLosesNothingAfterRestart) {
     EXPECT_OK(sink);
     if (!sink.ok()) return nullptr;
     EltOptions o;
-    o.consumer = ConsumerFor(mc, topic, group);
+    o.consumer = ConsumerFor(*mc, topic, group);
     o.window.max_records = 100;
     o.window.max_wait = std::chrono::milliseconds(2000);
     o.landing = Schema({{"id", TypeId::kInt64}});

@@ -25,10 +25,10 @@ std::unique_ptr<Admin> Open(const MockCluster& mc) {
 }
 
 TEST(AdminTest, ListsTopicsSortedWithTheirPartitions) {
-  MockCluster mc(3);
-  mc.CreateTopic("b-topic", 2);
-  mc.CreateTopic("a-topic", 5);
-  auto admin = Open(mc);
+  ASSERT_OK_AND_ASSIGN(auto mc, MockCluster::Make(3));
+  ASSERT_OK(mc->CreateTopic("b-topic", 2));
+  ASSERT_OK(mc->CreateTopic("a-topic", 5));
+  auto admin = Open(*mc);
   ASSERT_TRUE(admin);
   auto topics = admin->ListTopics(seconds(10));
   ASSERT_TRUE(topics.ok()) << topics.status().ToString();
@@ -40,9 +40,9 @@ TEST(AdminTest, ListsTopicsSortedWithTheirPartitions) {
 }
 
 TEST(AdminTest, DescribesPartitionsLeadersReplicasAndIsr) {
-  MockCluster mc(3);
-  ASSERT_EQ(rd_kafka_mock_topic_create(mc.get(), "t", 4, 3), RD_KAFKA_RESP_ERR_NO_ERROR);
-  auto admin = Open(mc);
+  ASSERT_OK_AND_ASSIGN(auto mc, MockCluster::Make(3));
+  ASSERT_OK(mc->CreateTopic("t", 4, 3));
+  auto admin = Open(*mc);
   ASSERT_TRUE(admin);
   auto topics = admin->DescribeTopics({"t"}, seconds(10));
   ASSERT_TRUE(topics.ok()) << topics.status().ToString();
@@ -62,9 +62,9 @@ TEST(AdminTest, DescribesPartitionsLeadersReplicasAndIsr) {
 }
 
 TEST(AdminTest, DescribingAMissingTopicIsNotFoundAndDoesNotCreateIt) {
-  MockCluster mc;
-  mc.CreateTopic("there", 1);
-  auto admin = Open(mc);
+  ASSERT_OK_AND_ASSIGN(auto mc, MockCluster::Make());
+  ASSERT_OK(mc->CreateTopic("there", 1));
+  auto admin = Open(*mc);
   ASSERT_TRUE(admin);
   auto topics = admin->DescribeTopics({"there", "not-there"}, seconds(10));
   ASSERT_FALSE(topics.ok());
@@ -138,10 +138,10 @@ TEST(AdminTest, AnUnreachableClusterFailsEarlyNamingTheBrokersError) {
 }
 
 TEST(AdminTest, AMockBrokerThatNeverAnswersTimesOutWithinTheCallsTime) {
-  MockCluster mc;
-  mc.CreateTopic("t", 1);
+  ASSERT_OK_AND_ASSIGN(auto mc, MockCluster::Make());
+  ASSERT_OK(mc->CreateTopic("t", 1));
   // The mock cluster does not implement CreateTopics: the request is never answered.
-  auto admin = Open(mc);
+  auto admin = Open(*mc);
   ASSERT_TRUE(admin);
   auto t0 = std::chrono::steady_clock::now();
   auto outcomes = admin->CreateTopics({{"new-topic", 1, 1, {}}}, seconds(2));

@@ -18,13 +18,13 @@ namespace kelt {
 namespace {
 
 TEST(ConsumerErrors, AFailedPollReleasesTheBatchItHolds) {
-  MockCluster mc;
-  mc.CreateTopic("t", 2);
-  ProduceIds(mc, "t", 0, 200);  // keys k0..k199: both partitions get records
+  ASSERT_OK_AND_ASSIGN(auto mc, MockCluster::Make());
+  ASSERT_OK(mc->CreateTopic("t", 2));
+  ProduceIds(*mc, "t", 0, 200);  // keys k0..k199: both partitions get records
 
   // One member commits partition 0 only.
   {
-    auto c = Consumer::Make(ConsumerFor(mc, "t", "g"));
+    auto c = Consumer::Make(ConsumerFor(*mc, "t", "g"));
     ASSERT_TRUE(c.ok()) << c.status().ToString();
     WindowOptions wo;
     wo.max_records = 1;
@@ -39,7 +39,7 @@ TEST(ConsumerErrors, AFailedPollReleasesTheBatchItHolds) {
 
   // The next member may not reset offsets: partition 1 has none, so its fetch ends in
   // an error event while partition 0's records arrive in the same batches.
-  ConsumerOptions o = ConsumerFor(mc, "t", "g");
+  ConsumerOptions o = ConsumerFor(*mc, "t", "g");
   o.auto_offset_reset = "error";
   auto c = Consumer::Make(o);
   ASSERT_TRUE(c.ok()) << c.status().ToString();

@@ -5,8 +5,6 @@
 // mid-window. Throughput is measured on the real broker (bench/), not here.
 #include <arrow/api.h>
 #include <gtest/gtest.h>
-#include <librdkafka/rdkafka.h>
-#include <librdkafka/rdkafka_mock.h>
 #include <spawn.h>
 #include <sys/wait.h>
 
@@ -28,9 +26,6 @@ extern char** environ;
 
 namespace kelt {
 namespace {
-
-constexpr int16_t kApiFetch = 1;
-constexpr int16_t kApiOffsetCommit = 8;
 
 struct Seen {
   std::multiset<std::pair<int32_t, int64_t>> offsets;  // (partition, offset)
@@ -67,16 +62,16 @@ class MockClusterTest : public ::testing::Test {
  protected:
   // The cluster, started on first use (one broker unless UseBrokers came first).
   MockCluster& mc() {
-    if (!mc_) mc_.emplace();
+    if (!mc_) mc_ = StartMockCluster();
     return *mc_;
   }
   // Start the cluster with `brokers` brokers (before anything uses it).
-  void UseBrokers(int brokers) { mc_.emplace(brokers); }
+  void UseBrokers(int brokers) { mc_ = StartMockCluster(brokers); }
 
   // Create `topic` with `partitions` partitions and produce records {"id":0} to
   // {"id":records-1} to it.
   void CreateTopic(const std::string& topic, int partitions, int records = 0) {
-    mc().CreateTopic(topic, partitions);
+    ASSERT_OK(mc().CreateTopic(topic, partitions));
     if (records > 0) ProduceIds(mc(), topic, 0, records);
   }
   // A member of `group` reading `topic`.
@@ -86,13 +81,12 @@ class MockClusterTest : public ::testing::Test {
     return Consumer::Make(ConsumerFor(mc(), topic, group, protocol));
   }
   // The cluster answers the next requests of `api` with `errors`, in turn.
-  void PushRequestErrors(int16_t api, const std::vector<rd_kafka_resp_err_t>& errors) {
-    rd_kafka_mock_push_request_errors_array(mc().get(), api, errors.size(),
-                                            errors.data());
+  void PushRequestErrors(KafkaApi api, const std::vector<KafkaErrorCode>& errors) {
+    mc().PushRequestErrors(api, errors);
   }
 
  private:
-  std::optional<MockCluster> mc_;
+  std::unique_ptr<MockCluster> mc_;
 };
 
 class ConsumerTest : public MockClusterTest {};
@@ -450,13 +444,13 @@ TEST_P(ConsumerGroupProtocolTest, TwoMembersSplitPartitionsAndLoseNothingOnRebal
 TEST_F(ConsumerTest, RetriesInjectedFetchAndCommitErrors) {
   CreateTopic("t7", 1, 10);
   ASSERT_OK_AND_ASSIGN(auto c, Join("t7", "g7"));
-  PushRequestErrors(kApiFetch, {RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION,
-                                RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT});
+  PushRequestErrors(KafkaApi::kFetch, {KafkaErrorCode::kNotLeaderForPartition,
+                                       KafkaErrorCode::kRequestTimedOut});
   WindowOptions opts{.max_records = 100};
   ASSERT_OK_AND_ASSIGN(auto w, c->Poll(opts));
   EXPECT_EQ(w.size(), 10u);
-  PushRequestErrors(kApiOffsetCommit, {RD_KAFKA_RESP_ERR_COORDINATOR_LOAD_IN_PROGRESS,
-                                       RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT});
+  PushRequestErrors(KafkaApi::kOffsetCommit, {KafkaErrorCode::kCoordinatorLoadInProgress,
+                                              KafkaErrorCode::kRequestTimedOut});
   EXPECT_OK(c->Commit(w));
   ASSERT_OK_AND_ASSIGN(auto committed, c->Committed());
   ASSERT_EQ(committed.size(), 1u);
@@ -471,7 +465,7 @@ TEST_F(ConsumerTest, DefersACommitRefusedDuringARebalance) {
   ASSERT_EQ(w.size(), 4u);
   // The group refuses commits of this generation while it rebalances: the offsets are
   // kept and committed at the next opportunity, not dropped and not reported as lost.
-  PushRequestErrors(kApiOffsetCommit, {RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS});
+  PushRequestErrors(KafkaApi::kOffsetCommit, {KafkaErrorCode::kRebalanceInProgress});
   ASSERT_OK(c->Commit(w));
   ASSERT_OK_AND_ASSIGN(auto before, c->Committed());
   EXPECT_EQ(before[0].second, -1);  // not committed yet
@@ -487,7 +481,7 @@ TEST_F(ConsumerTest, ReportsANonRetriableCommitError) {
   WindowOptions opts;
   ASSERT_OK_AND_ASSIGN(auto w, c->Poll(opts));
   ASSERT_EQ(w.size(), 3u);
-  PushRequestErrors(kApiOffsetCommit, {RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED});
+  PushRequestErrors(KafkaApi::kOffsetCommit, {KafkaErrorCode::kGroupAuthorizationFailed});
   Status st = c->Commit(w);
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.code(), StatusCode::kKafka);
@@ -504,9 +498,9 @@ TEST_F(ConsumerTest, ACommitRefusedAtTheRevocationFailsClose) {
   ASSERT_EQ(w.size(), 5u);
   // Commit and Close's own flush are told the group rebalances (the offsets stay
   // pending); the commit in the revoke callback gets an error no retry can fix.
-  PushRequestErrors(kApiOffsetCommit, {RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS,
-                                       RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS,
-                                       RD_KAFKA_RESP_ERR_OFFSET_METADATA_TOO_LARGE});
+  PushRequestErrors(KafkaApi::kOffsetCommit, {KafkaErrorCode::kRebalanceInProgress,
+                                              KafkaErrorCode::kRebalanceInProgress,
+                                              KafkaErrorCode::kOffsetMetadataTooLarge});
   ASSERT_OK(c->Commit(w));
   Status closed = c->Close();
   ASSERT_FALSE(closed.ok()) << "the refused commit was only logged";
@@ -529,7 +523,7 @@ TEST_F(ConsumerTest, AsyncCommitIsCheckedByTheNextCall) {
   ASSERT_EQ(w2.size(), 3u);
   // A synchronous call waits for it: the error below must hit the second commit only.
   ASSERT_OK(c->CommitOffsets({}));
-  PushRequestErrors(kApiOffsetCommit, {RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED});
+  PushRequestErrors(KafkaApi::kOffsetCommit, {KafkaErrorCode::kGroupAuthorizationFailed});
   ASSERT_OK(c->CommitOffsetsAsync({{{"ta", 0}, 6}})) << "sent, not answered";
   Status st;
   for (int i = 0; i < 20 && st.ok(); ++i) st = c->Poll(opts).status();
@@ -634,15 +628,13 @@ TEST_F(ProducerTest, UndeliverableMessagesFailTheSend) {
 TEST_F(ConsumerTest, CommitsFollowTheCoordinatorToAnotherBroker) {
   UseBrokers(3);
   CreateTopic("tc", 1, 40);
-  ASSERT_EQ(rd_kafka_mock_coordinator_set(mc().get(), "group", "gc", 1),
-            RD_KAFKA_RESP_ERR_NO_ERROR);
+  ASSERT_OK(mc().SetGroupCoordinator("gc", 1));
   ASSERT_OK_AND_ASSIGN(auto c, Join("tc", "gc"));
   WindowOptions opts{.max_records = 20};
   ASSERT_OK_AND_ASSIGN(auto w, c->Poll(opts));
   ASSERT_EQ(w.size(), 20u);
   ASSERT_OK(c->Commit(w));
-  ASSERT_EQ(rd_kafka_mock_coordinator_set(mc().get(), "group", "gc", 3),
-            RD_KAFKA_RESP_ERR_NO_ERROR);
+  ASSERT_OK(mc().SetGroupCoordinator("gc", 3));
   ASSERT_OK_AND_ASSIGN(auto w2, c->Poll(opts));
   ASSERT_EQ(w2.size(), 20u);
   ASSERT_OK(c->Commit(w2));
@@ -657,8 +649,7 @@ TEST_F(ConsumerTest, CommitsFollowTheCoordinatorToAnotherBroker) {
 TEST_F(ConsumerTest, FollowsALeaderChangeWithoutLosingOrRepeatingRecords) {
   UseBrokers(3);
   CreateTopic("tl", 1);
-  ASSERT_EQ(rd_kafka_mock_partition_set_leader(mc().get(), "tl", 0, 1),
-            RD_KAFKA_RESP_ERR_NO_ERROR);
+  ASSERT_OK(mc().SetPartitionLeader("tl", 0, 1));
   ProduceIds(mc(), "tl", 0, 100);
   ASSERT_OK_AND_ASSIGN(auto c, Join("tl", "gl"));
   WindowOptions opts{.max_records = 30};
@@ -666,8 +657,7 @@ TEST_F(ConsumerTest, FollowsALeaderChangeWithoutLosingOrRepeatingRecords) {
   ASSERT_OK_AND_ASSIGN(auto w, c->Poll(opts));
   Collect(w, &seen);
   ASSERT_OK(c->Commit(w));
-  ASSERT_EQ(rd_kafka_mock_partition_set_leader(mc().get(), "tl", 0, 2),
-            RD_KAFKA_RESP_ERR_NO_ERROR);
+  ASSERT_OK(mc().SetPartitionLeader("tl", 0, 2));
   ProduceIds(mc(), "tl", 100, 50);  // written to the new leader
   opts.max_wait = std::chrono::seconds(10);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
@@ -688,10 +678,10 @@ TEST_F(ConsumerTest, ACommitWhileTheBrokerIsDownSucceedsWhenItIsBack) {
   ASSERT_OK_AND_ASSIGN(auto c, Join("td", "gd"));
   ASSERT_OK_AND_ASSIGN(auto w, c->Poll(WindowOptions{}));
   ASSERT_EQ(w.size(), 10u);
-  ASSERT_EQ(rd_kafka_mock_broker_set_down(mc().get(), 1), RD_KAFKA_RESP_ERR_NO_ERROR);
+  ASSERT_OK(mc().SetBrokerDown(1));
   std::thread back([&] {
     std::this_thread::sleep_for(std::chrono::seconds(2));
-    rd_kafka_mock_broker_set_up(mc().get(), 1);
+    EXPECT_OK(mc().SetBrokerUp(1));
   });
   Status st = c->Commit(w);
   back.join();

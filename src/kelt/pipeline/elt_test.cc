@@ -115,14 +115,14 @@ class EltLoopTest : public ::testing::Test {
   // Create `topic` with `partitions` partitions and produce records {"id":0} to
   // {"id":records-1} to it.
   void CreateTopic(const std::string& topic, int partitions, int records) {
-    mc_.CreateTopic(topic, partitions);
-    ProduceIds(mc_, topic, 0, records);
+    ASSERT_OK(mc_->CreateTopic(topic, partitions));
+    ProduceIds(*mc_, topic, 0, records);
   }
 
   // A loop reading `topic` as a member of `group` until caught up, in windows of 7.
   EltOptions Options(const std::string& topic, const std::string& group) {
     EltOptions o;
-    o.consumer = ConsumerFor(mc_, topic, group);
+    o.consumer = ConsumerFor(*mc_, topic, group);
     o.window.max_records = 7;
     o.window.max_wait = std::chrono::milliseconds(2000);
     o.landing = Schema({{"id", TypeId::kInt64}});
@@ -130,27 +130,15 @@ class EltLoopTest : public ::testing::Test {
     return o;
   }
 
-  // The group's committed offset of one partition, asked of the broker directly.
+  // The group's committed offset of one partition (-1: none), asked of the cluster.
   int64_t Committed(const std::string& topic, const std::string& group,
                     int32_t partition) {
-    char err[256];
-    rd_kafka_conf_t* conf = rd_kafka_conf_new();
-    rd_kafka_conf_set(conf, "bootstrap.servers", mc_.bootstraps().c_str(), err,
-                      sizeof(err));
-    rd_kafka_conf_set(conf, "group.id", group.c_str(), err, sizeof(err));
-    rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
-    EXPECT_NE(rk, nullptr) << err;
-    rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(1);
-    rd_kafka_topic_partition_list_add(list, topic.c_str(), partition);
-    rd_kafka_resp_err_t e = rd_kafka_committed(rk, list, 10000);
-    EXPECT_EQ(e, RD_KAFKA_RESP_ERR_NO_ERROR) << rd_kafka_err2str(e);
-    int64_t offset = list->elems[0].offset;
-    rd_kafka_topic_partition_list_destroy(list);
-    rd_kafka_destroy(rk);
-    return offset;
+    auto offset = mc_->CommittedOffset(group, topic, partition);
+    EXPECT_OK(offset);
+    return offset.ok() ? *offset : -2;
   }
 
-  MockCluster mc_;
+  std::unique_ptr<MockCluster> mc_ = StartMockCluster();
 };
 
 TEST_F(EltLoopTest, LandsEverythingOnceAndCommitsWhatIsDurable) {
@@ -171,8 +159,8 @@ TEST_F(EltLoopTest, LandsEverythingOnceAndCommitsWhatIsDurable) {
 // letters counted, in offset order within each partition.
 TEST_F(EltLoopTest, ParallelLoadLandsEveryRowOnce) {
   CreateTopic("e10", 2, 30);
-  ProduceRaw(mc_, "e10", {{"k", "{\"id\":\"bad\"}"}, {"k", "not json"}});
-  ProduceIds(mc_, "e10", 30, 10);
+  ProduceRaw(*mc_, "e10", {{"k", "{\"id\":\"bad\"}"}, {"k", "not json"}});
+  ProduceIds(*mc_, "e10", 30, 10);
   auto store = std::make_shared<Store>();
   EltOptions o = Options("e10", "g10");
   o.window.max_records = 20;
@@ -320,8 +308,8 @@ std::set<int64_t> Offsets(const Store& store, bool* duplicated) {
 // (a later commit would lose it). A new loop with another policy lands it all once.
 TEST_F(EltLoopTest, ABadRecordUnderFailStopsTheLoopAndNothingAfterItIsCommitted) {
   CreateTopic("e7", 1, 10);
-  ProduceRaw(mc_, "e7", {{std::nullopt, "{\"id\":\"ten\"}"}});
-  ProduceIds(mc_, "e7", 11, 19);
+  ProduceRaw(*mc_, "e7", {{std::nullopt, "{\"id\":\"ten\"}"}});
+  ProduceIds(*mc_, "e7", 11, 19);
   auto store = std::make_shared<Store>();
   EltOptions o = Options("e7", "g7");
   o.load.on_bad_record = BadRecordPolicy::kFail;
