@@ -209,7 +209,8 @@ int PrintKeys() {
       type.replace(at, 1, "\\|");
     std::cout << "| `" << k.key << "` | " << type << " | " << k.default_value << " | `"
               << k.env << "` | " << (k.flag.empty() ? "`--set`" : "`" + k.flag + "`")
-              << " | " << (k.python.empty() ? "" : "`" + k.python + "`") << " | " << k.help << (k.secret ? " (secret: never shown)" : "") << " |\n";
+              << " | " << (k.python.empty() ? "" : "`" + k.python + "`") << " | "
+              << k.help << (k.secret ? " (secret: never shown)" : "") << " |\n";
   }
   return 0;
 }

@@ -72,10 +72,13 @@ struct ConfigOverride {
 /// every key and value, and read the schema file (a relative `schema` path is relative
 /// to `base_dir`). All problems are reported at once, one per line, each naming its key
 /// path and line: `sinks[1].parquet.rotate_records: expected an integer, got "abc"
-/// (line 12)`. Unknown keys are errors. Secrets are never echoed.
+/// (line 12)`. Unknown keys are errors. Secrets are never echoed. `${NAME}` in a value
+/// is replaced by the environment variable unless `expand_environment` is false (a
+/// document built from program values, as the Python package's keyword arguments).
 Result<EltConfig> ParseEltConfig(std::string_view text,
                                  const std::filesystem::path& base_dir,
-                                 const std::vector<ConfigOverride>& overrides = {});
+                                 const std::vector<ConfigOverride>& overrides = {},
+                                 bool expand_environment = true);
 
 /// Read `path` and parse it (base directory: the file's); errors are prefixed with the
 /// path. An empty `path` parses an empty document (overrides only).

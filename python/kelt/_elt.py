@@ -157,7 +157,8 @@ class EltLoop:
         given["topics"] = topics_list(topics)
         given["landing_schema"] = schema_json(landing_schema)
         given["properties"] = properties_dict(properties) or None
-        self._native = _kelt.EltLoop("", _config_document(given, sinks), "", [])
+        # Values are the program's: "${NAME}" in them is not an environment variable.
+        self._native = _kelt.EltLoop("", _config_document(given, sinks), "", [], False)
 
     @classmethod
     def from_config(cls, path: Union[str, "os.PathLike[str]", None] = None, *,

@@ -494,12 +494,14 @@ class PyEltLoop {
   /// same checks, the same sinks as the CLI. `path` non-empty: read that file. The
   /// facade's keyword arguments come here too, as a document (kelt/_elt.py).
   PyEltLoop(const std::string& path, const std::string& text, const std::string& base_dir,
-            const std::vector<std::pair<std::string, std::string>>& overrides) {
+            const std::vector<std::pair<std::string, std::string>>& overrides,
+            bool expand_environment) {
     std::vector<ConfigOverride> ov;
     for (const auto& [key, value] : overrides) ov.push_back({key, value, "python"});
     nb::gil_scoped_release release;
-    EltConfig config = ValueOrThrow(path.empty() ? ParseEltConfig(text, base_dir, ov)
-                                                 : LoadEltConfig(path, ov));
+    EltConfig config =
+        ValueOrThrow(path.empty() ? ParseEltConfig(text, base_dir, ov, expand_environment)
+                                  : LoadEltConfig(path, ov));
     std::vector<std::unique_ptr<Sink>> sinks = ValueOrThrow(MakeSinks(config));
     config.elt.should_stop = StopHook();
     loop_ = ValueOrThrow(EltLoop::Make(std::move(config.elt), std::move(sinks)));
@@ -886,8 +888,8 @@ NB_MODULE(_kelt, m) {
   m.def("config_keys", &ConfigKeysList);
   nb::class_<PyEltLoop>(m, "EltLoop")
       .def(nb::init<const std::string&, const std::string&, const std::string&,
-                    const std::vector<std::pair<std::string, std::string>>&>(),
-           "path"_a, "text"_a, "base_dir"_a, "overrides"_a)
+                    const std::vector<std::pair<std::string, std::string>>&, bool>(),
+           "path"_a, "text"_a, "base_dir"_a, "overrides"_a, "expand_environment"_a = true)
       .def("run", &PyEltLoop::Run, "on_window"_a = nb::none())
       .def("step", &PyEltLoop::Step, "on_window"_a = nb::none())
       .def("stats", &PyEltLoop::Stats)

@@ -93,3 +93,12 @@ def test_sink_errors_name_the_sink():
         loop([{"kind": "nope"}])
     with pytest.raises(kelt.InvalidError, match=r"sinks\[1\]: expected ParquetSink"):
         loop([kelt.ParquetSink(root="/tmp/x"), 42])
+
+
+def test_values_are_not_expanded_like_a_files(tmp_path, monkeypatch):
+    # In a config file "${NAME}" is the environment variable (unset: an error); a
+    # Python value is taken as it is.
+    monkeypatch.delenv("KELT_TEST_UNSET", raising=False)
+    root = tmp_path / "${KELT_TEST_UNSET}"
+    with loop([kelt.ParquetSink(root=str(root))]) as lp:
+        assert lp.landing_schema["fields"]

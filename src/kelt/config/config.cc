@@ -94,8 +94,11 @@ std::string OneLine(std::string_view s) {
 
 class Reader {
  public:
-  Reader(std::filesystem::path base_dir, std::map<std::string, std::string> origins)
-      : base_dir_(std::move(base_dir)), origins_(std::move(origins)) {}
+  Reader(std::filesystem::path base_dir, std::map<std::string, std::string> origins,
+         bool expand_environment)
+      : base_dir_(std::move(base_dir)),
+        origins_(std::move(origins)),
+        expand_environment_(expand_environment) {}
 
   void Error(const std::string& path, const YAML::Node& node, const std::string& msg) {
     std::string where;
@@ -161,6 +164,7 @@ class Reader {
       Error(path, node, "expected a string" + Got(path, node));
       return std::nullopt;
     }
+    if (!expand_environment_) return node.Scalar();
     return Expand(path, node, node.Scalar());
   }
 
@@ -244,6 +248,7 @@ class Reader {
  private:
   std::filesystem::path base_dir_;
   std::map<std::string, std::string> origins_;
+  bool expand_environment_ = true;
   std::vector<std::string> errors_;
   std::set<std::string> error_paths_;
 };
@@ -387,7 +392,8 @@ void ReadSchema(Reader& r, const YAML::Node& v, EltConfig& c) {
 
 // --- the key table -------------------------------------------------------------------
 
-// What a row reads into: root keys set the EltConfig, sink keys the SinkConfig being read.
+// What a row reads into: root keys set the EltConfig, sink keys the SinkConfig being
+// read.
 struct Target {
   EltConfig& config;
   SinkConfig* sink;
@@ -541,8 +547,8 @@ std::string Join(const std::vector<std::string>& names, const char* sep) {
 
 // A typed enum: its names come from its Name function, in `values` order.
 template <typename E, typename F>
-KeySpec Enum(const char* key, F get, std::vector<E> values,
-             std::string_view (*name)(E), Doc d) {
+KeySpec Enum(const char* key, F get, std::vector<E> values, std::string_view (*name)(E),
+             Doc d) {
   std::vector<std::string> names;
   for (E e : values) names.emplace_back(name(e));
   KeySpec k = Row(key, Join(names, "|"), std::string(name(DefaultOf(get))), d);
@@ -583,10 +589,10 @@ const std::vector<KeySpec>& Specs() {
   static const std::vector<KeySpec> specs = [] {
     std::vector<KeySpec> v;
     auto add = [&](KeySpec k) { v.push_back(std::move(k)); };
-    add(Str("brokers", [](EltConfig& c) -> auto& { return c.elt.consumer.brokers; },
+    add(Str("brokers", [](EltConfig & c) -> auto& { return c.elt.consumer.brokers; },
             {"--brokers", "brokers", "Kafka bootstrap servers"})
             .Default("(required)"));
-    add(Str("group", [](EltConfig& c) -> auto& { return c.elt.consumer.group_id; },
+    add(Str("group", [](EltConfig & c) -> auto& { return c.elt.consumer.group_id; },
             {"--group", "group_id", "consumer group id"})
             .Default("(required)"));
     add(Custom(
@@ -607,27 +613,27 @@ const std::vector<KeySpec>& Specs() {
           }
         }));
     add(Choice("auto_offset_reset",
-               [](EltConfig& c) -> auto& { return c.elt.consumer.auto_offset_reset; },
+               [](EltConfig & c) -> auto& { return c.elt.consumer.auto_offset_reset; },
                {"earliest", "latest", "error"},
                {"", "auto_offset_reset",
                 "where a partition without a committed or landed offset starts"}));
     add(Enum("group_protocol",
-             [](EltConfig& c) -> auto& { return c.elt.consumer.group_protocol; },
+             [](EltConfig & c) -> auto& { return c.elt.consumer.group_protocol; },
              std::vector{GroupProtocol::kClassic, GroupProtocol::kConsumer},
              &GroupProtocolName,
              {"", "group_protocol",
               "consumer group protocol: consumer is KIP-848 (Kafka >= 4.0, incremental "
               "rebalances)"}));
     add(Str("instance_id",
-            [](EltConfig& c) -> auto& { return c.elt.consumer.instance_id; },
+            [](EltConfig & c) -> auto& { return c.elt.consumer.instance_id; },
             {"--instance-id", "instance_id",
              "group.instance.id (static membership): a restarted worker takes its "
              "partitions back at once"}));
-    add(Int("session_timeout_ms",
-            [](EltConfig& c) -> auto& { return c.elt.consumer.session_timeout_ms; }, 1,
-            INT32_MAX,
-            {"", "session_timeout_ms",
-             "consumer session timeout (group_protocol classic)"}));
+    add(Int(
+        "session_timeout_ms",
+        [](EltConfig & c) -> auto& { return c.elt.consumer.session_timeout_ms; }, 1,
+        INT32_MAX,
+        {"", "session_timeout_ms", "consumer session timeout (group_protocol classic)"}));
     add(Custom(
         "properties", "map", "{}",
         {"--property", "properties",
@@ -651,159 +657,164 @@ const std::vector<KeySpec>& Specs() {
                  ReadSchema(r, v, t.config);
                }));
     add(Enum("on_bad_record",
-             [](EltConfig& c) -> auto& { return c.elt.load.on_bad_record; },
+             [](EltConfig & c) -> auto& { return c.elt.load.on_bad_record; },
              std::vector{BadRecordPolicy::kFail, BadRecordPolicy::kSkip,
                          BadRecordPolicy::kDeadLetter},
              &BadRecordPolicyName,
              {"--on-bad-record", "on_bad_record",
               "what happens to a record that does not fit the schema"}));
     add(Bool("strict_payload",
-             [](EltConfig& c) -> auto& { return c.elt.load.strict_payload; },
+             [](EltConfig & c) -> auto& { return c.elt.load.strict_payload; },
              {"", "strict_payload", "non-object or non-UTF-8 payloads are bad records"}));
     add(Int("window.max_records",
-            [](EltConfig& c) -> auto& { return c.elt.window.max_records; }, 1, INT64_MAX,
+            [](EltConfig & c) -> auto& { return c.elt.window.max_records; }, 1, INT64_MAX,
             {"--window-records", "max_records", "a window ends at this many records"}));
-    add(Int("window.max_bytes", [](EltConfig& c) -> auto& { return c.elt.window.max_bytes; },
-            1, INT64_MAX,
-            {"--window-bytes", "max_bytes",
-             "a window ends at this many payload+key bytes"}));
+    add(Int(
+        "window.max_bytes", [](EltConfig & c) -> auto& { return c.elt.window.max_bytes; },
+        1, INT64_MAX,
+        {"--window-bytes", "max_bytes", "a window ends at this many payload+key bytes"}));
     add(Int("window.max_wait_ms",
-            [](EltConfig& c) -> auto& { return c.elt.window.max_wait; }, 1, INT32_MAX,
+            [](EltConfig & c) -> auto& { return c.elt.window.max_wait; }, 1, INT32_MAX,
             {"--window-wait-ms", "max_wait_ms", "a window ends at this deadline"}));
     add(Bool("window.stop_at_end",
-             [](EltConfig& c) -> auto& { return c.elt.window.stop_at_end; },
+             [](EltConfig & c) -> auto& { return c.elt.window.stop_at_end; },
              {"", "", "a window ends when every assigned partition reached its end"}));
-    add(Bool("until_caught_up", [](EltConfig& c) -> auto& { return c.elt.until_caught_up; },
+    add(Bool("until_caught_up",
+             [](EltConfig & c) -> auto& { return c.elt.until_caught_up; },
              {"--until-caught-up", "until_caught_up",
               "stop at the end of the topic as it was when the run started"}));
-    add(Int("max_windows", [](EltConfig& c) -> auto& { return c.elt.max_windows; }, 0,
-            INT64_MAX,
-            {"--max-windows", "max_windows",
-             "stop after this many windows (0: no limit)"}));
+    add(Int(
+        "max_windows", [](EltConfig & c) -> auto& { return c.elt.max_windows; }, 0,
+        INT64_MAX,
+        {"--max-windows", "max_windows", "stop after this many windows (0: no limit)"}));
     add(Int("assignment_timeout_ms",
-            [](EltConfig& c) -> auto& { return c.elt.assignment_timeout; }, 0, INT64_MAX,
+            [](EltConfig & c) -> auto& { return c.elt.assignment_timeout; }, 0, INT64_MAX,
             {"", "assignment_timeout_ms",
              "with until_caught_up: fail when no partition is assigned this long (0: "
              "wait; longer while other members hold them)"}));
     add(Int("min_records_per_loader",
-            [](EltConfig& c) -> auto& { return c.elt.min_records_per_loader; }, 1,
+            [](EltConfig & c) -> auto& { return c.elt.min_records_per_loader; }, 1,
             INT64_MAX,
             {"", "min_records_per_loader",
              "a window loads on every core (up to 4) when each gets at least this many "
              "records"}));
-    add(Int("metrics.port", [](EltConfig& c) -> auto& { return c.metrics_port; }, 0, 65535,
+    add(Int("metrics.port", [](EltConfig & c) -> auto& { return c.metrics_port; }, 0,
+            65535,
             {"--metrics-port", "", "serve Prometheus /metrics on this port (0: off)"}));
-    add(Str("metrics.host", [](EltConfig& c) -> auto& { return c.metrics_host; },
+    add(Str("metrics.host", [](EltConfig & c) -> auto& { return c.metrics_host; },
             {"--metrics-host", "", "address /metrics binds to"}));
-    add(Choice("log.format", [](EltConfig& c) -> auto& { return c.log_format; },
+    add(Choice("log.format", [](EltConfig & c) -> auto& { return c.log_format; },
                {"text", "json"}, {"--log-format", "", "structured log lines on stderr"}));
-    add(Choice("log.level", [](EltConfig& c) -> auto& { return c.log_level; },
+    add(Choice("log.level", [](EltConfig & c) -> auto& { return c.log_level; },
                {"debug", "info", "warning", "error"},
                {"--log-level", "", "lowest level logged"}));
-    add(Choice("progress", [](EltConfig& c) -> auto& { return c.progress; },
+    add(Choice("progress", [](EltConfig & c) -> auto& { return c.progress; },
                {"auto", "bar", "lines", "none"},
                {"--progress", "", "a bar on a terminal, periodic lines otherwise"}));
     add(Int("progress_interval_ms",
-            [](EltConfig& c) -> auto& { return c.progress_interval_ms; }, 1, INT64_MAX,
+            [](EltConfig & c) -> auto& { return c.progress_interval_ms; }, 1, INT64_MAX,
             {"", "", "interval of progress lines"}));
 
     // Parquet.
-    add(Path("parquet.root", [](SinkConfig& s) -> auto& { return s.parquet.root; },
+    add(Path("parquet.root", [](SinkConfig & s) -> auto& { return s.parquet.root; },
              {"--parquet", "",
               "landing root: a directory (relative to the config file) or "
               "s3://bucket/prefix"})
             .Required());
     add(Str("parquet.s3_endpoint",
-            [](SinkConfig& s) -> auto& { return s.parquet.s3_endpoint; },
+            [](SinkConfig & s) -> auto& { return s.parquet.s3_endpoint; },
             {"", "", "S3 endpoint override"}));
-    add(Str("parquet.s3_region", [](SinkConfig& s) -> auto& { return s.parquet.s3_region; },
+    add(Str("parquet.s3_region",
+            [](SinkConfig & s) -> auto& { return s.parquet.s3_region; },
             {"", "", "S3 region"}));
     add(Str("parquet.s3_access_key",
-            [](SinkConfig& s) -> auto& { return s.parquet.s3_access_key; },
+            [](SinkConfig & s) -> auto& { return s.parquet.s3_access_key; },
             {"", "", "S3 access key"})
             .Secret());
     add(Str("parquet.s3_secret_key",
-            [](SinkConfig& s) -> auto& { return s.parquet.s3_secret_key; },
+            [](SinkConfig & s) -> auto& { return s.parquet.s3_secret_key; },
             {"", "", "S3 secret key"})
             .Secret());
     add(Str("parquet.partition_by",
-            [](SinkConfig& s) -> auto& { return s.parquet.partition_by; },
+            [](SinkConfig & s) -> auto& { return s.parquet.partition_by; },
             {"", "", "hive directories from this column"}));
     add(Str("parquet.time_layout",
-            [](SinkConfig& s) -> auto& { return s.parquet.time_layout; },
+            [](SinkConfig & s) -> auto& { return s.parquet.time_layout; },
             {"", "", "for a time partition_by: e.g. year=%Y/month=%m/day=%d"}));
     add(Int("parquet.rotate_records",
-            [](SinkConfig& s) -> auto& { return s.parquet.rotate_records; }, 1, INT64_MAX,
-            {"", "", "file rotation: records"}));
+            [](SinkConfig & s) -> auto& { return s.parquet.rotate_records; }, 1,
+            INT64_MAX, {"", "", "file rotation: records"}));
     add(Int("parquet.rotate_bytes",
-            [](SinkConfig& s) -> auto& { return s.parquet.rotate_bytes; }, 1, INT64_MAX,
+            [](SinkConfig & s) -> auto& { return s.parquet.rotate_bytes; }, 1, INT64_MAX,
             {"", "", "file rotation: bytes"}));
     add(Int("parquet.rotate_age_ms",
-            [](SinkConfig& s) -> auto& { return s.parquet.rotate_age; }, 1, INT64_MAX,
+            [](SinkConfig & s) -> auto& { return s.parquet.rotate_age; }, 1, INT64_MAX,
             {"", "", "file rotation: age"}));
     add(Enum("parquet.compression",
-             [](SinkConfig& s) -> auto& { return s.parquet.compression; },
+             [](SinkConfig & s) -> auto& { return s.parquet.compression; },
              std::vector{ParquetCompression::kZstd, ParquetCompression::kSnappy,
                          ParquetCompression::kGzip, ParquetCompression::kLz4,
                          ParquetCompression::kNone},
              &ParquetCompressionName, {"", "", "codec"}));
     add(Enum("parquet.dictionary",
-             [](SinkConfig& s) -> auto& { return s.parquet.dictionary; },
+             [](SinkConfig & s) -> auto& { return s.parquet.dictionary; },
              std::vector{ParquetDictionary::kAuto, ParquetDictionary::kAll,
                          ParquetDictionary::kNone},
              &ParquetDictionaryName,
              {"", "", "dictionary encoding (auto: not for numbers and timestamps)"}));
     add(Enum("parquet.integer_encoding",
-             [](SinkConfig& s) -> auto& { return s.parquet.integer_encoding; },
+             [](SinkConfig & s) -> auto& { return s.parquet.integer_encoding; },
              std::vector{ParquetIntegerEncoding::kDelta, ParquetIntegerEncoding::kPlain},
              &ParquetIntegerEncodingName,
              {"", "", "integers and timestamps without a dictionary"}));
     add(Str("parquet.dead_letter_dir",
-            [](SinkConfig& s) -> auto& { return s.parquet.dead_letter_dir; },
+            [](SinkConfig & s) -> auto& { return s.parquet.dead_letter_dir; },
             {"", "", "dead letters' directory under the root"}));
 
     // DuckDB.
-    add(Path("duckdb.path", [](SinkConfig& s) -> auto& { return s.duckdb.path; },
+    add(Path("duckdb.path", [](SinkConfig & s) -> auto& { return s.duckdb.path; },
              {"--duckdb", "", "database file (relative to the config file)"})
             .Required());
-    add(Str("duckdb.table", [](SinkConfig& s) -> auto& { return s.duckdb.table; },
+    add(Str("duckdb.table", [](SinkConfig & s) -> auto& { return s.duckdb.table; },
             {"--duckdb-table", "", "landing table"}));
     add(Str("duckdb.dead_letter_table",
-            [](SinkConfig& s) -> auto& { return s.duckdb.dead_letter_table; },
+            [](SinkConfig & s) -> auto& { return s.duckdb.dead_letter_table; },
             {"", "", "dead letters"})
             .Default("<table>_dead_letter"));
     add(Str("duckdb.offsets_table",
-            [](SinkConfig& s) -> auto& { return s.duckdb.offsets_table; },
+            [](SinkConfig & s) -> auto& { return s.duckdb.offsets_table; },
             {"", "", "offsets table"}));
-    add(Str("duckdb.group_id", [](SinkConfig& s) -> auto& { return s.duckdb.group_id; },
+    add(Str("duckdb.group_id", [](SinkConfig & s) -> auto& { return s.duckdb.group_id; },
             {"", "", "group the stored offsets belong to"})
             .Default("(group)"));
     add(Bool("duckdb.unique_offsets_index",
-             [](SinkConfig& s) -> auto& { return s.duckdb.unique_offsets_index; },
+             [](SinkConfig & s) -> auto& { return s.duckdb.unique_offsets_index; },
              {"", "", "UNIQUE index on the record identity"}));
 
     // PostgreSQL.
-    add(Str("postgres.conninfo", [](SinkConfig& s) -> auto& { return s.postgres.conninfo; },
+    add(Str("postgres.conninfo",
+            [](SinkConfig & s) -> auto& { return s.postgres.conninfo; },
             {"--postgres", "", "libpq connection string or URI"})
             .Required()
             .Secret());
-    add(Str("postgres.table", [](SinkConfig& s) -> auto& { return s.postgres.table; },
+    add(Str("postgres.table", [](SinkConfig & s) -> auto& { return s.postgres.table; },
             {"--postgres-table", "", "landing table"}));
     add(Str("postgres.dead_letter_table",
-            [](SinkConfig& s) -> auto& { return s.postgres.dead_letter_table; },
+            [](SinkConfig & s) -> auto& { return s.postgres.dead_letter_table; },
             {"", "", "dead letters"})
             .Default("<table>_dead_letter"));
     add(Str("postgres.offsets_table",
-            [](SinkConfig& s) -> auto& { return s.postgres.offsets_table; },
+            [](SinkConfig & s) -> auto& { return s.postgres.offsets_table; },
             {"", "", "offsets table"}));
-    add(Str("postgres.group_id", [](SinkConfig& s) -> auto& { return s.postgres.group_id; },
+    add(Str("postgres.group_id",
+            [](SinkConfig & s) -> auto& { return s.postgres.group_id; },
             {"", "", "group the stored offsets belong to"})
             .Default("(group)"));
     add(Bool("postgres.create_table_if_missing",
-             [](SinkConfig& s) -> auto& { return s.postgres.create_table_if_missing; },
+             [](SinkConfig & s) -> auto& { return s.postgres.create_table_if_missing; },
              {"", "", "create the tables"}));
     add(Bool("postgres.replace_nul_in_text",
-             [](SinkConfig& s) -> auto& { return s.postgres.replace_nul_in_text; },
+             [](SinkConfig & s) -> auto& { return s.postgres.replace_nul_in_text; },
              {"", "", "NUL in text lands as U+FFFD instead of failing"}));
 
     // A sink key's Python name is its field in kelt.ParquetSink & co.
@@ -872,7 +883,8 @@ void ReadRoot(Reader& r, const YAML::Node& root, EltConfig& c) {
     std::string_view key = spec.key;
     const size_t dot = key.find('.');
     if (dot == std::string_view::npos) {
-      With(root, spec.key.c_str(), [&](const YAML::Node& v) { spec.set(r, spec.key, v, t); });
+      With(root, spec.key.c_str(),
+           [&](const YAML::Node& v) { spec.set(r, spec.key, v, t); });
       continue;
     }
     const std::string head(key.substr(0, dot));
@@ -880,7 +892,8 @@ void ReadRoot(Reader& r, const YAML::Node& root, EltConfig& c) {
     auto it = maps.find(head);
     if (it == maps.end()) {
       YAML::Node m = root[head];
-      it = maps.emplace(head, m.IsDefined() && r.CheckMap(head, m, ChildKeys(head))).first;
+      it =
+          maps.emplace(head, m.IsDefined() && r.CheckMap(head, m, ChildKeys(head))).first;
     }
     if (!it->second) continue;
     const std::string leaf(key.substr(dot + 1));
@@ -1093,7 +1106,8 @@ bool IsSecretConfigKey(std::string_view key) {
 
 Result<EltConfig> ParseEltConfig(std::string_view text,
                                  const std::filesystem::path& base_dir,
-                                 const std::vector<ConfigOverride>& overrides) {
+                                 const std::vector<ConfigOverride>& overrides,
+                                 bool expand_environment) {
   YAML::Node root;
   try {
     root = YAML::Load(std::string(text));
@@ -1115,7 +1129,7 @@ Result<EltConfig> ParseEltConfig(std::string_view text,
     return Status::Invalid("cannot apply an override: " + OneLine(e.msg));
   }
   EltConfig c;
-  Reader r(base_dir, std::move(origins));
+  Reader r(base_dir, std::move(origins), expand_environment);
   try {
     ReadRoot(r, root, c);
   } catch (const YAML::Exception& e) {

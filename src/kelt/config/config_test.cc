@@ -435,15 +435,17 @@ TEST(ConfigTest, ParquetEnumsParseAtLoad) {
   auto with = [](const std::string& key, const std::string& value) {
     return ParseEltConfig(kMinimal, "/", {{"parquet." + key, value, "--set"}});
   };
-  for (auto e : {ParquetCompression::kZstd, ParquetCompression::kSnappy,
-                 ParquetCompression::kGzip, ParquetCompression::kLz4,
-                 ParquetCompression::kNone}) {
-    ASSERT_OK_AND_ASSIGN(auto c, with("compression", std::string(ParquetCompressionName(e))));
+  for (auto e :
+       {ParquetCompression::kZstd, ParquetCompression::kSnappy, ParquetCompression::kGzip,
+        ParquetCompression::kLz4, ParquetCompression::kNone}) {
+    ASSERT_OK_AND_ASSIGN(auto c,
+                         with("compression", std::string(ParquetCompressionName(e))));
     EXPECT_EQ(c.sinks[0].parquet.compression, e);
   }
   for (auto e :
        {ParquetDictionary::kAuto, ParquetDictionary::kAll, ParquetDictionary::kNone}) {
-    ASSERT_OK_AND_ASSIGN(auto c, with("dictionary", std::string(ParquetDictionaryName(e))));
+    ASSERT_OK_AND_ASSIGN(auto c,
+                         with("dictionary", std::string(ParquetDictionaryName(e))));
     EXPECT_EQ(c.sinks[0].parquet.dictionary, e);
   }
   for (auto e : {ParquetIntegerEncoding::kDelta, ParquetIntegerEncoding::kPlain}) {
@@ -471,12 +473,12 @@ TEST(ConfigTest, ParquetEnumsParseAtLoad) {
     ASSERT_FALSE(c.ok()) << b.key;
     EXPECT_EQ(c.status().message(), b.message);
   }
-  auto c = ParseEltConfig(std::string(kMinimal) +
-                              "  - parquet: {root: x, compression: ZSTD}\n",
-                          "/");
+  auto c = ParseEltConfig(
+      std::string(kMinimal) + "  - parquet: {root: x, compression: ZSTD}\n", "/");
   ASSERT_FALSE(c.ok());
-  EXPECT_NE(c.status().message().find("sinks[1].parquet.compression: expected one of zstd"),
-            std::string::npos)
+  EXPECT_NE(
+      c.status().message().find("sinks[1].parquet.compression: expected one of zstd"),
+      std::string::npos)
       << c.status().message();
 }
 

@@ -843,9 +843,9 @@ std::string_view ParquetCompressionName(ParquetCompression compression) {
 }
 
 std::optional<ParquetCompression> ParseParquetCompression(std::string_view name) {
-  for (auto c : {ParquetCompression::kZstd, ParquetCompression::kSnappy,
-                 ParquetCompression::kGzip, ParquetCompression::kLz4,
-                 ParquetCompression::kNone}) {
+  for (auto c :
+       {ParquetCompression::kZstd, ParquetCompression::kSnappy, ParquetCompression::kGzip,
+        ParquetCompression::kLz4, ParquetCompression::kNone}) {
     if (name == ParquetCompressionName(c)) return c;
   }
   return std::nullopt;
@@ -864,8 +864,8 @@ std::string_view ParquetDictionaryName(ParquetDictionary dictionary) {
 }
 
 std::optional<ParquetDictionary> ParseParquetDictionary(std::string_view name) {
-  for (auto d : {ParquetDictionary::kAuto, ParquetDictionary::kAll,
-                 ParquetDictionary::kNone}) {
+  for (auto d :
+       {ParquetDictionary::kAuto, ParquetDictionary::kAll, ParquetDictionary::kNone}) {
     if (name == ParquetDictionaryName(d)) return d;
   }
   return std::nullopt;

@@ -242,9 +242,9 @@ TEST(ParquetSink, DictionaryEncodingByColumnKind) {
 }
 
 TEST(ParquetSink, OptionNamesRoundTrip) {
-  for (auto c : {ParquetCompression::kZstd, ParquetCompression::kSnappy,
-                 ParquetCompression::kGzip, ParquetCompression::kLz4,
-                 ParquetCompression::kNone}) {
+  for (auto c :
+       {ParquetCompression::kZstd, ParquetCompression::kSnappy, ParquetCompression::kGzip,
+        ParquetCompression::kLz4, ParquetCompression::kNone}) {
     EXPECT_EQ(ParseParquetCompression(ParquetCompressionName(c)), c);
   }
   for (auto d :
