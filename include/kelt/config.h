@@ -73,12 +73,13 @@ struct ConfigOverride {
 /// to `base_dir`). All problems are reported at once, one per line, each naming its key
 /// path and line: `sinks[1].parquet.rotate_records: expected an integer, got "abc"
 /// (line 12)`. Unknown keys are errors. Secrets are never echoed. `${NAME}` in a value
-/// is replaced by the environment variable unless `expand_environment` is false (a
-/// document built from program values, as the Python package's keyword arguments).
+/// is replaced by the environment variable. `built_by_program`: the document was built
+/// from a program's values (the Python package's keyword arguments), so values are
+/// taken as they are (no `${NAME}`) and messages name no line.
 Result<EltConfig> ParseEltConfig(std::string_view text,
                                  const std::filesystem::path& base_dir,
                                  const std::vector<ConfigOverride>& overrides = {},
-                                 bool expand_environment = true);
+                                 bool built_by_program = false);
 
 /// Read `path` and parse it (base directory: the file's); errors are prefixed with the
 /// path. An empty `path` parses an empty document (overrides only).

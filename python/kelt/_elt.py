@@ -157,8 +157,9 @@ class EltLoop:
         given["topics"] = topics_list(topics)
         given["landing_schema"] = schema_json(landing_schema)
         given["properties"] = properties_dict(properties) or None
-        # Values are the program's: "${NAME}" in them is not an environment variable.
-        self._native = _kelt.EltLoop("", _config_document(given, sinks), "", [], False)
+        # Values are the program's: "${NAME}" in them is not an environment variable, and
+        # the document's lines mean nothing to the caller.
+        self._native = _kelt.EltLoop("", _config_document(given, sinks), "", [], True)
 
     @classmethod
     def from_config(cls, path: Union[str, "os.PathLike[str]", None] = None, *,

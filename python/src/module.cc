@@ -495,12 +495,12 @@ class PyEltLoop {
   /// facade's keyword arguments come here too, as a document (kelt/_elt.py).
   PyEltLoop(const std::string& path, const std::string& text, const std::string& base_dir,
             const std::vector<std::pair<std::string, std::string>>& overrides,
-            bool expand_environment) {
+            bool built_by_program) {
     std::vector<ConfigOverride> ov;
     for (const auto& [key, value] : overrides) ov.push_back({key, value, "python"});
     nb::gil_scoped_release release;
     EltConfig config =
-        ValueOrThrow(path.empty() ? ParseEltConfig(text, base_dir, ov, expand_environment)
+        ValueOrThrow(path.empty() ? ParseEltConfig(text, base_dir, ov, built_by_program)
                                   : LoadEltConfig(path, ov));
     std::vector<std::unique_ptr<Sink>> sinks = ValueOrThrow(MakeSinks(config));
     config.elt.should_stop = StopHook();
@@ -889,7 +889,7 @@ NB_MODULE(_kelt, m) {
   nb::class_<PyEltLoop>(m, "EltLoop")
       .def(nb::init<const std::string&, const std::string&, const std::string&,
                     const std::vector<std::pair<std::string, std::string>>&, bool>(),
-           "path"_a, "text"_a, "base_dir"_a, "overrides"_a, "expand_environment"_a = true)
+           "path"_a, "text"_a, "base_dir"_a, "overrides"_a, "built_by_program"_a = false)
       .def("run", &PyEltLoop::Run, "on_window"_a = nb::none())
       .def("step", &PyEltLoop::Step, "on_window"_a = nb::none())
       .def("stats", &PyEltLoop::Stats)

@@ -95,10 +95,10 @@ std::string OneLine(std::string_view s) {
 class Reader {
  public:
   Reader(std::filesystem::path base_dir, std::map<std::string, std::string> origins,
-         bool expand_environment)
+         bool built_by_program)
       : base_dir_(std::move(base_dir)),
         origins_(std::move(origins)),
-        expand_environment_(expand_environment) {}
+        built_by_program_(built_by_program) {}
 
   void Error(const std::string& path, const YAML::Node& node, const std::string& msg) {
     std::string where;
@@ -115,7 +115,7 @@ class Reader {
     }
     if (it != origins_.end()) {
       where = " (" + it->second + ")";
-    } else if (node.IsDefined() && !node.Mark().is_null()) {
+    } else if (!built_by_program_ && node.IsDefined() && !node.Mark().is_null()) {
       where = " (line " + std::to_string(node.Mark().line + 1) + ")";
     }
     errors_.push_back(OneLine(path + ": " + msg + where));
@@ -164,7 +164,7 @@ class Reader {
       Error(path, node, "expected a string" + Got(path, node));
       return std::nullopt;
     }
-    if (!expand_environment_) return node.Scalar();
+    if (built_by_program_) return node.Scalar();
     return Expand(path, node, node.Scalar());
   }
 
@@ -248,7 +248,7 @@ class Reader {
  private:
   std::filesystem::path base_dir_;
   std::map<std::string, std::string> origins_;
-  bool expand_environment_ = true;
+  bool built_by_program_ = false;
   std::vector<std::string> errors_;
   std::set<std::string> error_paths_;
 };
@@ -1107,7 +1107,7 @@ bool IsSecretConfigKey(std::string_view key) {
 Result<EltConfig> ParseEltConfig(std::string_view text,
                                  const std::filesystem::path& base_dir,
                                  const std::vector<ConfigOverride>& overrides,
-                                 bool expand_environment) {
+                                 bool built_by_program) {
   YAML::Node root;
   try {
     root = YAML::Load(std::string(text));
@@ -1129,7 +1129,7 @@ Result<EltConfig> ParseEltConfig(std::string_view text,
     return Status::Invalid("cannot apply an override: " + OneLine(e.msg));
   }
   EltConfig c;
-  Reader r(base_dir, std::move(origins), expand_environment);
+  Reader r(base_dir, std::move(origins), built_by_program);
   try {
     ReadRoot(r, root, c);
   } catch (const YAML::Exception& e) {
