@@ -201,15 +201,16 @@ struct ConfigArgs {
 
 // The key table as Markdown (docs/USER_GUIDE.md's table is this output; a test checks).
 int PrintKeys() {
-  std::cout << "| key | type | default | environment | flag | meaning "
-               "|\n|---|---|---|---|---|---|\n";
+  std::cout << "| key | type | default | environment | flag | Python | meaning "
+               "|\n|---|---|---|---|---|---|---|\n";
   for (const auto& k : kelt::EltConfigKeys()) {
     std::string type = k.type;
     for (size_t at = type.find('|'); at != std::string::npos; at = type.find('|', at + 2))
       type.replace(at, 1, "\\|");
     std::cout << "| `" << k.key << "` | " << type << " | " << k.default_value << " | `"
               << k.env << "` | " << (k.flag.empty() ? "`--set`" : "`" + k.flag + "`")
-              << " | " << k.help << (k.secret ? " (secret: never shown)" : "") << " |\n";
+              << " | " << (k.python.empty() ? "" : "`" + k.python + "`") << " | "
+              << k.help << (k.secret ? " (secret: never shown)" : "") << " |\n";
   }
   return 0;
 }

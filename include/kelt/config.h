@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,6 +32,9 @@ struct SinkConfig {
 
 /// "parquet", "duckdb" or "postgres".
 std::string_view SinkKindName(SinkConfig::Kind kind);
+/// The kind of a sink name: SinkKindName's, and "postgresql" (the Python package's
+/// older name) for kPostgres.
+std::optional<SinkConfig::Kind> ParseSinkKind(std::string_view name);
 
 /// Everything `kelt run` needs. `elt.should_stop` is left empty (the caller's).
 struct EltConfig {
@@ -68,10 +72,14 @@ struct ConfigOverride {
 /// every key and value, and read the schema file (a relative `schema` path is relative
 /// to `base_dir`). All problems are reported at once, one per line, each naming its key
 /// path and line: `sinks[1].parquet.rotate_records: expected an integer, got "abc"
-/// (line 12)`. Unknown keys are errors. Secrets are never echoed.
+/// (line 12)`. Unknown keys are errors. Secrets are never echoed. `${NAME}` in a value
+/// is replaced by the environment variable. `built_by_program`: the document was built
+/// from a program's values (the Python package's keyword arguments), so values are
+/// taken as they are (no `${NAME}`) and messages name no line.
 Result<EltConfig> ParseEltConfig(std::string_view text,
                                  const std::filesystem::path& base_dir,
-                                 const std::vector<ConfigOverride>& overrides = {});
+                                 const std::vector<ConfigOverride>& overrides = {},
+                                 bool built_by_program = false);
 
 /// Read `path` and parse it (base directory: the file's); errors are prefixed with the
 /// path. An empty `path` parses an empty document (overrides only).
@@ -81,13 +89,17 @@ Result<EltConfig> LoadEltConfig(const std::filesystem::path& path,
 /// Make the configured sinks, in order (nothing is opened yet: EltLoop::Make opens them).
 Result<std::vector<std::unique_ptr<Sink>>> MakeSinks(const EltConfig& config);
 
-/// What a key is, for documentation, flags and environment variables.
+/// What a key is, for documentation, flags, environment variables and the Python
+/// package. One row of the key table (config.cc), which is also what the parser reads:
+/// the table holds each key's setter, and its default is read from the
+/// default-constructed options, so none of this is restated anywhere.
 struct ConfigKeyInfo {
   std::string key;   ///< dotted path; sink keys as "parquet.root"
-  std::string type;  ///< "string", "integer", "boolean", "list", "map", …
+  std::string type;  ///< "string", "integer", "boolean", "list", "map", "a|b|c", …
   std::string default_value;
-  std::string env;   ///< environment variable, empty when none
-  std::string flag;  ///< `kelt run` flag, empty when only --set
+  std::string env;     ///< environment variable, empty when none
+  std::string flag;    ///< `kelt run` flag, empty when only --set
+  std::string python;  ///< kelt.EltLoop's keyword argument; sink keys: the field name
   std::string help;
   bool secret = false;
 };

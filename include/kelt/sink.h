@@ -10,7 +10,9 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kelt/offsets.h"
@@ -86,6 +88,37 @@ class Sink {
 
 // --- Parquet ----------------------------------------------------------------------
 
+/// The codec of Parquet pages.
+enum class ParquetCompression : uint8_t { kZstd, kSnappy, kGzip, kLz4, kNone };
+/// "zstd", "snappy", "gzip", "lz4" or "none".
+std::string_view ParquetCompressionName(ParquetCompression compression);
+std::optional<ParquetCompression> ParseParquetCompression(std::string_view name);
+
+/// Which columns get a dictionary.
+enum class ParquetDictionary : uint8_t {
+  /// Columns that repeat values (utf8, binary, bool, date, _kafka_topic,
+  /// _kafka_partition, …; not text that the first rows show mostly distinct), not
+  /// numbers and timestamps, whose dictionaries cost time and memory for mostly unique
+  /// values.
+  kAuto,
+  kAll,
+  kNone,
+};
+/// "auto", "all" or "none".
+std::string_view ParquetDictionaryName(ParquetDictionary dictionary);
+std::optional<ParquetDictionary> ParseParquetDictionary(std::string_view name);
+
+/// The encoding of integer and timestamp columns written without a dictionary.
+enum class ParquetIntegerEncoding : uint8_t {
+  /// DELTA_BINARY_PACKED: offsets and event times shrink to a few bits a value before
+  /// compression, which then has less to do.
+  kDelta,
+  kPlain,
+};
+/// "delta" or "plain".
+std::string_view ParquetIntegerEncodingName(ParquetIntegerEncoding encoding);
+std::optional<ParquetIntegerEncoding> ParseParquetIntegerEncoding(std::string_view name);
+
 struct ParquetSinkOptions {
   /// A local directory or an object-store URI (`s3://bucket/prefix`). Files land as
   /// `<root>/<topic>/[<hive
@@ -108,17 +141,9 @@ struct ParquetSinkOptions {
   int64_t rotate_records = 1'000'000;
   int64_t rotate_bytes = 128ll << 20;
   std::chrono::milliseconds rotate_age{60'000};
-  /// zstd (default), snappy, gzip, lz4, none.
-  std::string compression = "zstd";
-  /// Dictionary encoding: "auto" (default) for columns that repeat values (utf8,
-  /// binary, bool, date, _kafka_topic, _kafka_partition, …) and not for numbers and
-  /// timestamps, whose dictionaries cost time and memory for mostly unique values;
-  /// "all"; "none".
-  std::string dictionary = "auto";
-  /// Integer and timestamp columns written without a dictionary: "delta" (default,
-  /// DELTA_BINARY_PACKED: offsets and event times shrink to a few bits a value before
-  /// compression, which then has less to do) or "plain".
-  std::string integer_encoding = "delta";
+  ParquetCompression compression = ParquetCompression::kZstd;
+  ParquetDictionary dictionary = ParquetDictionary::kAuto;
+  ParquetIntegerEncoding integer_encoding = ParquetIntegerEncoding::kDelta;
   /// Where dead-letter batches go, relative to root; empty: "_dead_letter".
   std::string dead_letter_dir = "_dead_letter";
 };

@@ -10,29 +10,36 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 from . import _kelt
-from ._convert import SchemaLike, check_policy, properties_dict, schema_json, topics_list
+from ._convert import SchemaLike, properties_dict, schema_json, topics_list
+
+
+# Every field and keyword argument left None is "not given": the config parser's
+# default applies (docs/USER_GUIDE.md, the key table). Sink fields are the sink's config
+# keys; the loop's keyword arguments map to config keys by the table's "python" column.
 
 
 @dataclass
 class ParquetSink:
     """Land windows as Parquet files under ``root`` (a directory or ``s3://bucket/prefix``):
     ``<root>/<topic>/[<partition dirs>/]<topic>+<partition>+<first>+<last>.parquet``. The
-    offsets are in the file names, so a restart resumes exactly after the last file."""
+    offsets are in the file names, so a restart resumes exactly after the last file.
+    ``compression`` is zstd (default), snappy, gzip, lz4 or none; ``dictionary`` auto
+    (default), all or none; ``integer_encoding`` delta (default) or plain."""
 
     root: str
-    partition_by: str = ""
-    time_layout: str = ""
-    rotate_records: int = 1_000_000
-    rotate_bytes: int = 128 << 20
-    rotate_age_ms: int = 60_000
-    compression: str = "zstd"
-    dictionary: str = "auto"
-    integer_encoding: str = "delta"
-    dead_letter_dir: str = "_dead_letter"
-    s3_endpoint: str = ""
-    s3_region: str = ""
-    s3_access_key: str = field(default="", repr=False)
-    s3_secret_key: str = field(default="", repr=False)
+    partition_by: Optional[str] = None
+    time_layout: Optional[str] = None
+    rotate_records: Optional[int] = None
+    rotate_bytes: Optional[int] = None
+    rotate_age_ms: Optional[int] = None
+    compression: Optional[str] = None
+    dictionary: Optional[str] = None
+    integer_encoding: Optional[str] = None
+    dead_letter_dir: Optional[str] = None
+    s3_endpoint: Optional[str] = None
+    s3_region: Optional[str] = None
+    s3_access_key: Optional[str] = field(default=None, repr=False)
+    s3_secret_key: Optional[str] = field(default=None, repr=False)
     kind = "parquet"
 
 
@@ -41,11 +48,11 @@ class DuckDbSink:
     """Land windows in a DuckDB database file, offsets in the same transaction."""
 
     path: str
-    table: str = "landing"
-    dead_letter_table: str = ""
-    offsets_table: str = "_kelt_offsets"
+    table: Optional[str] = None
+    dead_letter_table: Optional[str] = None
+    offsets_table: Optional[str] = None
     group_id: Optional[str] = None  # default: the loop's group
-    unique_offsets_index: bool = True
+    unique_offsets_index: Optional[bool] = None
     kind = "duckdb"
 
 
@@ -54,19 +61,24 @@ class PostgresSink:
     """Land windows in PostgreSQL (binary COPY), offsets in the same transaction."""
 
     conninfo: str = field(repr=False)  # may hold a password: never shown
-    table: str = "landing"
-    dead_letter_table: str = ""
-    offsets_table: str = "kelt_offsets"
-    group_id: Optional[str] = None
-    create_table_if_missing: bool = True
-    replace_nul_in_text: bool = False
-    kind = "postgresql"
+    table: Optional[str] = None
+    dead_letter_table: Optional[str] = None
+    offsets_table: Optional[str] = None
+    group_id: Optional[str] = None  # default: the loop's group
+    create_table_if_missing: Optional[bool] = None
+    replace_nul_in_text: Optional[bool] = None
+    #: The config's name; a sink dict may also say "postgresql" (the older name).
+    kind = "postgres"
 
 
 Sink = Union[ParquetSink, DuckDbSink, PostgresSink]
 #: Called after each window with (stats, window): ``window`` has records, bytes,
 #: end_reason and spans.
 WindowCallback = Callable[[dict, dict], None]
+
+#: EltLoop's keyword arguments → config keys, from the key table.
+_LOOP_KEYS = {k["python"]: k["key"] for k in _kelt.config_keys()
+              if k["python"] and not k["scope"]}
 
 
 def _override_text(value: Any) -> str:
@@ -77,15 +89,43 @@ def _override_text(value: Any) -> str:
     return str(value)
 
 
-def _sink_dict(sink: Union[Sink, Mapping[str, Any]]) -> dict[str, Any]:
-    if isinstance(sink, Mapping):
-        return dict(sink)
-    if dataclasses.is_dataclass(sink):
-        d = {k: v for k, v in dataclasses.asdict(sink).items() if v is not None}
-        d["kind"] = sink.kind
-        return d
-    raise _kelt.InvalidError(f"sinks: expected ParquetSink, DuckDbSink or PostgresSink, "
-                             f"got {type(sink).__name__}")
+def _sink_entry(sink: Union[Sink, Mapping[str, Any]], i: int) -> dict[str, Any]:
+    """One item of the document's ``sinks`` list: ``{kind: {key: value}}``. A mapping
+    with a ``kind`` (``{"kind": "parquet", "root": ...}``) or in the document's own shape
+    (``{"parquet": {"root": ...}}``) is taken as it is: the parser checks its keys."""
+    if dataclasses.is_dataclass(sink) and not isinstance(sink, type):
+        fields = {f.name: getattr(sink, f.name) for f in dataclasses.fields(sink)}
+        kind: Any = sink.kind
+    elif isinstance(sink, Mapping):
+        if "kind" not in sink:
+            return dict(sink)
+        fields = {k: v for k, v in sink.items() if k != "kind"}
+        kind = sink["kind"]
+    else:
+        raise _kelt.InvalidError(f"sinks[{i}]: expected ParquetSink, DuckDbSink or "
+                                 f"PostgresSink, got {type(sink).__name__}")
+    return {str(kind): {k: v for k, v in fields.items() if v is not None}}
+
+
+def _config_document(given: Mapping[str, Any],
+                     sinks: Sequence[Union[Sink, Mapping[str, Any]]]) -> str:
+    """The ``kelt run --config`` document of EltLoop's arguments, as JSON."""
+    doc: dict[str, Any] = {}
+    for name, value in given.items():
+        if value is None:
+            continue
+        key = _LOOP_KEYS[name]
+        *parents, leaf = key.split(".")
+        node = doc
+        for p in parents:
+            node = node.setdefault(p, {})
+        node[leaf] = value
+    doc["sinks"] = [_sink_entry(s, i) for i, s in enumerate(sinks)]
+    try:
+        return json.dumps(doc, ensure_ascii=False)
+    except (TypeError, ValueError) as e:
+        raise _kelt.InvalidError(f"EltLoop: an argument is not JSON-serializable: {e}") \
+            from None
 
 
 class EltLoop:
@@ -101,29 +141,25 @@ class EltLoop:
 
     def __init__(self, brokers: str, group_id: str, topics: Union[str, Sequence[str]],
                  landing_schema: SchemaLike, sinks: Sequence[Union[Sink, Mapping[str, Any]]],
-                 *, max_records: int = 10_000, max_bytes: int = 64 << 20,
-                 max_wait_ms: int = 1000, on_bad_record: str = "dead_letter",
-                 strict_payload: bool = False, until_caught_up: bool = False,
-                 max_windows: int = 0, auto_offset_reset: str = "earliest",
-                 session_timeout_ms: Optional[int] = None, group_protocol: str = "classic",
-                 instance_id: Optional[str] = None,
-                 assignment_timeout_ms: int = 60_000, min_records_per_loader: int = 16_384,
+                 *, max_records: Optional[int] = None, max_bytes: Optional[int] = None,
+                 max_wait_ms: Optional[int] = None, on_bad_record: Optional[str] = None,
+                 strict_payload: Optional[bool] = None,
+                 until_caught_up: Optional[bool] = None, max_windows: Optional[int] = None,
+                 auto_offset_reset: Optional[str] = None,
+                 session_timeout_ms: Optional[int] = None,
+                 group_protocol: Optional[str] = None, instance_id: Optional[str] = None,
+                 assignment_timeout_ms: Optional[int] = None,
+                 min_records_per_loader: Optional[int] = None,
                  properties: Optional[Mapping[str, Any]] = None) -> None:
-        config: dict[str, Any] = {
-            "brokers": brokers, "group_id": group_id, "topics": topics_list(topics),
-            "landing_schema": schema_json(landing_schema), "max_records": int(max_records),
-            "max_bytes": int(max_bytes), "max_wait_ms": int(max_wait_ms),
-            "on_bad_record": check_policy(on_bad_record),
-            "strict_payload": bool(strict_payload), "until_caught_up": bool(until_caught_up),
-            "max_windows": int(max_windows), "auto_offset_reset": auto_offset_reset,
-            "group_protocol": group_protocol, "instance_id": instance_id or "",
-            "assignment_timeout_ms": int(assignment_timeout_ms),
-            "min_records_per_loader": int(min_records_per_loader),
-            "properties": properties_dict(properties),
-        }
-        if session_timeout_ms is not None:
-            config["session_timeout_ms"] = int(session_timeout_ms)
-        self._native = _kelt.EltLoop(config, [_sink_dict(s) for s in sinks])
+        # Every argument but sinks is a config key (None: the config's default), so
+        # names, defaults and checks are the config parser's (docs/USER_GUIDE.md).
+        given = {k: v for k, v in locals().items() if k not in ("self", "sinks")}
+        given["topics"] = topics_list(topics)
+        given["landing_schema"] = schema_json(landing_schema)
+        given["properties"] = properties_dict(properties) or None
+        # Values are the program's: "${NAME}" in them is not an environment variable, and
+        # the document's lines mean nothing to the caller.
+        self._native = _kelt.EltLoop("", _config_document(given, sinks), "", [], True)
 
     @classmethod
     def from_config(cls, path: Union[str, "os.PathLike[str]", None] = None, *,

@@ -2,7 +2,6 @@
 """kelt's native module (private: use the `kelt` package)."""
 
 from collections.abc import Sequence
-from typing import overload
 
 class KeltError(Exception):
     """Base class of kelt's errors."""
@@ -94,12 +93,10 @@ class Consumer:
 
     def close(self) -> None: ...
 
-class EltLoop:
-    @overload
-    def __init__(self, config: dict, sinks: list) -> None: ...
+def config_keys() -> list[dict]: ...
 
-    @overload
-    def __init__(self, path: str, text: str, base_dir: str, overrides: Sequence[tuple[str, str]]) -> None: ...
+class EltLoop:
+    def __init__(self, path: str, text: str, base_dir: str, overrides: Sequence[tuple[str, str]], built_by_program: bool = False) -> None: ...
 
     def run(self, on_window: object | None = None) -> dict: ...
 

@@ -445,65 +445,27 @@ class PyConsumer {
 
 // --- the ELT loop ----------------------------------------------------------------------
 
-std::unique_ptr<Sink> MakeSinkFromDict(nb::dict d, const std::string& default_group) {
-  std::string kind;
-  DictReader r(d, "sink");
-  r.Get("kind", &kind);
-  if (kind == "parquet") {
-    ParquetSinkOptions o;
-    DictReader p(d, "parquet sink");
-    p.Get("root", &o.root);
-    p.Get("s3_endpoint", &o.s3_endpoint);
-    p.Get("s3_region", &o.s3_region);
-    p.Get("s3_access_key", &o.s3_access_key);
-    p.Get("s3_secret_key", &o.s3_secret_key);
-    p.Get("partition_by", &o.partition_by);
-    p.Get("time_layout", &o.time_layout);
-    p.Get("rotate_records", &o.rotate_records);
-    p.Get("rotate_bytes", &o.rotate_bytes);
-    if (p.Has("rotate_age_ms")) {
-      int64_t ms = 0;
-      p.Get("rotate_age_ms", &ms);
-      o.rotate_age = std::chrono::milliseconds(ms);
-    }
-    p.Get("compression", &o.compression);
-    p.Get("dictionary", &o.dictionary);
-    p.Get("integer_encoding", &o.integer_encoding);
-    p.Get("dead_letter_dir", &o.dead_letter_dir);
-    nb::gil_scoped_release release;
-    return ValueOrThrow(MakeParquetSink(std::move(o)));
+// The config key table (include/kelt/config.h): what the facade maps its keyword
+// arguments and sink fields to. `scope` is "" for the loop's keys, the sink kind for a
+// sink's.
+nb::list ConfigKeysList() {
+  nb::list out;
+  for (const auto& k : EltConfigKeys()) {
+    nb::dict d;
+    const std::string head = k.key.substr(0, k.key.find('.'));
+    const bool sink = k.key.find('.') != std::string::npos && ParseSinkKind(head);
+    d["key"] = k.key;
+    d["scope"] = sink ? head : std::string();
+    d["type"] = k.type;
+    d["default"] = k.default_value;
+    d["env"] = k.env;
+    d["flag"] = k.flag;
+    d["python"] = k.python;
+    d["help"] = k.help;
+    d["secret"] = k.secret;
+    out.append(d);
   }
-  if (kind == "duckdb") {
-    DuckDbSinkOptions o;
-    o.group_id = default_group;
-    DictReader p(d, "duckdb sink");
-    p.Get("path", &o.path);
-    p.Get("table", &o.table);
-    p.Get("dead_letter_table", &o.dead_letter_table);
-    p.Get("offsets_table", &o.offsets_table);
-    p.Get("group_id", &o.group_id);
-    p.Get("unique_offsets_index", &o.unique_offsets_index);
-    nb::gil_scoped_release release;
-    return ValueOrThrow(MakeDuckDbSink(std::move(o)));
-  }
-  if (kind == "postgresql") {
-    PostgresSinkOptions o;
-    o.group_id = default_group;
-    DictReader p(d, "postgresql sink");
-    p.Get("conninfo", &o.conninfo);
-    p.Get("table", &o.table);
-    p.Get("dead_letter_table", &o.dead_letter_table);
-    p.Get("offsets_table", &o.offsets_table);
-    p.Get("group_id", &o.group_id);
-    p.Get("create_table_if_missing", &o.create_table_if_missing);
-    p.Get("replace_nul_in_text", &o.replace_nul_in_text);
-    nb::gil_scoped_release release;
-    return ValueOrThrow(MakePostgresSink(std::move(o)));
-  }
-  throw StatusError(
-      Status::Invalid("sink: kind: expected 'parquet', 'duckdb' or "
-                      "'postgresql', got '" +
-                      kind + "'"));
+  return out;
 }
 
 nb::dict EltStatsDict(const EltStats& s) {
@@ -527,58 +489,18 @@ nb::dict EltStatsDict(const EltStats& s) {
 
 class PyEltLoop {
  public:
-  PyEltLoop(nb::dict config, nb::list sinks) {
-    EltOptions o;
-    DictReader r(config, "elt");
-    r.Get("brokers", &o.consumer.brokers);
-    r.Get("group_id", &o.consumer.group_id);
-    r.Get("topics", &o.consumer.topics);
-    r.Get("auto_offset_reset", &o.consumer.auto_offset_reset);
-    r.Get("session_timeout_ms", &o.consumer.session_timeout_ms);
-    r.Get("group_protocol", &o.consumer.group_protocol);
-    r.Get("instance_id", &o.consumer.instance_id);
-    r.Get("properties", &o.consumer.properties);
-    r.Get("max_records", &o.window.max_records);
-    r.Get("max_bytes", &o.window.max_bytes);
-    if (r.Has("max_wait_ms")) {
-      int64_t ms = 0;
-      r.Get("max_wait_ms", &ms);
-      o.window.max_wait = std::chrono::milliseconds(ms);
-    }
-    std::string schema_json;
-    r.Get("landing_schema", &schema_json);
-    o.landing = ParseLandingSchema(schema_json);
-    std::string policy = "dead_letter";
-    bool strict = false;
-    r.Get("on_bad_record", &policy);
-    r.Get("strict_payload", &strict);
-    o.load = MakeLoadOptions(policy, strict);
-    r.Get("until_caught_up", &o.until_caught_up);
-    r.Get("max_windows", &o.max_windows);
-    r.Get("min_records_per_loader", &o.min_records_per_loader);
-    if (r.Has("assignment_timeout_ms")) {
-      int64_t ms = 0;
-      r.Get("assignment_timeout_ms", &ms);
-      o.assignment_timeout = std::chrono::milliseconds(ms);
-    }
-    o.should_stop = StopHook();
-    std::vector<std::unique_ptr<Sink>> made;
-    for (nb::handle s : sinks) {
-      made.push_back(MakeSinkFromDict(nb::borrow<nb::dict>(s), o.consumer.group_id));
-    }
-    nb::gil_scoped_release release;
-    loop_ = ValueOrThrow(EltLoop::Make(std::move(o), std::move(made)));
-  }
-
   /// From a `kelt run --config` document (include/kelt/config.h): the same keys, the
-  /// same checks, the same sinks as the CLI. `path` non-empty: read that file.
+  /// same checks, the same sinks as the CLI. `path` non-empty: read that file. The
+  /// facade's keyword arguments come here too, as a document (kelt/_elt.py).
   PyEltLoop(const std::string& path, const std::string& text, const std::string& base_dir,
-            const std::vector<std::pair<std::string, std::string>>& overrides) {
+            const std::vector<std::pair<std::string, std::string>>& overrides,
+            bool built_by_program) {
     std::vector<ConfigOverride> ov;
     for (const auto& [key, value] : overrides) ov.push_back({key, value, "python"});
     nb::gil_scoped_release release;
-    EltConfig config = ValueOrThrow(path.empty() ? ParseEltConfig(text, base_dir, ov)
-                                                 : LoadEltConfig(path, ov));
+    EltConfig config =
+        ValueOrThrow(path.empty() ? ParseEltConfig(text, base_dir, ov, built_by_program)
+                                  : LoadEltConfig(path, ov));
     std::vector<std::unique_ptr<Sink>> sinks = ValueOrThrow(MakeSinks(config));
     config.elt.should_stop = StopHook();
     loop_ = ValueOrThrow(EltLoop::Make(std::move(config.elt), std::move(sinks)));
@@ -944,11 +866,11 @@ NB_MODULE(_kelt, m) {
       .def_prop_ro("closed", &PyConsumer::closed)
       .def("close", &PyConsumer::Close);
 
+  m.def("config_keys", &ConfigKeysList);
   nb::class_<PyEltLoop>(m, "EltLoop")
-      .def(nb::init<nb::dict, nb::list>(), "config"_a, "sinks"_a)
       .def(nb::init<const std::string&, const std::string&, const std::string&,
-                    const std::vector<std::pair<std::string, std::string>>&>(),
-           "path"_a, "text"_a, "base_dir"_a, "overrides"_a)
+                    const std::vector<std::pair<std::string, std::string>>&, bool>(),
+           "path"_a, "text"_a, "base_dir"_a, "overrides"_a, "built_by_program"_a = false)
       .def("run", &PyEltLoop::Run, "on_window"_a = nb::none())
       .def("step", &PyEltLoop::Step, "on_window"_a = nb::none())
       .def("stats", &PyEltLoop::Stats)

@@ -15,117 +15,13 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <type_traits>
 
 #include "kelt/load.h"
 #include "kelt/schema.h"
 
 namespace kelt {
 namespace {
-
-// --- the keys --------------------------------------------------------------------------
-
-struct KeySpec {
-  const char* key;
-  const char* type;
-  const char* def;
-  const char* flag;
-  const char* help;
-  bool secret = false;
-};
-
-// The documentation order; `kelt run --help`, the user guide's table and the
-// environment variables all come from here. Sink keys are listed under "<kind>.".
-const std::vector<KeySpec>& Specs() {
-  static const std::vector<KeySpec> specs = {
-      {"brokers", "string", "(required)", "--brokers", "Kafka bootstrap servers"},
-      {"group", "string", "(required)", "--group", "consumer group id"},
-      {"topics", "list", "(required)", "--topic",
-       "topics to read; a name starting with ^ is a regular expression"},
-      {"auto_offset_reset", "earliest|latest|error", "earliest", "",
-       "where a partition without a committed or landed offset starts"},
-      {"group_protocol", "classic|consumer", "classic", "",
-       "consumer group protocol: consumer is KIP-848 (Kafka >= 4.0, incremental "
-       "rebalances)"},
-      {"instance_id", "string", "", "--instance-id",
-       "group.instance.id (static membership): a restarted worker takes its partitions "
-       "back at once"},
-      {"session_timeout_ms", "integer", "(librdkafka's)", "",
-       "consumer session timeout (group_protocol classic)"},
-      {"properties", "map", "{}", "--property",
-       "librdkafka properties passed through (security.protocol, sasl.*, ssl.*, "
-       "fetch.*)"},
-      {"schema", "path|map", "(required)", "--schema",
-       "landing schema: a JSON file (relative to the config file) or inline"},
-      {"on_bad_record", "fail|skip|dead_letter", "dead_letter", "--on-bad-record",
-       "what happens to a record that does not fit the schema"},
-      {"strict_payload", "boolean", "false", "",
-       "non-object or non-UTF-8 payloads are bad records"},
-      {"window.max_records", "integer", "10000", "--window-records",
-       "a window ends at this many records"},
-      {"window.max_bytes", "integer", "67108864", "--window-bytes",
-       "a window ends at this many payload+key bytes"},
-      {"window.max_wait_ms", "integer", "1000", "--window-wait-ms",
-       "a window ends at this deadline"},
-      {"window.stop_at_end", "boolean", "true", "",
-       "a window ends when every assigned partition reached its end"},
-      {"until_caught_up", "boolean", "false", "--until-caught-up",
-       "stop at the end of the topic as it was when the run started"},
-      {"max_windows", "integer", "0", "--max-windows",
-       "stop after this many windows (0: no limit)"},
-      {"assignment_timeout_ms", "integer", "60000", "",
-       "with until_caught_up: fail when no partition is assigned this long (0: wait; "
-       "longer while other members hold them)"},
-      {"metrics.port", "integer", "0", "--metrics-port",
-       "serve Prometheus /metrics on this port (0: off)"},
-      {"metrics.host", "string", "127.0.0.1", "--metrics-host",
-       "address /metrics binds to"},
-      {"log.format", "text|json", "text", "--log-format",
-       "structured log lines on stderr"},
-      {"log.level", "debug|info|warning|error", "info", "--log-level",
-       "lowest level logged"},
-      {"progress", "auto|bar|lines|none", "auto", "--progress",
-       "a bar on a terminal, periodic lines otherwise"},
-      {"progress_interval_ms", "integer", "2000", "", "interval of progress lines"},
-      {"parquet.root", "string", "(required)", "--parquet",
-       "landing root: a directory (relative to the config file) or s3://bucket/prefix"},
-      {"parquet.s3_endpoint", "string", "", "", "S3 endpoint override"},
-      {"parquet.s3_region", "string", "", "", "S3 region"},
-      {"parquet.s3_access_key", "string", "", "", "S3 access key", true},
-      {"parquet.s3_secret_key", "string", "", "", "S3 secret key", true},
-      {"parquet.partition_by", "string", "", "", "hive directories from this column"},
-      {"parquet.time_layout", "string", "", "",
-       "for a time partition_by: e.g. year=%Y/month=%m/day=%d"},
-      {"parquet.rotate_records", "integer", "1000000", "", "file rotation: records"},
-      {"parquet.rotate_bytes", "integer", "134217728", "", "file rotation: bytes"},
-      {"parquet.rotate_age_ms", "integer", "60000", "", "file rotation: age"},
-      {"parquet.compression", "zstd|snappy|gzip|lz4|none", "zstd", "", "codec"},
-      {"parquet.dictionary", "auto|all|none", "auto", "",
-       "dictionary encoding (auto: not for numbers and timestamps)"},
-      {"parquet.integer_encoding", "delta|plain", "delta", "",
-       "integers and timestamps without a dictionary"},
-      {"parquet.dead_letter_dir", "string", "_dead_letter", "",
-       "dead letters' directory under the root"},
-      {"duckdb.path", "string", "(required)", "--duckdb",
-       "database file (relative to the config file)"},
-      {"duckdb.table", "string", "landing", "--duckdb-table", "landing table"},
-      {"duckdb.dead_letter_table", "string", "<table>_dead_letter", "", "dead letters"},
-      {"duckdb.offsets_table", "string", "_kelt_offsets", "", "offsets table"},
-      {"duckdb.group_id", "string", "(group)", "", "group the stored offsets belong to"},
-      {"duckdb.unique_offsets_index", "boolean", "true", "",
-       "UNIQUE index on the record identity"},
-      {"postgres.conninfo", "string", "(required)", "--postgres",
-       "libpq connection string or URI", true},
-      {"postgres.table", "string", "landing", "--postgres-table", "landing table"},
-      {"postgres.dead_letter_table", "string", "<table>_dead_letter", "", "dead letters"},
-      {"postgres.offsets_table", "string", "kelt_offsets", "", "offsets table"},
-      {"postgres.group_id", "string", "(group)", "",
-       "group the stored offsets belong to"},
-      {"postgres.create_table_if_missing", "boolean", "true", "", "create the tables"},
-      {"postgres.replace_nul_in_text", "boolean", "false", "",
-       "NUL in text lands as U+FFFD instead of failing"},
-  };
-  return specs;
-}
 
 std::string EnvName(std::string_view key) {
   std::string env = "KELT_";
@@ -138,24 +34,6 @@ std::string EnvName(std::string_view key) {
 
 bool IsSinkKind(std::string_view s) {
   return s == "parquet" || s == "duckdb" || s == "postgres";
-}
-
-// Keys one level below `prefix` ("" for the root, "window", "parquet", …).
-std::vector<std::string> ChildKeys(std::string_view prefix) {
-  std::vector<std::string> out;
-  for (const auto& s : Specs()) {
-    std::string_view k = s.key;
-    if (prefix.empty()) {
-      std::string head(k.substr(0, k.find('.')));
-      if (IsSinkKind(head)) continue;
-      if (std::find(out.begin(), out.end(), head) == out.end()) out.push_back(head);
-    } else if (k.size() > prefix.size() && k.substr(0, prefix.size()) == prefix &&
-               k[prefix.size()] == '.') {
-      out.emplace_back(k.substr(prefix.size() + 1));
-    }
-  }
-  if (prefix.empty()) out.emplace_back("sinks");
-  return out;
 }
 
 size_t EditDistance(std::string_view a, std::string_view b) {
@@ -216,8 +94,11 @@ std::string OneLine(std::string_view s) {
 
 class Reader {
  public:
-  Reader(std::filesystem::path base_dir, std::map<std::string, std::string> origins)
-      : base_dir_(std::move(base_dir)), origins_(std::move(origins)) {}
+  Reader(std::filesystem::path base_dir, std::map<std::string, std::string> origins,
+         bool built_by_program)
+      : base_dir_(std::move(base_dir)),
+        origins_(std::move(origins)),
+        built_by_program_(built_by_program) {}
 
   void Error(const std::string& path, const YAML::Node& node, const std::string& msg) {
     std::string where;
@@ -234,7 +115,7 @@ class Reader {
     }
     if (it != origins_.end()) {
       where = " (" + it->second + ")";
-    } else if (node.IsDefined() && !node.Mark().is_null()) {
+    } else if (!built_by_program_ && node.IsDefined() && !node.Mark().is_null()) {
       where = " (line " + std::to_string(node.Mark().line + 1) + ")";
     }
     errors_.push_back(OneLine(path + ": " + msg + where));
@@ -283,6 +164,7 @@ class Reader {
       Error(path, node, "expected a string" + Got(path, node));
       return std::nullopt;
     }
+    if (built_by_program_) return node.Scalar();
     return Expand(path, node, node.Scalar());
   }
 
@@ -366,6 +248,7 @@ class Reader {
  private:
   std::filesystem::path base_dir_;
   std::map<std::string, std::string> origins_;
+  bool built_by_program_ = false;
   std::vector<std::string> errors_;
   std::set<std::string> error_paths_;
 };
@@ -448,91 +331,6 @@ void With(const YAML::Node& map, const char* key, F&& set) {
   if (v.IsDefined()) set(v);
 }
 
-void ReadSink(Reader& r, const std::string& path, const std::string& kind,
-              const YAML::Node& m, const std::string& group, SinkConfig& out) {
-  const std::string p = path + "." + kind;
-  if (!r.CheckMap(p, m, ChildKeys(kind))) return;
-  auto str = [&](const char* key, std::string& dst) {
-    With(m, key, [&](const YAML::Node& v) {
-      if (auto s = r.String(p + "." + key, v)) dst = *s;
-    });
-  };
-  auto i64 = [&](const char* key, int64_t& dst, int64_t min) {
-    With(m, key, [&](const YAML::Node& v) {
-      if (auto x = r.Int(p + "." + key, v, min, INT64_MAX)) dst = *x;
-    });
-  };
-  auto boolean = [&](const char* key, bool& dst) {
-    With(m, key, [&](const YAML::Node& v) {
-      if (auto b = r.Bool(p + "." + key, v)) dst = *b;
-    });
-  };
-  auto required = [&](const char* key, const std::string& value) {
-    if (r.HasError(p + "." + key)) return;
-    if (value.empty() && !(m.IsMap() && m[key].IsDefined())) {
-      r.Error(p + "." + key, m, "required for a " + kind + " sink");
-    } else if (value.empty()) {
-      r.Error(p + "." + key, m[key], "must not be empty");
-    }
-  };
-  if (kind == "parquet") {
-    out.kind = SinkConfig::Kind::kParquet;
-    auto& o = out.parquet;
-    str("root", o.root);
-    required("root", o.root);
-    if (!o.root.empty()) o.root = r.Resolve(p + ".root", o.root).string();
-    str("s3_endpoint", o.s3_endpoint);
-    str("s3_region", o.s3_region);
-    str("s3_access_key", o.s3_access_key);
-    str("s3_secret_key", o.s3_secret_key);
-    str("partition_by", o.partition_by);
-    str("time_layout", o.time_layout);
-    i64("rotate_records", o.rotate_records, 1);
-    i64("rotate_bytes", o.rotate_bytes, 1);
-    int64_t age = o.rotate_age.count();
-    i64("rotate_age_ms", age, 1);
-    o.rotate_age = std::chrono::milliseconds(age);
-    With(m, "compression", [&](const YAML::Node& v) {
-      if (auto s =
-              r.Enum(p + ".compression", v, {"zstd", "snappy", "gzip", "lz4", "none"}))
-        o.compression = *s;
-    });
-    With(m, "dictionary", [&](const YAML::Node& v) {
-      if (auto s = r.Enum(p + ".dictionary", v, {"auto", "all", "none"}))
-        o.dictionary = *s;
-    });
-    With(m, "integer_encoding", [&](const YAML::Node& v) {
-      if (auto s = r.Enum(p + ".integer_encoding", v, {"delta", "plain"}))
-        o.integer_encoding = *s;
-    });
-    str("dead_letter_dir", o.dead_letter_dir);
-  } else if (kind == "duckdb") {
-    out.kind = SinkConfig::Kind::kDuckDb;
-    auto& o = out.duckdb;
-    str("path", o.path);
-    required("path", o.path);
-    if (!o.path.empty()) o.path = r.Resolve(p + ".path", o.path).string();
-    str("table", o.table);
-    str("dead_letter_table", o.dead_letter_table);
-    str("offsets_table", o.offsets_table);
-    o.group_id = group;
-    str("group_id", o.group_id);
-    boolean("unique_offsets_index", o.unique_offsets_index);
-  } else {
-    out.kind = SinkConfig::Kind::kPostgres;
-    auto& o = out.postgres;
-    str("conninfo", o.conninfo);
-    required("conninfo", o.conninfo);
-    str("table", o.table);
-    str("dead_letter_table", o.dead_letter_table);
-    str("offsets_table", o.offsets_table);
-    o.group_id = group;
-    str("group_id", o.group_id);
-    boolean("create_table_if_missing", o.create_table_if_missing);
-    boolean("replace_nul_in_text", o.replace_nul_in_text);
-  }
-}
-
 void ReadSchema(Reader& r, const YAML::Node& v, EltConfig& c) {
   std::string json;
   if (v.IsScalar()) {
@@ -592,119 +390,516 @@ void ReadSchema(Reader& r, const YAML::Node& v, EltConfig& c) {
   c.elt.landing = std::move(*schema);
 }
 
+// --- the key table -------------------------------------------------------------------
+
+// What a row reads into: root keys set the EltConfig, sink keys the SinkConfig being
+// read.
+struct Target {
+  EltConfig& config;
+  SinkConfig* sink;
+};
+
+using Setter = std::function<void(Reader& r, const std::string& path, const YAML::Node& v,
+                                  const Target& t)>;
+
+// One row: the key, what it is (for the docs, flags, environment and Python), and how
+// it is read into the options. Defaults are read from default-constructed options.
+struct KeySpec {
+  std::string key;
+  std::string type;
+  std::string def;
+  std::string flag;
+  std::string python;
+  std::string help;
+  Setter set;
+  bool secret = false;
+  // Sink keys only: the sink needs a non-empty value (`empty` tells).
+  bool required = false;
+  std::function<bool(const Target&)> empty;
+
+  KeySpec Secret() && {
+    secret = true;
+    return std::move(*this);
+  }
+  KeySpec Required() && {
+    required = true;
+    def = "(required)";
+    return std::move(*this);
+  }
+  // For defaults that are not a value of the member ("(required)", "(group)").
+  KeySpec Default(std::string text) && {
+    def = std::move(text);
+    return std::move(*this);
+  }
+};
+
+// A row's member in the target (`get` takes an EltConfig& or a SinkConfig&).
+template <typename F>
+auto& At(const F& get, const Target& t) {
+  if constexpr (std::is_invocable_v<const F&, EltConfig&>) {
+    return get(t.config);
+  } else {
+    return get(*t.sink);
+  }
+}
+
+// The member's value in default-constructed options.
+template <typename F>
+auto DefaultOf(const F& get) {
+  if constexpr (std::is_invocable_v<const F&, EltConfig&>) {
+    EltConfig c;
+    return std::remove_cvref_t<decltype(get(c))>(get(c));
+  } else {
+    SinkConfig s;
+    return std::remove_cvref_t<decltype(get(s))>(get(s));
+  }
+}
+
+template <typename T>
+struct IsOptional : std::false_type {};
+template <typename T>
+struct IsOptional<std::optional<T>> : std::true_type {};
+
+struct Doc {
+  const char* flag;
+  const char* python;
+  const char* help;
+};
+
+KeySpec Row(const char* key, std::string type, std::string def, const Doc& d) {
+  KeySpec k;
+  k.key = key;
+  k.type = std::move(type);
+  k.def = std::move(def);
+  k.flag = d.flag;
+  k.python = d.python;
+  k.help = d.help;
+  return k;
+}
+
+template <typename F>
+KeySpec Str(const char* key, F get, Doc d) {
+  KeySpec k = Row(key, "string", DefaultOf(get), d);
+  k.set = [get](Reader& r, const std::string& path, const YAML::Node& v,
+                const Target& t) {
+    if (auto s = r.String(path, v)) At(get, t) = *s;
+  };
+  k.empty = [get](const Target& t) { return At(get, t).empty(); };
+  return k;
+}
+
+// A file or directory: relative to the config file when it came from the file.
+template <typename F>
+KeySpec Path(const char* key, F get, Doc d) {
+  KeySpec k = Str(key, get, d);
+  k.set = [get](Reader& r, const std::string& path, const YAML::Node& v,
+                const Target& t) {
+    if (auto s = r.String(path, v)) {
+      At(get, t) = s->empty() ? *s : r.Resolve(path, *s).string();
+    }
+  };
+  return k;
+}
+
+template <typename F>
+KeySpec Int(const char* key, F get, int64_t min, int64_t max, Doc d) {
+  using T = decltype(DefaultOf(get));
+  const T def = DefaultOf(get);
+  std::string text;
+  if constexpr (std::is_same_v<T, std::chrono::milliseconds>) {
+    text = std::to_string(def.count());
+  } else if constexpr (IsOptional<T>::value) {
+    text = def ? std::to_string(*def) : "(librdkafka's)";
+  } else {
+    text = std::to_string(def);
+  }
+  KeySpec k = Row(key, "integer", text, d);
+  k.set = [get, min, max](Reader& r, const std::string& path, const YAML::Node& v,
+                          const Target& t) {
+    auto x = r.Int(path, v, min, max);
+    if (!x) return;
+    if constexpr (std::is_same_v<T, std::chrono::milliseconds>) {
+      At(get, t) = std::chrono::milliseconds(*x);
+    } else if constexpr (IsOptional<T>::value) {
+      At(get, t) = static_cast<typename T::value_type>(*x);
+    } else {
+      At(get, t) = static_cast<T>(*x);
+    }
+  };
+  return k;
+}
+
+template <typename F>
+KeySpec Bool(const char* key, F get, Doc d) {
+  KeySpec k = Row(key, "boolean", DefaultOf(get) ? "true" : "false", d);
+  k.set = [get](Reader& r, const std::string& path, const YAML::Node& v,
+                const Target& t) {
+    if (auto b = r.Bool(path, v)) At(get, t) = *b;
+  };
+  return k;
+}
+
+std::string Join(const std::vector<std::string>& names, const char* sep) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : sep) + n;
+  return out;
+}
+
+// A typed enum: its names come from its Name function, in `values` order.
+template <typename E, typename F>
+KeySpec Enum(const char* key, F get, std::vector<E> values, std::string_view (*name)(E),
+             Doc d) {
+  std::vector<std::string> names;
+  for (E e : values) names.emplace_back(name(e));
+  KeySpec k = Row(key, Join(names, "|"), std::string(name(DefaultOf(get))), d);
+  k.set = [get, values, names](Reader& r, const std::string& path, const YAML::Node& v,
+                               const Target& t) {
+    auto s = r.Enum(path, v, names);
+    if (!s) return;
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (names[i] == *s) At(get, t) = values[i];
+    }
+  };
+  return k;
+}
+
+// A string member with a closed set of values.
+template <typename F>
+KeySpec Choice(const char* key, F get, std::vector<std::string> names, Doc d) {
+  KeySpec k = Row(key, Join(names, "|"), DefaultOf(get), d);
+  k.set = [get, names](Reader& r, const std::string& path, const YAML::Node& v,
+                       const Target& t) {
+    if (auto s = r.Enum(path, v, names)) At(get, t) = *s;
+  };
+  return k;
+}
+
+KeySpec Custom(const char* key, const char* type, const char* def, Doc d, Setter set) {
+  KeySpec k = Row(key, type, def, d);
+  k.set = std::move(set);
+  return k;
+}
+
+void ReadSchema(Reader& r, const YAML::Node& v, EltConfig& c);
+
+// The documentation order: `kelt validate --list-keys` (the user guide's table), the
+// flags of `kelt run`, the environment variables, the Python keyword arguments and the
+// parser all come from here. Sink keys are listed under "<kind>.".
+const std::vector<KeySpec>& Specs() {
+  static const std::vector<KeySpec> specs = [] {
+    std::vector<KeySpec> v;
+    auto add = [&](KeySpec k) { v.push_back(std::move(k)); };
+    add(Str("brokers", [](EltConfig & c) -> auto& { return c.elt.consumer.brokers; },
+            {"--brokers", "brokers", "Kafka bootstrap servers"})
+            .Default("(required)"));
+    add(Str("group", [](EltConfig & c) -> auto& { return c.elt.consumer.group_id; },
+            {"--group", "group_id", "consumer group id"})
+            .Default("(required)"));
+    add(Custom(
+        "topics", "list", "(required)",
+        {"--topic", "topics",
+         "topics to read; a name starting with ^ is a regular expression"},
+        [](Reader& r, const std::string& path, const YAML::Node& v, const Target& t) {
+          auto& topics = t.config.elt.consumer.topics;
+          if (v.IsScalar()) {
+            if (auto s = r.String(path, v)) topics = {*s};
+          } else if (v.IsSequence()) {
+            for (size_t i = 0; i < v.size(); ++i) {
+              if (auto s = r.String(path + "[" + std::to_string(i) + "]", v[i]))
+                topics.push_back(*s);
+            }
+          } else {
+            r.Error(path, v, "expected a list of topic names" + r.Got(path, v));
+          }
+        }));
+    add(Choice("auto_offset_reset",
+               [](EltConfig & c) -> auto& { return c.elt.consumer.auto_offset_reset; },
+               {"earliest", "latest", "error"},
+               {"", "auto_offset_reset",
+                "where a partition without a committed or landed offset starts"}));
+    add(Enum("group_protocol",
+             [](EltConfig & c) -> auto& { return c.elt.consumer.group_protocol; },
+             std::vector{GroupProtocol::kClassic, GroupProtocol::kConsumer},
+             &GroupProtocolName,
+             {"", "group_protocol",
+              "consumer group protocol: consumer is KIP-848 (Kafka >= 4.0, incremental "
+              "rebalances)"}));
+    add(Str("instance_id",
+            [](EltConfig & c) -> auto& { return c.elt.consumer.instance_id; },
+            {"--instance-id", "instance_id",
+             "group.instance.id (static membership): a restarted worker takes its "
+             "partitions back at once"}));
+    add(Int(
+        "session_timeout_ms",
+        [](EltConfig & c) -> auto& { return c.elt.consumer.session_timeout_ms; }, 1,
+        INT32_MAX,
+        {"", "session_timeout_ms", "consumer session timeout (group_protocol classic)"}));
+    add(Custom(
+        "properties", "map", "{}",
+        {"--property", "properties",
+         "librdkafka properties passed through (security.protocol, sasl.*, ssl.*, "
+         "fetch.*)"},
+        [](Reader& r, const std::string& path, const YAML::Node& v, const Target& t) {
+          if (!v.IsMap()) {
+            r.Error(path, v, "expected a map of librdkafka properties" + r.Got(path, v));
+            return;
+          }
+          for (const auto& kv : v) {
+            std::string name = kv.first.Scalar();
+            if (auto s = r.String(path + "." + name, kv.second))
+              t.config.elt.consumer.properties[name] = *s;
+          }
+        }));
+    add(Custom("schema", "path|map", "(required)",
+               {"--schema", "landing_schema",
+                "landing schema: a JSON file (relative to the config file) or inline"},
+               [](Reader& r, const std::string&, const YAML::Node& v, const Target& t) {
+                 ReadSchema(r, v, t.config);
+               }));
+    add(Enum("on_bad_record",
+             [](EltConfig & c) -> auto& { return c.elt.load.on_bad_record; },
+             std::vector{BadRecordPolicy::kFail, BadRecordPolicy::kSkip,
+                         BadRecordPolicy::kDeadLetter},
+             &BadRecordPolicyName,
+             {"--on-bad-record", "on_bad_record",
+              "what happens to a record that does not fit the schema"}));
+    add(Bool("strict_payload",
+             [](EltConfig & c) -> auto& { return c.elt.load.strict_payload; },
+             {"", "strict_payload", "non-object or non-UTF-8 payloads are bad records"}));
+    add(Int("window.max_records",
+            [](EltConfig & c) -> auto& { return c.elt.window.max_records; }, 1, INT64_MAX,
+            {"--window-records", "max_records", "a window ends at this many records"}));
+    add(Int(
+        "window.max_bytes", [](EltConfig & c) -> auto& { return c.elt.window.max_bytes; },
+        1, INT64_MAX,
+        {"--window-bytes", "max_bytes", "a window ends at this many payload+key bytes"}));
+    add(Int("window.max_wait_ms",
+            [](EltConfig & c) -> auto& { return c.elt.window.max_wait; }, 1, INT32_MAX,
+            {"--window-wait-ms", "max_wait_ms", "a window ends at this deadline"}));
+    add(Bool("window.stop_at_end",
+             [](EltConfig & c) -> auto& { return c.elt.window.stop_at_end; },
+             {"", "", "a window ends when every assigned partition reached its end"}));
+    add(Bool("until_caught_up",
+             [](EltConfig & c) -> auto& { return c.elt.until_caught_up; },
+             {"--until-caught-up", "until_caught_up",
+              "stop at the end of the topic as it was when the run started"}));
+    add(Int(
+        "max_windows", [](EltConfig & c) -> auto& { return c.elt.max_windows; }, 0,
+        INT64_MAX,
+        {"--max-windows", "max_windows", "stop after this many windows (0: no limit)"}));
+    add(Int("assignment_timeout_ms",
+            [](EltConfig & c) -> auto& { return c.elt.assignment_timeout; }, 0, INT64_MAX,
+            {"", "assignment_timeout_ms",
+             "with until_caught_up: fail when no partition is assigned this long (0: "
+             "wait; longer while other members hold them)"}));
+    add(Int("min_records_per_loader",
+            [](EltConfig & c) -> auto& { return c.elt.min_records_per_loader; }, 1,
+            INT64_MAX,
+            {"", "min_records_per_loader",
+             "a window loads on every core (up to 4) when each gets at least this many "
+             "records"}));
+    add(Int("metrics.port", [](EltConfig & c) -> auto& { return c.metrics_port; }, 0,
+            65535,
+            {"--metrics-port", "", "serve Prometheus /metrics on this port (0: off)"}));
+    add(Str("metrics.host", [](EltConfig & c) -> auto& { return c.metrics_host; },
+            {"--metrics-host", "", "address /metrics binds to"}));
+    add(Choice("log.format", [](EltConfig & c) -> auto& { return c.log_format; },
+               {"text", "json"}, {"--log-format", "", "structured log lines on stderr"}));
+    add(Choice("log.level", [](EltConfig & c) -> auto& { return c.log_level; },
+               {"debug", "info", "warning", "error"},
+               {"--log-level", "", "lowest level logged"}));
+    add(Choice("progress", [](EltConfig & c) -> auto& { return c.progress; },
+               {"auto", "bar", "lines", "none"},
+               {"--progress", "", "a bar on a terminal, periodic lines otherwise"}));
+    add(Int("progress_interval_ms",
+            [](EltConfig & c) -> auto& { return c.progress_interval_ms; }, 1, INT64_MAX,
+            {"", "", "interval of progress lines"}));
+
+    // Parquet.
+    add(Path("parquet.root", [](SinkConfig & s) -> auto& { return s.parquet.root; },
+             {"--parquet", "",
+              "landing root: a directory (relative to the config file) or "
+              "s3://bucket/prefix"})
+            .Required());
+    add(Str("parquet.s3_endpoint",
+            [](SinkConfig & s) -> auto& { return s.parquet.s3_endpoint; },
+            {"", "", "S3 endpoint override"}));
+    add(Str("parquet.s3_region",
+            [](SinkConfig & s) -> auto& { return s.parquet.s3_region; },
+            {"", "", "S3 region"}));
+    add(Str("parquet.s3_access_key",
+            [](SinkConfig & s) -> auto& { return s.parquet.s3_access_key; },
+            {"", "", "S3 access key"})
+            .Secret());
+    add(Str("parquet.s3_secret_key",
+            [](SinkConfig & s) -> auto& { return s.parquet.s3_secret_key; },
+            {"", "", "S3 secret key"})
+            .Secret());
+    add(Str("parquet.partition_by",
+            [](SinkConfig & s) -> auto& { return s.parquet.partition_by; },
+            {"", "", "hive directories from this column"}));
+    add(Str("parquet.time_layout",
+            [](SinkConfig & s) -> auto& { return s.parquet.time_layout; },
+            {"", "", "for a time partition_by: e.g. year=%Y/month=%m/day=%d"}));
+    add(Int("parquet.rotate_records",
+            [](SinkConfig & s) -> auto& { return s.parquet.rotate_records; }, 1,
+            INT64_MAX, {"", "", "file rotation: records"}));
+    add(Int("parquet.rotate_bytes",
+            [](SinkConfig & s) -> auto& { return s.parquet.rotate_bytes; }, 1, INT64_MAX,
+            {"", "", "file rotation: bytes"}));
+    add(Int("parquet.rotate_age_ms",
+            [](SinkConfig & s) -> auto& { return s.parquet.rotate_age; }, 1, INT64_MAX,
+            {"", "", "file rotation: age"}));
+    add(Enum("parquet.compression",
+             [](SinkConfig & s) -> auto& { return s.parquet.compression; },
+             std::vector{ParquetCompression::kZstd, ParquetCompression::kSnappy,
+                         ParquetCompression::kGzip, ParquetCompression::kLz4,
+                         ParquetCompression::kNone},
+             &ParquetCompressionName, {"", "", "codec"}));
+    add(Enum("parquet.dictionary",
+             [](SinkConfig & s) -> auto& { return s.parquet.dictionary; },
+             std::vector{ParquetDictionary::kAuto, ParquetDictionary::kAll,
+                         ParquetDictionary::kNone},
+             &ParquetDictionaryName,
+             {"", "", "dictionary encoding (auto: not for numbers and timestamps)"}));
+    add(Enum("parquet.integer_encoding",
+             [](SinkConfig & s) -> auto& { return s.parquet.integer_encoding; },
+             std::vector{ParquetIntegerEncoding::kDelta, ParquetIntegerEncoding::kPlain},
+             &ParquetIntegerEncodingName,
+             {"", "", "integers and timestamps without a dictionary"}));
+    add(Str("parquet.dead_letter_dir",
+            [](SinkConfig & s) -> auto& { return s.parquet.dead_letter_dir; },
+            {"", "", "dead letters' directory under the root"}));
+
+    // DuckDB.
+    add(Path("duckdb.path", [](SinkConfig & s) -> auto& { return s.duckdb.path; },
+             {"--duckdb", "", "database file (relative to the config file)"})
+            .Required());
+    add(Str("duckdb.table", [](SinkConfig & s) -> auto& { return s.duckdb.table; },
+            {"--duckdb-table", "", "landing table"}));
+    add(Str("duckdb.dead_letter_table",
+            [](SinkConfig & s) -> auto& { return s.duckdb.dead_letter_table; },
+            {"", "", "dead letters"})
+            .Default("<table>_dead_letter"));
+    add(Str("duckdb.offsets_table",
+            [](SinkConfig & s) -> auto& { return s.duckdb.offsets_table; },
+            {"", "", "offsets table"}));
+    add(Str("duckdb.group_id", [](SinkConfig & s) -> auto& { return s.duckdb.group_id; },
+            {"", "", "group the stored offsets belong to"})
+            .Default("(group)"));
+    add(Bool("duckdb.unique_offsets_index",
+             [](SinkConfig & s) -> auto& { return s.duckdb.unique_offsets_index; },
+             {"", "", "UNIQUE index on the record identity"}));
+
+    // PostgreSQL.
+    add(Str("postgres.conninfo",
+            [](SinkConfig & s) -> auto& { return s.postgres.conninfo; },
+            {"--postgres", "", "libpq connection string or URI"})
+            .Required()
+            .Secret());
+    add(Str("postgres.table", [](SinkConfig & s) -> auto& { return s.postgres.table; },
+            {"--postgres-table", "", "landing table"}));
+    add(Str("postgres.dead_letter_table",
+            [](SinkConfig & s) -> auto& { return s.postgres.dead_letter_table; },
+            {"", "", "dead letters"})
+            .Default("<table>_dead_letter"));
+    add(Str("postgres.offsets_table",
+            [](SinkConfig & s) -> auto& { return s.postgres.offsets_table; },
+            {"", "", "offsets table"}));
+    add(Str("postgres.group_id",
+            [](SinkConfig & s) -> auto& { return s.postgres.group_id; },
+            {"", "", "group the stored offsets belong to"})
+            .Default("(group)"));
+    add(Bool("postgres.create_table_if_missing",
+             [](SinkConfig & s) -> auto& { return s.postgres.create_table_if_missing; },
+             {"", "", "create the tables"}));
+    add(Bool("postgres.replace_nul_in_text",
+             [](SinkConfig & s) -> auto& { return s.postgres.replace_nul_in_text; },
+             {"", "", "NUL in text lands as U+FFFD instead of failing"}));
+
+    // A sink key's Python name is its field in kelt.ParquetSink & co.
+    for (auto& k : v) {
+      std::string_view key = k.key;
+      std::string head(key.substr(0, key.find('.')));
+      if (IsSinkKind(head)) k.python = std::string(key.substr(head.size() + 1));
+    }
+    return v;
+  }();
+  return specs;
+}
+
+// Keys one level below `prefix` ("" for the root, "window", "parquet", …).
+std::vector<std::string> ChildKeys(std::string_view prefix) {
+  std::vector<std::string> out;
+  for (const auto& s : Specs()) {
+    std::string_view k = s.key;
+    if (prefix.empty()) {
+      std::string head(k.substr(0, k.find('.')));
+      if (IsSinkKind(head)) continue;
+      if (std::find(out.begin(), out.end(), head) == out.end()) out.push_back(head);
+    } else if (k.size() > prefix.size() && k.substr(0, prefix.size()) == prefix &&
+               k[prefix.size()] == '.') {
+      out.emplace_back(k.substr(prefix.size() + 1));
+    }
+  }
+  if (prefix.empty()) out.emplace_back("sinks");
+  return out;
+}
+
+void ReadSink(Reader& r, const std::string& path, SinkConfig::Kind kind,
+              const YAML::Node& m, EltConfig& c, SinkConfig& out) {
+  const std::string name(SinkKindName(kind));
+  const std::string p = path + "." + name;
+  if (!r.CheckMap(p, m, ChildKeys(name))) return;
+  out.kind = kind;
+  out.duckdb.group_id = c.elt.consumer.group_id;
+  out.postgres.group_id = c.elt.consumer.group_id;
+  const Target t{c, &out};
+  for (const auto& spec : Specs()) {
+    std::string_view key = spec.key;
+    if (key.size() <= name.size() || key.substr(0, name.size()) != name ||
+        key[name.size()] != '.') {
+      continue;
+    }
+    const std::string leaf(key.substr(name.size() + 1));
+    const std::string kp = p + "." + leaf;
+    With(m, leaf.c_str(), [&](const YAML::Node& v) { spec.set(r, kp, v, t); });
+    if (!spec.required || r.HasError(kp) || !spec.empty(t)) continue;
+    if (!m[leaf].IsDefined()) {
+      r.Error(kp, m, "required for a " + name + " sink");
+    } else {
+      r.Error(kp, m[leaf], "must not be empty");
+    }
+  }
+}
+
 void ReadRoot(Reader& r, const YAML::Node& root, EltConfig& c) {
   if (!r.CheckMap("", root, ChildKeys(""))) return;
   auto& co = c.elt.consumer;
-  auto str = [&](const char* key, std::string& dst) {
-    With(root, key, [&](const YAML::Node& v) {
-      if (auto s = r.String(key, v)) dst = *s;
-    });
-  };
-  str("brokers", co.brokers);
-  str("group", co.group_id);
-  With(root, "topics", [&](const YAML::Node& v) {
-    if (v.IsScalar()) {
-      if (auto s = r.String("topics", v)) co.topics = {*s};
-    } else if (v.IsSequence()) {
-      for (size_t i = 0; i < v.size(); ++i) {
-        if (auto s = r.String("topics[" + std::to_string(i) + "]", v[i]))
-          co.topics.push_back(*s);
-      }
-    } else {
-      r.Error("topics", v, "expected a list of topic names" + r.Got("topics", v));
+  const Target t{c, nullptr};
+  // Maps of keys ("window", "metrics", "log"): whether each is present and a map.
+  std::map<std::string, bool> maps;
+  for (const auto& spec : Specs()) {
+    std::string_view key = spec.key;
+    const size_t dot = key.find('.');
+    if (dot == std::string_view::npos) {
+      With(root, spec.key.c_str(),
+           [&](const YAML::Node& v) { spec.set(r, spec.key, v, t); });
+      continue;
     }
-  });
-  With(root, "auto_offset_reset", [&](const YAML::Node& v) {
-    if (auto s = r.Enum("auto_offset_reset", v, {"earliest", "latest", "error"}))
-      co.auto_offset_reset = *s;
-  });
-  With(root, "group_protocol", [&](const YAML::Node& v) {
-    if (auto s = r.Enum("group_protocol", v, {"classic", "consumer"})) {
-      co.group_protocol =
-          *s == "consumer" ? GroupProtocol::kConsumer : GroupProtocol::kClassic;
+    const std::string head(key.substr(0, dot));
+    if (IsSinkKind(head)) continue;
+    auto it = maps.find(head);
+    if (it == maps.end()) {
+      YAML::Node m = root[head];
+      it =
+          maps.emplace(head, m.IsDefined() && r.CheckMap(head, m, ChildKeys(head))).first;
     }
-  });
-  With(root, "instance_id", [&](const YAML::Node& v) {
-    if (auto s = r.String("instance_id", v)) co.instance_id = *s;
-  });
-  With(root, "session_timeout_ms", [&](const YAML::Node& v) {
-    if (auto x = r.Int("session_timeout_ms", v, 1, INT32_MAX))
-      co.session_timeout_ms = static_cast<int>(*x);
-  });
-  With(root, "properties", [&](const YAML::Node& v) {
-    if (!v.IsMap()) {
-      r.Error("properties", v,
-              "expected a map of librdkafka properties" + r.Got("properties", v));
-      return;
-    }
-    for (const auto& kv : v) {
-      std::string name = kv.first.Scalar();
-      if (auto s = r.String("properties." + name, kv.second)) co.properties[name] = *s;
-    }
-  });
-  With(root, "schema", [&](const YAML::Node& v) { ReadSchema(r, v, c); });
-  With(root, "on_bad_record", [&](const YAML::Node& v) {
-    if (auto s = r.Enum("on_bad_record", v, {"fail", "skip", "dead_letter"}))
-      c.elt.load.on_bad_record = *ParseBadRecordPolicy(*s);
-  });
-  With(root, "strict_payload", [&](const YAML::Node& v) {
-    if (auto b = r.Bool("strict_payload", v)) c.elt.load.strict_payload = *b;
-  });
-  With(root, "window", [&](const YAML::Node& w) {
-    if (!r.CheckMap("window", w, ChildKeys("window"))) return;
-    With(w, "max_records", [&](const YAML::Node& v) {
-      if (auto x = r.Int("window.max_records", v, 1, INT64_MAX))
-        c.elt.window.max_records = *x;
-    });
-    With(w, "max_bytes", [&](const YAML::Node& v) {
-      if (auto x = r.Int("window.max_bytes", v, 1, INT64_MAX))
-        c.elt.window.max_bytes = *x;
-    });
-    With(w, "max_wait_ms", [&](const YAML::Node& v) {
-      if (auto x = r.Int("window.max_wait_ms", v, 1, INT32_MAX))
-        c.elt.window.max_wait = std::chrono::milliseconds(*x);
-    });
-    With(w, "stop_at_end", [&](const YAML::Node& v) {
-      if (auto b = r.Bool("window.stop_at_end", v)) c.elt.window.stop_at_end = *b;
-    });
-  });
-  With(root, "until_caught_up", [&](const YAML::Node& v) {
-    if (auto b = r.Bool("until_caught_up", v)) c.elt.until_caught_up = *b;
-  });
-  With(root, "max_windows", [&](const YAML::Node& v) {
-    if (auto x = r.Int("max_windows", v, 0, INT64_MAX)) c.elt.max_windows = *x;
-  });
-  With(root, "assignment_timeout_ms", [&](const YAML::Node& v) {
-    if (auto x = r.Int("assignment_timeout_ms", v, 0, INT64_MAX))
-      c.elt.assignment_timeout = std::chrono::milliseconds(*x);
-  });
-  With(root, "metrics", [&](const YAML::Node& m) {
-    if (!r.CheckMap("metrics", m, ChildKeys("metrics"))) return;
-    With(m, "port", [&](const YAML::Node& v) {
-      if (auto x = r.Int("metrics.port", v, 0, 65535))
-        c.metrics_port = static_cast<int>(*x);
-    });
-    With(m, "host", [&](const YAML::Node& v) {
-      if (auto s = r.String("metrics.host", v)) c.metrics_host = *s;
-    });
-  });
-  With(root, "log", [&](const YAML::Node& m) {
-    if (!r.CheckMap("log", m, ChildKeys("log"))) return;
-    With(m, "format", [&](const YAML::Node& v) {
-      if (auto s = r.Enum("log.format", v, {"text", "json"})) c.log_format = *s;
-    });
-    With(m, "level", [&](const YAML::Node& v) {
-      if (auto s = r.Enum("log.level", v, {"debug", "info", "warning", "error"}))
-        c.log_level = *s;
-    });
-  });
-  With(root, "progress", [&](const YAML::Node& v) {
-    if (auto s = r.Enum("progress", v, {"auto", "bar", "lines", "none"})) c.progress = *s;
-  });
-  With(root, "progress_interval_ms", [&](const YAML::Node& v) {
-    if (auto x = r.Int("progress_interval_ms", v, 1, INT64_MAX))
-      c.progress_interval_ms = *x;
-  });
+    if (!it->second) continue;
+    const std::string leaf(key.substr(dot + 1));
+    With(root[head], leaf.c_str(),
+         [&](const YAML::Node& v) { spec.set(r, spec.key, v, t); });
+  }
 
   // Required keys.
   if (co.brokers.empty() && !r.HasError("brokers"))
@@ -727,9 +922,12 @@ void ReadRoot(Reader& r, const YAML::Node& root, EltConfig& c) {
 
   YAML::Node sinks = root["sinks"];
   if (!sinks.IsDefined()) {
-    r.Error("sinks", root, "required (at least one of parquet, duckdb, postgres)");
+    r.Error("sinks", root, "required (at least one sink: parquet, duckdb or postgres)");
   } else if (!sinks.IsSequence() || sinks.size() == 0) {
-    r.Error("sinks", sinks, "expected a non-empty list of sinks" + r.Got("sinks", sinks));
+    r.Error("sinks", sinks,
+            "expected a non-empty list of sinks (at least one sink: parquet, duckdb or "
+            "postgres)" +
+                r.Got("sinks", sinks));
   } else {
     for (size_t i = 0; i < sinks.size(); ++i) {
       const std::string path = "sinks[" + std::to_string(i) + "]";
@@ -740,7 +938,8 @@ void ReadRoot(Reader& r, const YAML::Node& root, EltConfig& c) {
         continue;
       }
       std::string kind = item.begin()->first.Scalar();
-      if (!IsSinkKind(kind)) {
+      std::optional<SinkConfig::Kind> parsed = ParseSinkKind(kind);
+      if (!parsed) {
         r.Error(path + "." + kind, item.begin()->first,
                 "unknown sink kind" +
                     DidYouMean(kind, {"parquet", "duckdb", "postgres"}) +
@@ -748,7 +947,7 @@ void ReadRoot(Reader& r, const YAML::Node& root, EltConfig& c) {
         continue;
       }
       SinkConfig sc;
-      ReadSink(r, path, kind, item.begin()->second, co.group_id, sc);
+      ReadSink(r, path, *parsed, item.begin()->second, c, sc);
       c.sinks.push_back(std::move(sc));
     }
   }
@@ -872,6 +1071,15 @@ Result<std::string> ApplyOverride(YAML::Node& root, const ConfigOverride& o) {
 
 }  // namespace
 
+std::optional<SinkConfig::Kind> ParseSinkKind(std::string_view name) {
+  for (auto kind : {SinkConfig::Kind::kParquet, SinkConfig::Kind::kDuckDb,
+                    SinkConfig::Kind::kPostgres}) {
+    if (name == SinkKindName(kind)) return kind;
+  }
+  if (name == "postgresql") return SinkConfig::Kind::kPostgres;
+  return std::nullopt;
+}
+
 std::string_view SinkKindName(SinkConfig::Kind kind) {
   switch (kind) {
     case SinkConfig::Kind::kParquet:
@@ -898,7 +1106,8 @@ bool IsSecretConfigKey(std::string_view key) {
 
 Result<EltConfig> ParseEltConfig(std::string_view text,
                                  const std::filesystem::path& base_dir,
-                                 const std::vector<ConfigOverride>& overrides) {
+                                 const std::vector<ConfigOverride>& overrides,
+                                 bool built_by_program) {
   YAML::Node root;
   try {
     root = YAML::Load(std::string(text));
@@ -920,7 +1129,7 @@ Result<EltConfig> ParseEltConfig(std::string_view text,
     return Status::Invalid("cannot apply an override: " + OneLine(e.msg));
   }
   EltConfig c;
-  Reader r(base_dir, std::move(origins));
+  Reader r(base_dir, std::move(origins), built_by_program);
   try {
     ReadRoot(r, root, c);
   } catch (const YAML::Exception& e) {
@@ -993,6 +1202,7 @@ const std::vector<ConfigKeyInfo>& EltConfigKeys() {
       k.env =
           std::string(s.key) == "properties" ? "KELT_PROPERTY_<NAME>" : EnvName(s.key);
       k.flag = s.flag;
+      k.python = s.python;
       k.help = s.help;
       k.secret = s.secret;
       out.push_back(std::move(k));

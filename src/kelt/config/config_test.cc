@@ -92,8 +92,9 @@ TEST(ConfigTest, ParsesEveryKey) {
   EXPECT_EQ(c.sinks[0].parquet.root, "/etc/kelt/landing");  // relative to the file
   EXPECT_EQ(c.sinks[0].parquet.rotate_records, 1000);
   EXPECT_EQ(c.sinks[0].parquet.rotate_age.count(), 5000);
-  EXPECT_EQ(c.sinks[0].parquet.compression, "snappy");
-  EXPECT_EQ(c.sinks[0].parquet.dictionary, "none");
+  EXPECT_EQ(c.sinks[0].parquet.compression, ParquetCompression::kSnappy);
+  EXPECT_EQ(c.sinks[0].parquet.dictionary, ParquetDictionary::kNone);
+  EXPECT_EQ(c.sinks[0].parquet.integer_encoding, ParquetIntegerEncoding::kDelta);
   EXPECT_EQ(c.sinks[0].parquet.partition_by, "base");
   EXPECT_EQ(c.sinks[1].kind, SinkConfig::Kind::kDuckDb);
   EXPECT_EQ(c.sinks[1].duckdb.path, "/tmp/x.duckdb");
@@ -294,7 +295,7 @@ TEST(ConfigTest, EnvironmentOverrides) {
   ASSERT_OK_AND_ASSIGN(auto c, ParseEltConfig(kMinimal, "/", o));
   EXPECT_EQ(c.elt.consumer.group_id, "g2");
   EXPECT_EQ(c.elt.window.max_wait.count(), 77);
-  EXPECT_EQ(c.sinks[0].parquet.compression, "lz4");
+  EXPECT_EQ(c.sinks[0].parquet.compression, ParquetCompression::kLz4);
   EXPECT_EQ(c.elt.consumer.properties.at("sasl.mechanism"), "PLAIN");
 }
 
@@ -426,6 +427,113 @@ TEST(ConfigTest, KeysTableCoversEveryKeyWithAnEnvVar) {
   EXPECT_EQ(find("properties").env, "KELT_PROPERTY_<NAME>");
   EXPECT_TRUE(IsSecretConfigKey("properties.ssl.key.password"));
   EXPECT_FALSE(IsSecretConfigKey("group"));
+}
+
+// The Parquet enums parse at config load: every name of each, and anything else is an
+// error naming the key and the accepted values.
+TEST(ConfigTest, ParquetEnumsParseAtLoad) {
+  auto with = [](const std::string& key, const std::string& value) {
+    return ParseEltConfig(kMinimal, "/", {{"parquet." + key, value, "--set"}});
+  };
+  for (auto e :
+       {ParquetCompression::kZstd, ParquetCompression::kSnappy, ParquetCompression::kGzip,
+        ParquetCompression::kLz4, ParquetCompression::kNone}) {
+    ASSERT_OK_AND_ASSIGN(auto c,
+                         with("compression", std::string(ParquetCompressionName(e))));
+    EXPECT_EQ(c.sinks[0].parquet.compression, e);
+  }
+  for (auto e :
+       {ParquetDictionary::kAuto, ParquetDictionary::kAll, ParquetDictionary::kNone}) {
+    ASSERT_OK_AND_ASSIGN(auto c,
+                         with("dictionary", std::string(ParquetDictionaryName(e))));
+    EXPECT_EQ(c.sinks[0].parquet.dictionary, e);
+  }
+  for (auto e : {ParquetIntegerEncoding::kDelta, ParquetIntegerEncoding::kPlain}) {
+    ASSERT_OK_AND_ASSIGN(
+        auto c, with("integer_encoding", std::string(ParquetIntegerEncodingName(e))));
+    EXPECT_EQ(c.sinks[0].parquet.integer_encoding, e);
+  }
+  struct Bad {
+    const char* key;
+    const char* value;
+    const char* message;
+  };
+  for (const Bad& b : {
+           Bad{"compression", "brotli",
+               "sinks[0].parquet.compression: expected one of zstd, snappy, gzip, lz4, "
+               "none, got \"brotli\" (--set)"},
+           Bad{"dictionary", "some",
+               "sinks[0].parquet.dictionary: expected one of auto, all, none, got "
+               "\"some\" (--set)"},
+           Bad{"integer_encoding", "zigzag",
+               "sinks[0].parquet.integer_encoding: expected one of delta, plain, got "
+               "\"zigzag\" (--set)"},
+       }) {
+    auto c = with(b.key, b.value);
+    ASSERT_FALSE(c.ok()) << b.key;
+    EXPECT_EQ(c.status().message(), b.message);
+  }
+  auto c = ParseEltConfig(
+      std::string(kMinimal) + "  - parquet: {root: x, compression: ZSTD}\n", "/");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(
+      c.status().message().find("sinks[1].parquet.compression: expected one of zstd"),
+      std::string::npos)
+      << c.status().message();
+}
+
+// The defaults the key table shows are the option structs' own.
+TEST(ConfigTest, KeyTableDefaultsAreTheOptionsDefaults) {
+  auto def = [](const std::string& k) {
+    for (const auto& i : EltConfigKeys())
+      if (i.key == k) return i.default_value;
+    return std::string("(missing)");
+  };
+  const EltOptions elt;
+  const ParquetSinkOptions parquet;
+  EXPECT_EQ(def("window.max_records"), std::to_string(elt.window.max_records));
+  EXPECT_EQ(def("window.max_bytes"), std::to_string(elt.window.max_bytes));
+  EXPECT_EQ(def("on_bad_record"), BadRecordPolicyName(elt.load.on_bad_record));
+  EXPECT_EQ(def("min_records_per_loader"), std::to_string(elt.min_records_per_loader));
+  EXPECT_EQ(def("parquet.rotate_bytes"), std::to_string(parquet.rotate_bytes));
+  EXPECT_EQ(def("parquet.compression"), ParquetCompressionName(parquet.compression));
+  EXPECT_EQ(def("parquet.dictionary"), "auto");
+  EXPECT_EQ(def("parquet.integer_encoding"), "delta");
+  EXPECT_EQ(def("parquet.root"), "(required)");
+  EXPECT_EQ(def("session_timeout_ms"), "(librdkafka's)");
+  // A parsed empty document (but its required keys) has exactly these defaults.
+  ASSERT_OK_AND_ASSIGN(auto c, ParseEltConfig(kMinimal, "/"));
+  EXPECT_EQ(c.elt.window.max_records, elt.window.max_records);
+  EXPECT_EQ(c.elt.min_records_per_loader, elt.min_records_per_loader);
+  EXPECT_EQ(c.sinks[0].parquet.rotate_records, parquet.rotate_records);
+}
+
+TEST(ConfigTest, KeyTableNamesPythonArguments) {
+  auto python = [](const std::string& k) {
+    for (const auto& i : EltConfigKeys())
+      if (i.key == k) return i.python;
+    return std::string("(missing)");
+  };
+  EXPECT_EQ(python("group"), "group_id");
+  EXPECT_EQ(python("schema"), "landing_schema");
+  EXPECT_EQ(python("window.max_records"), "max_records");
+  EXPECT_EQ(python("metrics.port"), "");
+  EXPECT_EQ(python("parquet.compression"), "compression");
+  EXPECT_EQ(python("postgres.conninfo"), "conninfo");
+}
+
+TEST(ConfigTest, PostgresqlIsAnotherNameOfThePostgresSink) {
+  EXPECT_EQ(ParseSinkKind("postgres"), SinkConfig::Kind::kPostgres);
+  EXPECT_EQ(ParseSinkKind("postgresql"), SinkConfig::Kind::kPostgres);
+  EXPECT_EQ(ParseSinkKind("parquet"), SinkConfig::Kind::kParquet);
+  EXPECT_EQ(ParseSinkKind("duckdb"), SinkConfig::Kind::kDuckDb);
+  EXPECT_FALSE(ParseSinkKind("pg").has_value());
+  auto c = ParseEltConfig(std::string(kMinimal) + "  - postgresql: {table: t}\n", "/");
+  ASSERT_FALSE(c.ok());
+  // Reported under the one name.
+  EXPECT_EQ(c.status().message(),
+            "sinks[1].postgres.conninfo: required for a postgres sink (line 7)")
+      << c.status().message();
 }
 
 }  // namespace

@@ -320,15 +320,20 @@ class ParquetSink final : public Sink {
   }
 
  private:
-  static Result<parquet::Compression::type> ParseCompression(const std::string& name) {
-    if (name == "zstd") return parquet::Compression::ZSTD;
-    if (name == "snappy") return parquet::Compression::SNAPPY;
-    if (name == "gzip") return parquet::Compression::GZIP;
-    if (name == "lz4") return parquet::Compression::LZ4;
-    if (name == "none" || name == "uncompressed")
-      return parquet::Compression::UNCOMPRESSED;
-    return Status::Invalid("parquet sink compression '" + name +
-                           "' is not one of zstd, snappy, gzip, lz4, none");
+  static parquet::Compression::type Codec(ParquetCompression compression) {
+    switch (compression) {
+      case ParquetCompression::kZstd:
+        return parquet::Compression::ZSTD;
+      case ParquetCompression::kSnappy:
+        return parquet::Compression::SNAPPY;
+      case ParquetCompression::kGzip:
+        return parquet::Compression::GZIP;
+      case ParquetCompression::kLz4:
+        return parquet::Compression::LZ4;
+      case ParquetCompression::kNone:
+        return parquet::Compression::UNCOMPRESSED;
+    }
+    return parquet::Compression::ZSTD;
   }
 
   Status CheckTimeLayout() const {
@@ -591,21 +596,16 @@ class ParquetSink final : public Sink {
       const arrow::Schema& schema) const {
     parquet::WriterProperties::Builder wp;
     wp.memory_pool(internal::WindowPool());
-    KELT_ASSIGN_OR_RAISE(auto codec, ParseCompression(o_.compression));
-    wp.compression(codec);
+    wp.compression(Codec(o_.compression));
     wp.max_row_group_length(1 << 20);
-    if (o_.dictionary == "none") {
+    if (o_.dictionary == ParquetDictionary::kNone) {
       wp.disable_dictionary();
-    } else if (o_.dictionary == "auto") {
+    } else if (o_.dictionary == ParquetDictionary::kAuto) {
       for (const auto& f : schema.fields()) {
         if (!DictionaryPays(*f)) wp.disable_dictionary(f->name());
       }
-    } else if (o_.dictionary != "all") {
-      return Status::Invalid(
-          "parquet sink dictionary: expected auto, all or none, not '" + o_.dictionary +
-          "'");
     }
-    if (o_.integer_encoding == "delta") {
+    if (o_.integer_encoding == ParquetIntegerEncoding::kDelta) {
       const auto unencoded = wp.build();  // to ask which columns keep a dictionary
       for (const auto& f : schema.fields()) {
         const arrow::Type::type id = f->type()->id();
@@ -615,10 +615,6 @@ class ParquetSink final : public Sink {
           wp.encoding(f->name(), parquet::Encoding::DELTA_BINARY_PACKED);
         }
       }
-    } else if (o_.integer_encoding != "plain") {
-      return Status::Invalid(
-          "parquet sink integer_encoding: expected delta or plain, not '" +
-          o_.integer_encoding + "'");
     }
     return wp.build();
   }
@@ -675,7 +671,7 @@ class ParquetSink final : public Sink {
   std::shared_ptr<parquet::WriterProperties> PropertiesFor(
       bool dead_letter, const arrow::RecordBatch* first_rows) const {
     const auto& base = dead_letter ? dead_letter_props_ : writer_props_;
-    if (o_.dictionary != "auto" || first_rows == nullptr) return base;
+    if (o_.dictionary != ParquetDictionary::kAuto || first_rows == nullptr) return base;
     std::shared_ptr<parquet::WriterProperties::Builder> b;
     for (int c = 0; c < first_rows->num_columns(); ++c) {
       const std::string& name = first_rows->schema()->field(c)->name();
@@ -829,6 +825,68 @@ class ParquetSink final : public Sink {
 };
 
 }  // namespace
+
+std::string_view ParquetCompressionName(ParquetCompression compression) {
+  switch (compression) {
+    case ParquetCompression::kZstd:
+      return "zstd";
+    case ParquetCompression::kSnappy:
+      return "snappy";
+    case ParquetCompression::kGzip:
+      return "gzip";
+    case ParquetCompression::kLz4:
+      return "lz4";
+    case ParquetCompression::kNone:
+      return "none";
+  }
+  return "zstd";
+}
+
+std::optional<ParquetCompression> ParseParquetCompression(std::string_view name) {
+  for (auto c :
+       {ParquetCompression::kZstd, ParquetCompression::kSnappy, ParquetCompression::kGzip,
+        ParquetCompression::kLz4, ParquetCompression::kNone}) {
+    if (name == ParquetCompressionName(c)) return c;
+  }
+  return std::nullopt;
+}
+
+std::string_view ParquetDictionaryName(ParquetDictionary dictionary) {
+  switch (dictionary) {
+    case ParquetDictionary::kAuto:
+      return "auto";
+    case ParquetDictionary::kAll:
+      return "all";
+    case ParquetDictionary::kNone:
+      return "none";
+  }
+  return "auto";
+}
+
+std::optional<ParquetDictionary> ParseParquetDictionary(std::string_view name) {
+  for (auto d :
+       {ParquetDictionary::kAuto, ParquetDictionary::kAll, ParquetDictionary::kNone}) {
+    if (name == ParquetDictionaryName(d)) return d;
+  }
+  return std::nullopt;
+}
+
+std::string_view ParquetIntegerEncodingName(ParquetIntegerEncoding encoding) {
+  switch (encoding) {
+    case ParquetIntegerEncoding::kDelta:
+      return "delta";
+    case ParquetIntegerEncoding::kPlain:
+      return "plain";
+  }
+  return "delta";
+}
+
+std::optional<ParquetIntegerEncoding> ParseParquetIntegerEncoding(std::string_view name) {
+  for (auto e : {ParquetIntegerEncoding::kDelta, ParquetIntegerEncoding::kPlain}) {
+    if (name == ParquetIntegerEncodingName(e)) return e;
+  }
+  return std::nullopt;
+}
 
 Result<std::unique_ptr<Sink>> MakeParquetSink(ParquetSinkOptions options) {
   if (options.rotate_records <= 0 || options.rotate_bytes <= 0) {
