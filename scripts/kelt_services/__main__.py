@@ -3,6 +3,8 @@
 import importlib
 import sys
 
+from kelt_services.common import run_main
+
 SERVICES = ("kafka", "postgres", "s3")
 
 
@@ -11,7 +13,8 @@ def main(argv):
         print("usage: python -m kelt_services {kafka|postgres|s3} COMMAND [OPTIONS] "
               "(see COMMAND --help)", file=sys.stderr)
         return 2
-    return importlib.import_module(f"kelt_services.{argv[0]}").main(argv[1:])
+    service = importlib.import_module(f"kelt_services.{argv[0]}")
+    return run_main(service.console, lambda: service.main(argv[1:]))
 
 
 if __name__ == "__main__":

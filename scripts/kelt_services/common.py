@@ -1,8 +1,9 @@
 # Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
-"""What every service shares: paths, messages, arguments, the service directory (lock,
+"""What every service shares: paths, messages, the command line, the service directory (lock,
 marker, env file), ports and passwords."""
 from __future__ import annotations
 
+import argparse
 import fcntl
 import os
 import re
@@ -59,15 +60,101 @@ def env_seconds(name: str, default: int) -> int:
     return int(value)
 
 
-def usage_of(module_doc: str) -> str:
-    return module_doc.strip("\n") + "\n"
+class _HelpWanted(Exception):
+    """-h/--help met among the options."""
 
 
-def dir_arg(args: list[str], i: int, name: str = "--dir") -> tuple[str, int]:
-    """The value of `--dir X` at args[i] (Fatal when missing or empty); next index."""
-    if i + 1 >= len(args) or not args[i + 1]:
-        raise Fatal(f"{name} needs a directory")
-    return args[i + 1], i + 2
+class _Help(argparse.Action):
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        raise _HelpWanted
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise Fatal(f"{message} (see --help)")
+
+
+class CommandLine:
+    """A service's command line (argparse): COMMAND first, then options (`--dir DIR`
+    always; `--opt V` and `--opt=V` alike) and, with `positional`, the command's arguments,
+    in any order. The module docstring is the usage.
+
+    No arguments or an unknown COMMAND: the usage on stderr, exit 2. -h/--help (once what
+    precedes it is valid) or COMMAND -h/--help/help: the usage on stdout, exit 0. Both
+    raise SystemExit, as argparse does. An option without a valid value or an unknown one
+    is a Fatal (exit 1): "--dir needs a directory", "unknown option X (see --help)", or
+    "unknown argument X (see --help)" when the commands take no arguments."""
+
+    def __init__(self, doc: str, commands: tuple[str, ...], directory: Path,
+                 positional: bool = False):
+        self.usage = doc.strip("\n") + "\n"
+        self.commands = commands
+        self.positional = positional
+        self.parser = _Parser(add_help=False, allow_abbrev=False, exit_on_error=False)
+        self.parser.add_argument("-h", "--help", action=_Help)
+        self.defaults: dict[str, object] = {}
+        self.needs: dict[str, str] = {}
+        self.option("--dir", "a directory", str(directory))
+
+    def flag(self, *names: str) -> None:
+        action = self.parser.add_argument(*names, action="store_true")
+        self.defaults[action.dest] = False
+
+    def option(self, name: str, needs: str, default: str = "", valid=bool) -> None:
+        """`name VALUE` or `name=VALUE`; Fatal `name needs <needs>` unless valid(VALUE)."""
+        def value(text: str) -> str:
+            if not valid(text):
+                raise ValueError(text)
+            return text
+        action = self.parser.add_argument(name, type=value)
+        self.defaults[action.dest] = default
+        self.needs[name] = f"{name} needs {needs}"
+
+    def parse(self, args: list[str]) -> tuple[str, argparse.Namespace]:
+        """(COMMAND, options); the command's arguments are in options.args."""
+        if not args:
+            self.exit(2)
+        command, rest = args[0], args[1:]
+        try:
+            options = self.scan(rest)
+        except _HelpWanted:
+            # As before, what precedes the first -h/--help must be valid.
+            first = next(i for i, a in enumerate(rest) if a in ("-h", "--help"))
+            self.scan(rest[:first])
+            self.exit(0)
+        if command in ("-h", "--help", "help"):
+            self.exit(0)
+        if command not in self.commands:
+            self.exit(2)
+        return command, options
+
+    def scan(self, args: list[str]) -> argparse.Namespace:
+        try:
+            options, rest = self.parser.parse_known_args(
+                args, argparse.Namespace(**self.defaults))
+        except argparse.ArgumentError as e:
+            if e.argument_name in self.needs:
+                raise Fatal(self.needs[e.argument_name]) from None
+            # A flag given a value (--keep=1, -hx): an unknown option, as it always was.
+            names = tuple(e.argument_name.split("/")) if e.argument_name else ()
+            written = [a for a in args if names and a.startswith(names) and a not in names]
+            raise (self.unknown(written[0]) if written else Fatal(f"{e} (see --help)")) \
+                from None
+        unknown = [a for a in rest if not self.positional or a.startswith("-")]
+        if unknown:
+            raise self.unknown(unknown[0])
+        options.args = rest
+        return options
+
+    def unknown(self, arg: str) -> Fatal:
+        return Fatal(f"unknown {'option' if self.positional else 'argument'} {arg} (see --help)")
+
+    def exit(self, code: int) -> None:
+        (sys.stdout if code == 0 else sys.stderr).write(self.usage)
+        raise SystemExit(code)
 
 
 def resolve_dir(raw: str, command: str, console: Console) -> Path | None:

@@ -63,9 +63,9 @@ import threading
 from pathlib import Path
 
 from . import kelt_cli, tls
-from .common import (CACHE, ROOT, Console, DirLock, Fatal, env_seconds, free_ports, is_uint,
-                     now, random_password, read_env, resolve_dir, run_main, secs_since,
-                     tcp_open, usage_of, wipe_dir, write_env)
+from .common import (CACHE, ROOT, CommandLine, Console, DirLock, Fatal, env_seconds, free_ports,
+                     is_uint, now, random_password, read_env, resolve_dir, secs_since, tcp_open,
+                     wipe_dir, write_env)
 from .supervisor import Supervisor, alive, cmdline, find_processes
 
 console = Console("kafka")
@@ -646,56 +646,17 @@ def valid_topic(name: str) -> None:
         raise Fatal(f"invalid topic name '{name}' (letters, digits, '.', '_', '-'; at most 249)")
 
 
-def main(argv: list[str]) -> int:
-    return run_main(console, lambda: _main(argv))
+COMMAND_LINE = CommandLine(__doc__, ("start", "stop", "status", "create-topic", "describe-topic"),
+                           ROOT / "build/kafka", positional=True)
+COMMAND_LINE.flag("--secure", "--scram")
+COMMAND_LINE.flag("--keep")
+COMMAND_LINE.option("--kafka-version", "a version")
 
 
-def _main(args: list[str]) -> int:
-    if not args:
-        sys.stderr.write(usage_of(__doc__))
-        return 2
-    command, args = args[0], args[1:]
-    directory = str(ROOT / "build/kafka")
-    secure = keep = False
-    version = ""
-    positional: list[str] = []
-    i = 0
-    while i < len(args):
-        a = args[i]
-        if a == "--dir":
-            if i + 1 >= len(args) or not args[i + 1]:
-                raise Fatal("--dir needs a directory")
-            directory, i = args[i + 1], i + 2
-        elif a.startswith("--dir="):
-            directory, i = a[len("--dir="):], i + 1
-            if not directory:
-                raise Fatal("--dir needs a directory")
-        elif a in ("--secure", "--scram"):
-            secure, i = True, i + 1
-        elif a == "--keep":
-            keep, i = True, i + 1
-        elif a == "--kafka-version":
-            if i + 1 >= len(args) or not args[i + 1]:
-                raise Fatal("--kafka-version needs a version")
-            version, i = args[i + 1], i + 2
-        elif a.startswith("--kafka-version="):
-            version, i = a[len("--kafka-version="):], i + 1
-            if not version:
-                raise Fatal("--kafka-version needs a version")
-        elif a in ("-h", "--help"):
-            sys.stdout.write(usage_of(__doc__))
-            return 0
-        elif a.startswith("-"):
-            raise Fatal(f"unknown option {a} (see --help)")
-        else:
-            positional.append(a)
-            i += 1
-    if command in ("-h", "--help", "help"):
-        sys.stdout.write(usage_of(__doc__))
-        return 0
-    if command not in ("start", "stop", "status", "create-topic", "describe-topic"):
-        sys.stderr.write(usage_of(__doc__))
-        return 2
+def main(args: list[str]) -> int:
+    command, options = COMMAND_LINE.parse(args)
+    directory, secure, keep = options.dir, options.secure, options.keep
+    version, positional = options.kafka_version, options.args
     for var, default in (("KELT_KAFKA_START_TIMEOUT", 60), ("KELT_KAFKA_STOP_TIMEOUT", 30),
                          ("KELT_KAFKA_ADMIN_TIMEOUT", 30)):
         env_seconds(var, default)

@@ -38,9 +38,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .common import (ROOT, Console, DirLock, Fatal, env_seconds, free_ports, is_uint, now,
-                     random_password, read_env, resolve_dir, run_main, secs_since, usage_of,
-                     wipe_dir, write_env)
+from .common import (ROOT, CommandLine, Console, DirLock, Fatal, env_seconds, free_ports, is_uint,
+                     now, random_password, read_env, resolve_dir, secs_since, wipe_dir,
+                     write_env)
 from .supervisor import Supervisor, alive, cmdline
 
 console = Console("postgres")
@@ -367,50 +367,22 @@ GRANT USAGE, CREATE ON SCHEMA public TO {PASSWORD_USER};
         return 1
 
 
-def main(argv: list[str]) -> int:
-    return run_main(console, lambda: _main(argv))
+COMMAND_LINE = CommandLine(__doc__, ("start", "stop", "status"), ROOT / "build/postgres")
+COMMAND_LINE.flag("--keep")
 
 
-def _main(args: list[str]) -> int:
-    if not args:
-        sys.stderr.write(usage_of(__doc__))
-        return 2
-    command, args = args[0], args[1:]
-    directory = str(ROOT / "build/postgres")
-    keep = False
-    i = 0
-    while i < len(args):
-        a = args[i]
-        if a == "--dir":
-            if i + 1 >= len(args) or not args[i + 1]:
-                raise Fatal("--dir needs a directory")
-            directory, i = args[i + 1], i + 2
-        elif a.startswith("--dir="):
-            directory, i = a[len("--dir="):], i + 1
-            if not directory:
-                raise Fatal("--dir needs a directory")
-        elif a == "--keep":
-            keep, i = True, i + 1
-        elif a in ("-h", "--help"):
-            sys.stdout.write(usage_of(__doc__))
-            return 0
-        else:
-            raise Fatal(f"unknown argument {a} (see --help)")
+def main(args: list[str]) -> int:
+    command, options = COMMAND_LINE.parse(args)
+    directory = options.dir
     env_seconds("KELT_PG_START_TIMEOUT", 60)
     env_seconds("KELT_PG_STOP_TIMEOUT", 30)
-    if command in ("-h", "--help", "help"):
-        sys.stdout.write(usage_of(__doc__))
-        return 0
-    if command not in ("start", "stop", "status"):
-        sys.stderr.write(usage_of(__doc__))
-        return 2
     path = resolve_dir(directory, command, console)
     if path is None:
         say(f"not running ({directory} does not exist)")
         return 0 if command == "stop" else 1
     cluster = Cluster(path)
     if command == "start":
-        return cluster.start(keep)
+        return cluster.start(options.keep)
     if command == "stop":
         return cluster.stop()
     return cluster.status()

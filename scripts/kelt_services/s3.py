@@ -21,13 +21,12 @@ from __future__ import annotations
 import os
 import re
 import signal
-import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
 
-from .common import (ROOT, VENV, Console, Fatal, env_seconds, free_ports, read_env, run_main,
-                     usage_of, write_env)
+from .common import (ROOT, VENV, CommandLine, Console, Fatal, env_seconds, free_ports, read_env,
+                     write_env)
 from .supervisor import Supervisor, alive, cmdline
 
 console = Console("s3")
@@ -109,39 +108,16 @@ class Server:
         return 1
 
 
-def main(argv: list[str]) -> int:
-    return run_main(console, lambda: _main(argv))
+COMMAND_LINE = CommandLine(__doc__, ("start", "stop", "status"), ROOT / "build/s3")
+COMMAND_LINE.option("--bucket", "an S3 bucket name", "kelt",
+                    lambda name: re.fullmatch(r"[a-z0-9][a-z0-9.-]{2,62}", name) is not None)
 
 
-def _main(args: list[str]) -> int:
-    if not args:
-        sys.stderr.write(usage_of(__doc__))
-        return 2
-    command, args = args[0], args[1:]
-    directory = str(ROOT / "build/s3")
-    bucket = "kelt"
-    i = 0
-    while i < len(args):
-        a = args[i]
-        if a == "--dir":
-            if i + 1 >= len(args) or not args[i + 1]:
-                raise Fatal("--dir needs a directory")
-            directory, i = args[i + 1], i + 2
-        elif a == "--bucket":
-            if i + 1 >= len(args) or not re.fullmatch(r"[a-z0-9][a-z0-9.-]{2,62}", args[i + 1]):
-                raise Fatal("--bucket needs an S3 bucket name")
-            bucket, i = args[i + 1], i + 2
-        elif a in ("-h", "--help"):
-            sys.stdout.write(usage_of(__doc__))
-            return 0
-        else:
-            raise Fatal(f"unknown argument {a} (see --help)")
-    server = Server(Path(directory))
+def main(args: list[str]) -> int:
+    command, options = COMMAND_LINE.parse(args)
+    server = Server(Path(options.dir))
     if command == "start":
-        return server.start(bucket)
+        return server.start(options.bucket)
     if command == "stop":
         return server.stop()
-    if command == "status":
-        return server.status()
-    sys.stderr.write(usage_of(__doc__))
-    return 2
+    return server.status()
