@@ -77,4 +77,37 @@ inline void ProduceIds(const MockCluster& mc, const std::string& topic, int from
   ProduceRaw(mc, topic, msgs);
 }
 
+// Each test has its own mock cluster; most read a topic of {"id":i} records through a
+// member of one group.
+class MockClusterTest : public ::testing::Test {
+ protected:
+  // The cluster, started on first use (one broker unless UseBrokers came first).
+  MockCluster& mc() {
+    if (!mc_) mc_ = StartMockCluster();
+    return *mc_;
+  }
+  // Start the cluster with `brokers` brokers (before anything uses it).
+  void UseBrokers(int brokers) { mc_ = StartMockCluster(brokers); }
+
+  // Create `topic` with `partitions` partitions and produce records {"id":0} to
+  // {"id":records-1} to it.
+  void CreateTopic(const std::string& topic, int partitions, int records = 0) {
+    ASSERT_OK(mc().CreateTopic(topic, partitions));
+    if (records > 0) ProduceIds(mc(), topic, 0, records);
+  }
+  // A member of `group` reading `topic`.
+  Result<std::unique_ptr<Consumer>> Join(
+      const std::string& topic, const std::string& group,
+      GroupProtocol protocol = GroupProtocol::kClassic) {
+    return Consumer::Make(ConsumerFor(mc(), topic, group, protocol));
+  }
+  // The cluster answers the next requests of `api` with `errors`, in turn.
+  void PushRequestErrors(KafkaApi api, const std::vector<KafkaErrorCode>& errors) {
+    mc().PushRequestErrors(api, errors);
+  }
+
+ private:
+  std::unique_ptr<MockCluster> mc_;
+};
+
 }  // namespace kelt
