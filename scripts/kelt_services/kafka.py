@@ -372,18 +372,10 @@ ssl.principal.mapping.rules=RULE:^CN=([^,]*).*$/$1/,DEFAULT
         plain = self.port_of("PLAINTEXT")
         outcome = sup.wait_ready(lambda: sup.log_contains(READY_LINE) and tcp_open(plain),
                                  self.start_timeout)
-        if outcome.state == "exited":
-            self.pidfile.unlink(missing_ok=True)
-            if sup.log_contains("BindException", "Address already in use"):
-                return "port"
-            say(f"the broker exited during startup ({outcome.detail})")
-            sup.show_log_tail()
-            return "failed"
-        if outcome.state == "timeout":
-            say(f"the broker did not serve within {self.start_timeout}s")
-            sup.show_log_tail()
-            sup.kill(pid)
-            return "failed"
+        settled = sup.settle_start(outcome, pid, "the broker", "serve", self.start_timeout,
+                                   ("BindException", "Address already in use"))
+        if settled != "ready":
+            return settled
         if self.is_secure_dir():
             try:
                 self.secure_check(t0)

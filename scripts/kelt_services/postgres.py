@@ -244,17 +244,10 @@ log_min_messages = warning
         pid = sup.launch([str(self.bin / "postgres"), "-D", str(self.data)], cwd="/",
                          append_log=True, user=self.user())
         outcome = sup.wait_ready(lambda: self.accepting(port), self.start_timeout)
-        if outcome.state == "exited":
-            if sup.log_contains("could not bind", "Address already in use"):
-                return "port"
-            say(f"the server exited during startup ({outcome.detail})")
-            sup.show_log_tail()
-            return "failed"
-        if outcome.state == "timeout":
-            say(f"the server did not accept connections within {self.start_timeout}s")
-            sup.show_log_tail()
-            sup.kill(pid)
-            return "failed"
+        settled = sup.settle_start(outcome, pid, "the server", "accept connections",
+                                   self.start_timeout, ("could not bind", "Address already in use"))
+        if settled != "ready":
+            return settled
         if self.running_pid() != pid:
             say("the server is up but its pid was not found")
             return "failed"

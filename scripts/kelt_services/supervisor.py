@@ -113,6 +113,28 @@ class Supervisor:
                 return Outcome("timeout")
             time.sleep(interval)
 
+    def settle_start(self, outcome: Outcome, pid: int, what: str, serving: str,
+                     timeout: float, port_taken: Sequence[str]) -> str:
+        """What a start that wait_ready watched came to: "ready"; "port" when the
+        process exited because its port was taken (its log says one of `port_taken`;
+        the caller picks another); else "failed", after saying why and showing the end
+        of the log. `what` names the service ("the broker"), `serving` what it did not
+        do in time ("serve"). A process that did not come up in time is killed."""
+        if outcome.state == "exited":
+            if self.pidfile is not None:
+                self.pidfile.unlink(missing_ok=True)
+            if self.log_contains(*port_taken):
+                return "port"
+            self.console.say(f"{what} exited during startup ({outcome.detail})")
+            self.show_log_tail()
+            return "failed"
+        if outcome.state == "timeout":
+            self.console.say(f"{what} did not {serving} within {timeout}s")
+            self.show_log_tail()
+            self.kill(pid)
+            return "failed"
+        return "ready"
+
     def log_contains(self, *needles: str) -> bool:
         try:
             text = self.log.read_text(errors="replace")

@@ -69,3 +69,26 @@ def test_dir_lock_env_file_and_ports(tmp_path):
     assert read_env(tmp_path / "env") == {"A": "2", "B": "x=y"}
     ports = free_ports(5)
     assert len(set(ports)) == 5
+
+
+def test_settle_start_tells_a_taken_port_from_a_failure(tmp_path, capsys):
+    sup = Supervisor(Console("test"), tmp_path / "p.log", tmp_path / "p.pid")
+    pid = sup.launch(["sh", "-c", "echo 'bind: Address already in use'; exit 1"])
+    outcome = sup.wait_ready(lambda: False, timeout=10)
+    assert sup.settle_start(outcome, pid, "the server", "serve", 10,
+                            ("Address already in use",)) == "port"
+    assert not (tmp_path / "p.pid").exists()
+
+    pid = sup.launch(["sh", "-c", "echo 'some other trouble'; exit 3"])
+    outcome = sup.wait_ready(lambda: False, timeout=10)
+    assert sup.settle_start(outcome, pid, "the server", "serve", 10,
+                            ("Address already in use",)) == "failed"
+    err = capsys.readouterr().err
+    assert "the server exited during startup (exit status 3)" in err
+    assert "some other trouble" in err
+
+    pid = sup.launch(["sleep", "60"])
+    outcome = sup.wait_ready(lambda: False, timeout=0.3)
+    assert sup.settle_start(outcome, pid, "the broker", "serve", 0.3, ("x",)) == "failed"
+    assert "the broker did not serve within 0.3s" in capsys.readouterr().err
+    assert not alive(pid)
