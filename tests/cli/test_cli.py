@@ -237,13 +237,15 @@ def test_sigterm_mid_run_then_restart_no_loss_no_duplicate(kelt, brokers, make_t
     assert sum(s["offsets"][topic].values()) == s["rows"]  # committed == landed
     assert "received SIGTERM: finishing the current window" in err
     # Restart: catch up from the durable point.
-    p = run_kelt(kelt, "run", "-c", str(cfg), "--until-caught-up", "--progress", "none")
+    p = run_kelt(kelt, "run", "-c", str(cfg), "--until-caught-up", "--progress", "none",
+                 "--log-level", "info")
     s2 = summary_of(p.stdout)
-    assert s2["caught_up"]
+    assert s2["caught_up"], p.stderr
     truth = assert_exactly_once(kelt, brokers, topic, tmp_path / "landing",
                                 tmp_path / "landing.duckdb")
     assert sum(len(v) for v in truth.values()) == n
-    assert s2["offsets"][topic] == {str(p): max(o) + 1 for p, o in truth.items()}
+    assert s2["offsets"][topic] == {str(q): max(o) + 1 for q, o in truth.items()}, (
+        s, s2, err, p.stderr)
     assert s["records"] + s2["records"] == n  # nothing read twice after a clean stop
 
 

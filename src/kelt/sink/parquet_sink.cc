@@ -631,11 +631,14 @@ class ParquetSink final : public Sink {
       if (pick(it->second)) chosen.push_back(it);
     }
     std::vector<Status> results(chosen.size());
-    std::vector<bool> published(chosen.size(), false);
+    // One byte per rotation, not std::vector<bool>: its packed bits would make the
+    // parallel writes below a data race (a lost `true` left a published file's
+    // offsets unreported, so never committed).
+    std::vector<char> published(chosen.size(), 0);
     internal::ParallelFor(chosen.size(), internal::UsableCores(), [&](size_t i) {
       auto r = Finish(chosen[i]->first, chosen[i]->second);
       if (r.ok()) {
-        published[i] = *r;
+        published[i] = *r ? 1 : 0;
       } else {
         results[i] = r.status();
       }
