@@ -394,14 +394,14 @@ int main(int argc, char** argv) {
   if (tail_cmd->parsed()) {
     static std::atomic<bool> stop{false};
     kelt::cli::WatchSignals(&stop);
-    kelt::cli::InstallLogHook("text", "warning", {});
+    kelt::cli::InstallLogHook(kelt::LogFormat::kText, kelt::LogLevel::kWarning, {});
     return kelt::cli::RunTail(tail, &stop);
   }
   if (demo_cmd->parsed()) {
     static std::atomic<bool> stop{false};
     kelt::cli::WatchSignals(&stop);
     // The demo's audience wants the result, not librdkafka's retries on a fresh broker.
-    kelt::cli::InstallLogHook("text", "error", {});
+    kelt::cli::InstallLogHook(kelt::LogFormat::kText, kelt::LogLevel::kError, {});
     return kelt::cli::RunDemo(demo, &stop);
   }
   if (sql_cmd->parsed()) {

@@ -213,12 +213,12 @@ int RunService(const EltConfig& config, std::atomic<bool>* stop) {
 
   // Progress output on its own thread so it updates while a window is in flight.
   const bool tty = ::isatty(2) == 1;
-  std::string mode = config.progress;
-  if (mode == "auto") mode = tty ? "bar" : "lines";
-  const bool bar = mode == "bar";
+  ProgressMode mode = config.progress;
+  if (mode == ProgressMode::kAuto) mode = tty ? ProgressMode::kBar : ProgressMode::kLines;
+  const bool bar = mode == ProgressMode::kBar;
   ProgressState progress;
   std::thread progress_thread;
-  if (mode != "none") {
+  if (mode != ProgressMode::kNone) {
     const auto interval = bar ? std::chrono::milliseconds(200)
                               : std::chrono::milliseconds(config.progress_interval_ms);
     const bool catch_up = config.elt.until_caught_up;
@@ -312,7 +312,7 @@ int RunService(const EltConfig& config, std::atomic<bool>* stop) {
   }
   progress.cv.notify_all();
   if (progress_thread.joinable()) progress_thread.join();
-  if (mode != "none") {
+  if (mode != ProgressMode::kNone) {
     std::string text = ProgressText(progress.c, bar, config.elt.until_caught_up);
     if (bar) {
       DrawBar(text);

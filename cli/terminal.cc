@@ -76,15 +76,10 @@ void Emit(LogLevel level, std::string_view component, std::string_view message) 
 
 }  // namespace
 
-void InstallLogHook(const std::string& format, const std::string& level,
-                    std::vector<std::string> secrets) {
-  g_log.json = format == "json";
+void InstallLogHook(LogFormat format, LogLevel level, std::vector<std::string> secrets) {
+  g_log.json = format == LogFormat::kJson;
   g_log.secrets = std::move(secrets);
-  LogLevel min = level == "debug"     ? LogLevel::kDebug
-                 : level == "warning" ? LogLevel::kWarning
-                 : level == "error"   ? LogLevel::kError
-                                      : LogLevel::kInfo;
-  SetLogHook(Emit, min);
+  SetLogHook(Emit, level);
 }
 
 void CliLog(LogLevel level, std::string_view message) { Log(level, "cli", message); }

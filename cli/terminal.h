@@ -14,11 +14,10 @@
 
 namespace kelt::cli {
 
-/// Install kelt's log hook: one line per message on stderr, `format` "text"
-/// (`ts=… level=… component=… msg="…"`) or "json". Occurrences of any of `secrets` in a
+/// Install kelt's log hook: one line per message at `level` or above on stderr, as text
+/// (`ts=… level=… component=… msg="…"`) or JSON. Occurrences of any of `secrets` in a
 /// message are replaced by "***" (defence in depth: the library already hides them).
-void InstallLogHook(const std::string& format, const std::string& level,
-                    std::vector<std::string> secrets);
+void InstallLogHook(LogFormat format, LogLevel level, std::vector<std::string> secrets);
 
 /// Log from the CLI itself through the same hook.
 void CliLog(LogLevel level, std::string_view message);

@@ -94,7 +94,7 @@ struct Connection {
       if (IsSecretConfigKey("properties." + k) && !v.empty()) secrets.push_back(v);
     }
     // librdkafka's connection errors are summed up in the command's own error.
-    InstallLogHook("text", "error", secrets);
+    InstallLogHook(LogFormat::kText, LogLevel::kError, secrets);
     auto admin = Admin::Make(bootstrap, props);
     if (!admin.ok()) {
       Fail(admin.status(), context);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "kelt/elt.h"
+#include "kelt/log.h"
 #include "kelt/sink.h"
 #include "kelt/status.h"
 
@@ -36,6 +37,13 @@ std::string_view SinkKindName(SinkConfig::Kind kind);
 /// older name) for kPostgres.
 std::optional<SinkConfig::Kind> ParseSinkKind(std::string_view name);
 
+/// What `kelt run` shows while it runs: a bar on a terminal and lines otherwise
+/// (kAuto), always a bar, periodic lines, or nothing.
+enum class ProgressMode : uint8_t { kAuto, kBar, kLines, kNone };
+
+/// "auto", "bar", "lines", "none".
+std::string_view ProgressModeName(ProgressMode mode);
+
 /// Everything `kelt run` needs. `elt.should_stop` is left empty (the caller's).
 struct EltConfig {
   EltOptions elt;
@@ -45,12 +53,11 @@ struct EltConfig {
   /// Prometheus endpoint: port 0 means off.
   int metrics_port = 0;
   std::string metrics_host = "127.0.0.1";
-  /// Structured log lines: "text" (key=value) or "json"; level debug|info|warning|error.
-  std::string log_format = "text";
-  std::string log_level = "info";
-  /// Progress output: "auto" (a bar on a terminal, lines otherwise), "bar", "lines",
-  /// "none"; and the interval of plain lines.
-  std::string progress = "auto";
+  /// Structured log lines on stderr, and the lowest level logged.
+  LogFormat log_format = LogFormat::kText;
+  LogLevel log_level = LogLevel::kInfo;
+  /// Progress output, and the interval of plain lines.
+  ProgressMode progress = ProgressMode::kAuto;
   int64_t progress_interval_ms = 2000;
 };
 
@@ -81,6 +88,12 @@ Result<EltConfig> ParseEltConfig(std::string_view text,
                                  const std::vector<ConfigOverride>& overrides = {},
                                  bool built_by_program = false);
 
+/// The consumer's keys of the key table alone (brokers, group, topics,
+/// auto_offset_reset, group_protocol, instance_id, session_timeout_ms, properties), in a
+/// document built by a program (the Python package's kelt.Consumer): the same names,
+/// checks and defaults as `kelt run`; any other key is an error.
+Result<ConsumerOptions> ParseConsumerConfig(std::string_view text);
+
 /// Read `path` and parse it (base directory: the file's); errors are prefixed with the
 /// path. An empty `path` parses an empty document (overrides only).
 Result<EltConfig> LoadEltConfig(const std::filesystem::path& path,
@@ -102,6 +115,7 @@ struct ConfigKeyInfo {
   std::string python;  ///< kelt.EltLoop's keyword argument; sink keys: the field name
   std::string help;
   bool secret = false;
+  bool consumer = false;  ///< also a key of ParseConsumerConfig (kelt.Consumer)
 };
 
 /// Every key, in documentation order.

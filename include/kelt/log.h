@@ -4,14 +4,27 @@
 // installs. Without a hook, warnings and errors go nowhere.
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <optional>
 #include <string_view>
 
 namespace kelt {
 
 enum class LogLevel : uint8_t { kDebug, kInfo, kWarning, kError };
 
+/// "debug", "info", "warning", "error".
 std::string_view LogLevelName(LogLevel level);
+/// The level of a LogLevelName; nullopt for anything else.
+std::optional<LogLevel> ParseLogLevel(std::string_view name);
+
+/// How an application renders log lines: `key=value` text or one JSON object a line.
+enum class LogFormat : uint8_t { kText, kJson };
+
+/// "text", "json".
+std::string_view LogFormatName(LogFormat format);
+/// The format of a LogFormatName; nullopt for anything else.
+std::optional<LogFormat> ParseLogFormat(std::string_view name);
 
 /// Receives (level, component, message). May be called from librdkafka's threads, so it
 /// must be thread-safe. Messages never contain secrets (passwords, keys).

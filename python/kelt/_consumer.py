@@ -3,11 +3,15 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any, Iterable, Mapping, NamedTuple, Optional, Sequence, Union
 
 from . import _kelt
 from ._convert import SchemaLike, check_policy, properties_dict, schema_json, topics_list
 from ._window import LandedWindow, PartitionSpan
+
+#: Consumer's keyword arguments → config keys, from the key table.
+_CONSUMER_KEYS = {k["python"]: k["key"] for k in _kelt.config_keys() if k["consumer"]}
 
 
 class PartitionLag(NamedTuple):
@@ -45,19 +49,23 @@ class Consumer:
     """
 
     def __init__(self, brokers: str, group_id: str, topics: Union[str, Sequence[str]], *,
-                 auto_offset_reset: str = "earliest",
+                 auto_offset_reset: Optional[str] = None,
                  session_timeout_ms: Optional[int] = None,
-                 group_protocol: str = "classic", instance_id: Optional[str] = None,
+                 group_protocol: Optional[str] = None, instance_id: Optional[str] = None,
                  properties: Optional[Mapping[str, Any]] = None) -> None:
-        config: dict[str, Any] = {"brokers": brokers, "group_id": group_id,
-                                  "topics": topics_list(topics),
-                                  "auto_offset_reset": auto_offset_reset,
-                                  "group_protocol": group_protocol,
-                                  "instance_id": instance_id or "",
-                                  "properties": properties_dict(properties)}
-        if session_timeout_ms is not None:
-            config["session_timeout_ms"] = int(session_timeout_ms)
-        self._native = _kelt.Consumer(config)
+        # Every argument is a consumer key of the config (None: its default), so names,
+        # defaults and checks are the config parser's (docs/USER_GUIDE.md).
+        given = {k: v for k, v in locals().items() if k != "self"}
+        given["topics"] = topics_list(topics)
+        given["properties"] = properties_dict(properties) or None
+        doc = {_CONSUMER_KEYS[name]: value for name, value in given.items()
+               if value is not None}
+        try:
+            text = json.dumps(doc, ensure_ascii=False)
+        except (TypeError, ValueError) as e:
+            raise _kelt.InvalidError(
+                f"Consumer: an argument is not JSON-serializable: {e}") from None
+        self._native = _kelt.Consumer(text)
 
     def poll(self, landing_schema: SchemaLike, *, max_records: int = 500,
              max_bytes: int = 64 << 20, max_wait_ms: int = 10_000, stop_at_end: bool = True,

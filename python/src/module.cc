@@ -258,18 +258,11 @@ std::string NormalizeSchemaCall(const std::string& schema_json) {
 
 class PyConsumer {
  public:
-  explicit PyConsumer(nb::dict config) {
-    ConsumerOptions o;
-    DictReader r(config, "consumer");
-    r.Get("brokers", &o.brokers);
-    r.Get("group_id", &o.group_id);
-    r.Get("topics", &o.topics);
-    r.Get("auto_offset_reset", &o.auto_offset_reset);
-    r.Get("session_timeout_ms", &o.session_timeout_ms);
-    r.Get("group_protocol", &o.group_protocol);
-    r.Get("instance_id", &o.instance_id);
-    r.Get("properties", &o.properties);
+  /// From a document of the key table's consumer keys (kelt/_consumer.py builds it from
+  /// the keyword arguments): the config parser's names, checks and defaults.
+  explicit PyConsumer(const std::string& config_json) {
     nb::gil_scoped_release release;
+    ConsumerOptions o = ValueOrThrow(ParseConsumerConfig(config_json));
     consumer_ = ValueOrThrow(Consumer::Make(o));
   }
 
@@ -447,7 +440,7 @@ class PyConsumer {
 
 // The config key table (include/kelt/config.h): what the facade maps its keyword
 // arguments and sink fields to. `scope` is "" for the loop's keys, the sink kind for a
-// sink's.
+// sink's; `consumer` marks the keys kelt.Consumer takes too.
 nb::list ConfigKeysList() {
   nb::list out;
   for (const auto& k : EltConfigKeys()) {
@@ -463,6 +456,7 @@ nb::list ConfigKeysList() {
     d["python"] = k.python;
     d["help"] = k.help;
     d["secret"] = k.secret;
+    d["consumer"] = k.consumer;
     out.append(d);
   }
   return out;
@@ -851,7 +845,7 @@ NB_MODULE(_kelt, m) {
   m.def("normalize_schema", &NormalizeSchemaCall, "schema_json"_a);
 
   nb::class_<PyConsumer>(m, "Consumer")
-      .def(nb::init<nb::dict>(), "config"_a)
+      .def(nb::init<const std::string&>(), "config_json"_a)
       .def("poll", &PyConsumer::Poll, "schema_json"_a, "max_records"_a, "max_bytes"_a,
            "max_wait_ms"_a, "stop_at_end"_a, "on_bad_record"_a, "strict_payload"_a)
       .def("poll_records", &PyConsumer::PollRecords, "max_records"_a, "max_bytes"_a,

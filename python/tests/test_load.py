@@ -143,6 +143,18 @@ def test_consumer_config_errors_are_rdps_messages():
                                                                "data_type": "utf8"}])
 
 
+def test_consumer_arguments_are_checked_by_the_config_parser():
+    # The same names, values and messages as `kelt run`'s keys, before any connection.
+    with pytest.raises(kelt.InvalidError, match=r"auto_offset_reset: .*earliest"):
+        kelt.Consumer("localhost:1", "g", "t", auto_offset_reset="oldest")
+    with pytest.raises(kelt.InvalidError, match=r"group_protocol: .*classic"):
+        kelt.Consumer("localhost:1", "g", "t", group_protocol="eager")
+    with pytest.raises(kelt.InvalidError, match=r"session_timeout_ms"):
+        kelt.Consumer("localhost:1", "g", "t", session_timeout_ms=0)
+    with pytest.raises(kelt.InvalidError, match=r"topics: required"):
+        kelt.Consumer("localhost:1", "g", [])
+
+
 def test_import_in_a_fresh_interpreter_without_library_path():
     # pyarrow.parquet first: its libparquet exports simdjson and OpenSSL symbols of its
     # own; the module must still reach Debian's simdjson (a Load works) and libcrypto

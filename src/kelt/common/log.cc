@@ -35,6 +35,24 @@ std::string_view LogLevelName(LogLevel level) {
   return "info";
 }
 
+std::optional<LogLevel> ParseLogLevel(std::string_view name) {
+  for (LogLevel l :
+       {LogLevel::kDebug, LogLevel::kInfo, LogLevel::kWarning, LogLevel::kError}) {
+    if (LogLevelName(l) == name) return l;
+  }
+  return std::nullopt;
+}
+
+std::string_view LogFormatName(LogFormat format) {
+  return format == LogFormat::kJson ? "json" : "text";
+}
+
+std::optional<LogFormat> ParseLogFormat(std::string_view name) {
+  if (name == "text") return LogFormat::kText;
+  if (name == "json") return LogFormat::kJson;
+  return std::nullopt;
+}
+
 void SetLogHook(LogHook hook, LogLevel min_level) {
   std::lock_guard<std::mutex> lock(g_mutex);
   if (hook) {

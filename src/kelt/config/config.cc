@@ -426,6 +426,12 @@ struct KeySpec {
     def = "(required)";
     return std::move(*this);
   }
+  // A key of the consumer alone (ParseConsumerConfig reads these and no others).
+  bool consumer = false;
+  KeySpec Consumer() && {
+    consumer = true;
+    return std::move(*this);
+  }
   // For defaults that are not a value of the member ("(required)", "(group)").
   KeySpec Default(std::string text) && {
     def = std::move(text);
@@ -591,65 +597,74 @@ const std::vector<KeySpec>& Specs() {
     auto add = [&](KeySpec k) { v.push_back(std::move(k)); };
     add(Str("brokers", [](EltConfig & c) -> auto& { return c.elt.consumer.brokers; },
             {"--brokers", "brokers", "Kafka bootstrap servers"})
-            .Default("(required)"));
+            .Default("(required)")
+            .Consumer());
     add(Str("group", [](EltConfig & c) -> auto& { return c.elt.consumer.group_id; },
             {"--group", "group_id", "consumer group id"})
-            .Default("(required)"));
+            .Default("(required)")
+            .Consumer());
     add(Custom(
-        "topics", "list", "(required)",
-        {"--topic", "topics",
-         "topics to read; a name starting with ^ is a regular expression"},
-        [](Reader& r, const std::string& path, const YAML::Node& v, const Target& t) {
-          auto& topics = t.config.elt.consumer.topics;
-          if (v.IsScalar()) {
-            if (auto s = r.String(path, v)) topics = {*s};
-          } else if (v.IsSequence()) {
-            for (size_t i = 0; i < v.size(); ++i) {
-              if (auto s = r.String(path + "[" + std::to_string(i) + "]", v[i]))
-                topics.push_back(*s);
-            }
-          } else {
-            r.Error(path, v, "expected a list of topic names" + r.Got(path, v));
-          }
-        }));
+            "topics", "list", "(required)",
+            {"--topic", "topics",
+             "topics to read; a name starting with ^ is a regular expression"},
+            [](Reader& r, const std::string& path, const YAML::Node& v, const Target& t) {
+              auto& topics = t.config.elt.consumer.topics;
+              if (v.IsScalar()) {
+                if (auto s = r.String(path, v)) topics = {*s};
+              } else if (v.IsSequence()) {
+                for (size_t i = 0; i < v.size(); ++i) {
+                  if (auto s = r.String(path + "[" + std::to_string(i) + "]", v[i]))
+                    topics.push_back(*s);
+                }
+              } else {
+                r.Error(path, v, "expected a list of topic names" + r.Got(path, v));
+              }
+            })
+            .Consumer());
     add(Choice("auto_offset_reset",
                [](EltConfig & c) -> auto& { return c.elt.consumer.auto_offset_reset; },
                {"earliest", "latest", "error"},
                {"", "auto_offset_reset",
-                "where a partition without a committed or landed offset starts"}));
+                "where a partition without a committed or landed offset starts"})
+            .Consumer());
     add(Enum("group_protocol",
              [](EltConfig & c) -> auto& { return c.elt.consumer.group_protocol; },
              std::vector{GroupProtocol::kClassic, GroupProtocol::kConsumer},
              &GroupProtocolName,
              {"", "group_protocol",
               "consumer group protocol: consumer is KIP-848 (Kafka >= 4.0, incremental "
-              "rebalances)"}));
+              "rebalances)"})
+            .Consumer());
     add(Str("instance_id",
             [](EltConfig & c) -> auto& { return c.elt.consumer.instance_id; },
             {"--instance-id", "instance_id",
              "group.instance.id (static membership): a restarted worker takes its "
-             "partitions back at once"}));
-    add(Int(
-        "session_timeout_ms",
-        [](EltConfig & c) -> auto& { return c.elt.consumer.session_timeout_ms; }, 1,
-        INT32_MAX,
-        {"", "session_timeout_ms", "consumer session timeout (group_protocol classic)"}));
+             "partitions back at once"})
+            .Consumer());
+    add(Int("session_timeout_ms",
+            [](EltConfig & c) -> auto& { return c.elt.consumer.session_timeout_ms; }, 1,
+            INT32_MAX,
+            {"", "session_timeout_ms",
+             "consumer session timeout (group_protocol classic)"})
+            .Consumer());
     add(Custom(
-        "properties", "map", "{}",
-        {"--property", "properties",
-         "librdkafka properties passed through (security.protocol, sasl.*, ssl.*, "
-         "fetch.*)"},
-        [](Reader& r, const std::string& path, const YAML::Node& v, const Target& t) {
-          if (!v.IsMap()) {
-            r.Error(path, v, "expected a map of librdkafka properties" + r.Got(path, v));
-            return;
-          }
-          for (const auto& kv : v) {
-            std::string name = kv.first.Scalar();
-            if (auto s = r.String(path + "." + name, kv.second))
-              t.config.elt.consumer.properties[name] = *s;
-          }
-        }));
+            "properties", "map", "{}",
+            {"--property", "properties",
+             "librdkafka properties passed through (security.protocol, sasl.*, ssl.*, "
+             "fetch.*)"},
+            [](Reader& r, const std::string& path, const YAML::Node& v, const Target& t) {
+              if (!v.IsMap()) {
+                r.Error(path, v,
+                        "expected a map of librdkafka properties" + r.Got(path, v));
+                return;
+              }
+              for (const auto& kv : v) {
+                std::string name = kv.first.Scalar();
+                if (auto s = r.String(path + "." + name, kv.second))
+                  t.config.elt.consumer.properties[name] = *s;
+              }
+            })
+            .Consumer());
     add(Custom("schema", "path|map", "(required)",
                {"--schema", "landing_schema",
                 "landing schema: a JSON file (relative to the config file) or inline"},
@@ -703,14 +718,18 @@ const std::vector<KeySpec>& Specs() {
             {"--metrics-port", "", "serve Prometheus /metrics on this port (0: off)"}));
     add(Str("metrics.host", [](EltConfig & c) -> auto& { return c.metrics_host; },
             {"--metrics-host", "", "address /metrics binds to"}));
-    add(Choice("log.format", [](EltConfig & c) -> auto& { return c.log_format; },
-               {"text", "json"}, {"--log-format", "", "structured log lines on stderr"}));
-    add(Choice("log.level", [](EltConfig & c) -> auto& { return c.log_level; },
-               {"debug", "info", "warning", "error"},
-               {"--log-level", "", "lowest level logged"}));
-    add(Choice("progress", [](EltConfig & c) -> auto& { return c.progress; },
-               {"auto", "bar", "lines", "none"},
-               {"--progress", "", "a bar on a terminal, periodic lines otherwise"}));
+    add(Enum("log.format", [](EltConfig & c) -> auto& { return c.log_format; },
+             std::vector{LogFormat::kText, LogFormat::kJson}, &LogFormatName,
+             {"--log-format", "", "structured log lines on stderr"}));
+    add(Enum("log.level", [](EltConfig & c) -> auto& { return c.log_level; },
+             std::vector{LogLevel::kDebug, LogLevel::kInfo, LogLevel::kWarning,
+                         LogLevel::kError},
+             &LogLevelName, {"--log-level", "", "lowest level logged"}));
+    add(Enum("progress", [](EltConfig & c) -> auto& { return c.progress; },
+             std::vector{ProgressMode::kAuto, ProgressMode::kBar, ProgressMode::kLines,
+                         ProgressMode::kNone},
+             &ProgressModeName,
+             {"--progress", "", "a bar on a terminal, periodic lines otherwise"}));
     add(Int("progress_interval_ms",
             [](EltConfig & c) -> auto& { return c.progress_interval_ms; }, 1, INT64_MAX,
             {"", "", "interval of progress lines"}));
@@ -873,6 +892,25 @@ void ReadSink(Reader& r, const std::string& path, SinkConfig::Kind kind,
   }
 }
 
+// The consumer's required keys and the checks across its keys.
+void CheckConsumer(Reader& r, const YAML::Node& root, const ConsumerOptions& co) {
+  if (co.brokers.empty() && !r.HasError("brokers"))
+    r.Error("brokers", root["brokers"], "required (Kafka bootstrap servers)");
+  if (co.group_id.empty() && !r.HasError("group"))
+    r.Error("group", root["group"], "required (consumer group id)");
+  if (co.topics.empty() && !r.HasError("topics"))
+    r.Error("topics", root["topics"], "required (at least one topic)");
+  for (size_t i = 0; i < co.topics.size(); ++i) {
+    if (co.topics[i].empty())
+      r.Error("topics[" + std::to_string(i) + "]", root["topics"], "must not be empty");
+  }
+  if (co.group_protocol == GroupProtocol::kConsumer && co.session_timeout_ms) {
+    r.Error("session_timeout_ms", root["session_timeout_ms"],
+            "applies to group_protocol classic only (with consumer the broker's "
+            "group.consumer.session.timeout.ms decides)");
+  }
+}
+
 void ReadRoot(Reader& r, const YAML::Node& root, EltConfig& c) {
   if (!r.CheckMap("", root, ChildKeys(""))) return;
   auto& co = c.elt.consumer;
@@ -902,23 +940,9 @@ void ReadRoot(Reader& r, const YAML::Node& root, EltConfig& c) {
   }
 
   // Required keys.
-  if (co.brokers.empty() && !r.HasError("brokers"))
-    r.Error("brokers", root["brokers"], "required (Kafka bootstrap servers)");
-  if (co.group_id.empty() && !r.HasError("group"))
-    r.Error("group", root["group"], "required (consumer group id)");
-  if (co.topics.empty() && !r.HasError("topics"))
-    r.Error("topics", root["topics"], "required (at least one topic)");
-  for (size_t i = 0; i < co.topics.size(); ++i) {
-    if (co.topics[i].empty())
-      r.Error("topics[" + std::to_string(i) + "]", root["topics"], "must not be empty");
-  }
+  CheckConsumer(r, root, co);
   if (!root["schema"].IsDefined())
     r.Error("schema", root, "required (the landing schema)");
-  if (co.group_protocol == GroupProtocol::kConsumer && co.session_timeout_ms) {
-    r.Error("session_timeout_ms", root["session_timeout_ms"],
-            "applies to group_protocol classic only (with consumer the broker's "
-            "group.consumer.session.timeout.ms decides)");
-  }
 
   YAML::Node sinks = root["sinks"];
   if (!sinks.IsDefined()) {
@@ -1104,6 +1128,20 @@ bool IsSecretConfigKey(std::string_view key) {
   return false;
 }
 
+std::string_view ProgressModeName(ProgressMode mode) {
+  switch (mode) {
+    case ProgressMode::kAuto:
+      return "auto";
+    case ProgressMode::kBar:
+      return "bar";
+    case ProgressMode::kLines:
+      return "lines";
+    case ProgressMode::kNone:
+      return "none";
+  }
+  return "auto";
+}
+
 Result<EltConfig> ParseEltConfig(std::string_view text,
                                  const std::filesystem::path& base_dir,
                                  const std::vector<ConfigOverride>& overrides,
@@ -1141,6 +1179,41 @@ Result<EltConfig> ParseEltConfig(std::string_view text,
     return Status::Invalid(std::move(msg));
   }
   return c;
+}
+
+Result<ConsumerOptions> ParseConsumerConfig(std::string_view text) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(text));
+  } catch (const YAML::Exception& e) {
+    return Status::ParseError("not a valid consumer document: " + OneLine(e.msg));
+  }
+  if (root.IsNull() || !root.IsDefined()) root = YAML::Node(YAML::NodeType::Map);
+  EltConfig c;
+  Reader r(".", {}, /*built_by_program=*/true);
+  std::vector<std::string> keys;
+  for (const auto& s : Specs()) {
+    if (s.consumer) keys.push_back(s.key);
+  }
+  try {
+    if (r.CheckMap("", root, keys)) {
+      const Target t{c, nullptr};
+      for (const auto& spec : Specs()) {
+        if (!spec.consumer) continue;
+        With(root, spec.key.c_str(),
+             [&](const YAML::Node& v) { spec.set(r, spec.key, v, t); });
+      }
+      CheckConsumer(r, root, c.elt.consumer);
+    }
+  } catch (const YAML::Exception& e) {
+    return Status::Invalid("consumer: " + OneLine(e.msg));
+  }
+  if (!r.errors().empty()) {
+    std::string msg;
+    for (const auto& e : r.errors()) msg += (msg.empty() ? "" : "\n") + e;
+    return Status::Invalid(std::move(msg));
+  }
+  return std::move(c.elt.consumer);
 }
 
 Result<EltConfig> LoadEltConfig(const std::filesystem::path& path,
@@ -1205,6 +1278,7 @@ const std::vector<ConfigKeyInfo>& EltConfigKeys() {
       k.python = s.python;
       k.help = s.help;
       k.secret = s.secret;
+      k.consumer = s.consumer;
       out.push_back(std::move(k));
     }
     return out;

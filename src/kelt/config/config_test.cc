@@ -83,9 +83,9 @@ TEST(ConfigTest, ParsesEveryKey) {
   EXPECT_EQ(c.elt.assignment_timeout, std::chrono::milliseconds(5000));
   EXPECT_EQ(c.metrics_port, 9464);
   EXPECT_EQ(c.metrics_host, "0.0.0.0");
-  EXPECT_EQ(c.log_format, "json");
-  EXPECT_EQ(c.log_level, "debug");
-  EXPECT_EQ(c.progress, "lines");
+  EXPECT_EQ(c.log_format, LogFormat::kJson);
+  EXPECT_EQ(c.log_level, LogLevel::kDebug);
+  EXPECT_EQ(c.progress, ProgressMode::kLines);
   EXPECT_EQ(c.progress_interval_ms, 500);
   ASSERT_EQ(c.sinks.size(), 3u);
   EXPECT_EQ(c.sinks[0].kind, SinkConfig::Kind::kParquet);
@@ -534,6 +534,44 @@ TEST(ConfigTest, PostgresqlIsAnotherNameOfThePostgresSink) {
   EXPECT_EQ(c.status().message(),
             "sinks[1].postgres.conninfo: required for a postgres sink (line 7)")
       << c.status().message();
+}
+
+// kelt.Consumer's document: the table's consumer keys, their checks and defaults.
+TEST(ConfigTest, ConsumerConfigTakesTheConsumerKeysOnly) {
+  ASSERT_OK_AND_ASSIGN(
+      ConsumerOptions o,
+      ParseConsumerConfig(R"({"brokers":"b:9092","group":"g","topics":["t","^x.*"],
+                             "auto_offset_reset":"latest","instance_id":"w1",
+                             "properties":{"fetch.min.bytes":"1"}})"));
+  EXPECT_EQ(o.brokers, "b:9092");
+  EXPECT_EQ(o.group_id, "g");
+  EXPECT_EQ(o.topics, (std::vector<std::string>{"t", "^x.*"}));
+  EXPECT_EQ(o.auto_offset_reset, "latest");
+  EXPECT_EQ(o.instance_id, "w1");
+  EXPECT_EQ(o.properties.at("fetch.min.bytes"), "1");
+  EXPECT_EQ(o.group_protocol, ConsumerOptions{}.group_protocol);  // the default
+
+  // A key of the loop, a typo, a bad value and a missing required key, all at once.
+  auto bad = ParseConsumerConfig(
+      R"({"brokers":"b","topics":["t"],"window":{"max_records":5},"auto_ofset_reset":"x",
+          "group_protocol":"eager"})");
+  ASSERT_NOT_OK(bad);
+  const std::string& m = bad.status().message();
+  EXPECT_NE(m.find("window"), std::string::npos) << m;
+  EXPECT_NE(m.find("auto_ofset_reset"), std::string::npos) << m;
+  EXPECT_NE(m.find("auto_offset_reset"), std::string::npos) << m;  // did you mean
+  EXPECT_NE(m.find("group_protocol"), std::string::npos) << m;
+  EXPECT_NE(m.find("group: required"), std::string::npos) << m;
+
+  // The keys it takes are the ones the table marks.
+  std::vector<std::string> marked;
+  for (const auto& k : EltConfigKeys()) {
+    if (k.consumer) marked.push_back(k.key);
+  }
+  EXPECT_EQ(marked,
+            (std::vector<std::string>{"brokers", "group", "topics", "auto_offset_reset",
+                                      "group_protocol", "instance_id",
+                                      "session_timeout_ms", "properties"}));
 }
 
 }  // namespace
