@@ -244,6 +244,13 @@ class Reader {
 
   const std::filesystem::path& base_dir() const { return base_dir_; }
   const std::vector<std::string>& errors() const { return errors_; }
+  // Every problem found, one per line (OK when none).
+  Status Problems() const {
+    if (errors_.empty()) return Status::OK();
+    std::string msg;
+    for (const auto& e : errors_) msg += (msg.empty() ? "" : "\n") + e;
+    return Status::Invalid(std::move(msg));
+  }
 
  private:
   std::filesystem::path base_dir_;
@@ -1173,11 +1180,7 @@ Result<EltConfig> ParseEltConfig(std::string_view text,
   } catch (const YAML::Exception& e) {
     return Status::Invalid("config: " + OneLine(e.msg));
   }
-  if (!r.errors().empty()) {
-    std::string msg;
-    for (const auto& e : r.errors()) msg += (msg.empty() ? "" : "\n") + e;
-    return Status::Invalid(std::move(msg));
-  }
+  KELT_RETURN_NOT_OK(r.Problems());
   return c;
 }
 
@@ -1208,11 +1211,7 @@ Result<ConsumerOptions> ParseConsumerConfig(std::string_view text) {
   } catch (const YAML::Exception& e) {
     return Status::Invalid("consumer: " + OneLine(e.msg));
   }
-  if (!r.errors().empty()) {
-    std::string msg;
-    for (const auto& e : r.errors()) msg += (msg.empty() ? "" : "\n") + e;
-    return Status::Invalid(std::move(msg));
-  }
+  KELT_RETURN_NOT_OK(r.Problems());
   return std::move(c.elt.consumer);
 }
 
