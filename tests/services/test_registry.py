@@ -104,15 +104,19 @@ def test_the_command_line_binds_loopback_and_asks_for_backward_compatibility(
                  f"-Dkelt.registry.dir={machine / 'dir'}", "-Xmx384m"):
         assert flag in argv
     assert argv[-2:] == ["-jar", str(registry.HOME / "quarkus-run.jar")]
-    # No cache yet: this run records one into DIR; once there, runs use it.
+    # No cache yet: a start goes without, only a training run records one into DIR; once
+    # there, every run uses it.
     if aot.enabled:
-        assert f"-XX:AOTCacheOutput={reg.recording}" in argv
+        assert not [a for a in argv if "AOT" in a]
+        training = reg.argv(jdk, aot, 4000, 4001, record=True)
+        assert f"-XX:AOTCacheOutput={reg.recording}" in training
         aot.path.parent.mkdir(parents=True)
         aot.path.write_bytes(b"cache")
         assert f"-XX:AOTCache={aot.path}" in reg.argv(jdk, aot, 4000, 4001)
     # Java 21 to 24 have no one-step AOT cache: no flag at all.
     jdk21 = registry.Jdk(fake_jdk(machine / "jvm" / "jdk-21", "21.0.9"), "21.0.9")
-    plain = reg.argv(jdk21, registry.AotCache(jdk21, machine / "app", registry.JVM), 1, 2)
+    plain = reg.argv(jdk21, registry.AotCache(jdk21, machine / "app", registry.JVM), 1, 2,
+                     record=True)
     assert not [a for a in plain if "AOT" in a]
 
 
