@@ -289,12 +289,10 @@ def record_aot(check: bool) -> int:
         registry.start(record=True)
         exercise(registry.url())
     finally:
-        try:
-            registry.stop()  # the JVM writes the cache at its exit; stop moves it into place
-        finally:
-            shutil.rmtree(directory, ignore_errors=True)
+        registry.stop()  # the JVM writes the cache at its exit; stop moves it into place
     if not aot.ready():
-        raise Fatal("the training run wrote no AOT cache (see the log above)")
+        raise Fatal(f"the training run wrote no AOT cache (its log: {registry.log})")
+    shutil.rmtree(directory, ignore_errors=True)
     say(f"AOT cache recorded in {secs_since(t0)}s ({aot.path}, "
         f"{aot.path.stat().st_size // 1_000_000} MB)")
     return 0
