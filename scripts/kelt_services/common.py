@@ -176,21 +176,30 @@ def resolve_dir(raw: str, command: str, console: Console) -> Path | None:
 
 class DirLock:
     """An exclusive flock on a directory, so that two start/stop calls on one DIR do not
-    interleave. The descriptor is not inherited by children (PEP 446)."""
+    interleave. Held until the object goes away (or the process ends), so a command that
+    calls another in the same process (registry.sh aot: start, then stop) does not wait
+    for itself. The descriptor is not inherited by children (PEP 446)."""
 
     def __init__(self, path: Path, timeout: float, who: str):
-        self.fd = os.open(path, os.O_RDONLY)
+        self.fd = -1
+        fd = os.open(path, os.O_RDONLY)
         deadline = now() + timeout
         while True:
             try:
-                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                self.fd = fd
                 return
             except BlockingIOError:
                 if now() > deadline:
-                    os.close(self.fd)
+                    os.close(fd)
                     raise Fatal(f"another {who} holds {path} (timed out waiting for it)") \
                         from None
                 time.sleep(0.1)
+
+    def __del__(self):
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
 
 
 def wipe_dir(path: Path, marker: str, who: str) -> None:

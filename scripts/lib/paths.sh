@@ -36,6 +36,12 @@ export KELT_RDKAFKA_ROOT="${KELT_RDKAFKA_ROOT:-$KELT_CACHE/librdkafka/$KELT_RDKA
 export KELT_KAFKA_VERSION="${KELT_KAFKA_VERSION:-4.1.1}"
 export KELT_KAFKA_LIBS="${KELT_KAFKA_LIBS:-$KELT_CACHE/kafka/$KELT_KAFKA_VERSION/libs}"
 
+# Apicurio Registry, the Schema Registry of the tests (scripts/registry.sh): its prebuilt
+# Quarkus app from Maven Central, unpacked here by bootstrap.sh. It needs Java 21 or newer
+# (KELT_JAVA21_HOME, else found as `registry.sh java` says).
+export KELT_REGISTRY_VERSION="${KELT_REGISTRY_VERSION:-3.3.3}"
+export KELT_REGISTRY_HOME="${KELT_REGISTRY_HOME:-$KELT_CACHE/apicurio-registry/$KELT_REGISTRY_VERSION}"
+
 # A Java 25 JDK (for the Java wrapper); empty when the machine has none.
 if [[ -z "${KELT_JAVA25_HOME:-}" ]]; then
   if [[ -d /usr/lib/jvm/temurin-25-jdk-amd64 ]]; then

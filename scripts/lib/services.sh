@@ -2,7 +2,7 @@
 # Runs kelt's service tool (scripts/kelt_services, Python) with the repository's venv:
 #
 #   source "$(dirname "${BASH_SOURCE[0]}")/lib/services.sh"   # after lib/paths.sh
-#   kelt_services kafka|postgres|s3 ARGS...                     # never returns
+#   kelt_services kafka|postgres|s3|registry ARGS...            # never returns
 kelt_services() {
   local py="$KELT_VENV/bin/python"
   if [[ ! -x "$py" ]]; then

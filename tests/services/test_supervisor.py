@@ -61,7 +61,7 @@ def test_dir_lock_env_file_and_ports(tmp_path):
     lock = DirLock(tmp_path, 1, "test")
     with pytest.raises(Fatal, match="another test holds"):
         DirLock(tmp_path, 0.2, "test")
-    os.close(lock.fd)
+    del lock  # the lock goes with its object, not only with the process
     DirLock(tmp_path, 1, "test")
 
     write_env(tmp_path / "env", ["A=1", "B=x=y", "A=2"])

@@ -1,0 +1,76 @@
+# Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
+"""Fixtures for the tests against a real Schema Registry (Apicurio Registry's
+Confluent-compatible API, started by scripts/registry.sh).
+
+Run by ctest (tests/CMakeLists.txt) under the `schema_registry` fixture, which provides
+KELT_REGISTRY_ENV (the registry's env file). The registry keeps its schemas in memory for
+the whole ctest run, so every test registers under subjects of its own.
+"""
+import json
+import os
+import pathlib
+import urllib.error
+import urllib.request
+import uuid
+
+import pytest
+
+CONTENT_TYPE = "application/vnd.schemaregistry.v1+json"
+
+
+def _read_env(path):
+    env = {}
+    for line in pathlib.Path(path).read_text().splitlines():
+        if "=" in line:
+            k, v = line.split("=", 1)
+            env[k.strip()] = v.strip()
+    return env
+
+
+@pytest.fixture(scope="session")
+def registry_env():
+    path = os.environ.get("KELT_REGISTRY_ENV")
+    assert path and os.path.exists(path), \
+        "KELT_REGISTRY_ENV must name a running registry's env file (scripts/registry.sh start)"
+    return _read_env(path)
+
+
+@pytest.fixture(scope="session")
+def registry_url(registry_env):
+    return registry_env["KELT_REGISTRY_URL"]
+
+
+class Rest:
+    """The registry's REST API with the standard library: (status, JSON body) per call, so
+    a test can look at a refusal as closely as at a success."""
+
+    def __init__(self, url):
+        self.url = url
+
+    def call(self, method, path, body=None):
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(self.url + path, data=data, method=method,
+                                         headers={"Content-Type": CONTENT_TYPE,
+                                                  "Accept": CONTENT_TYPE})
+        try:
+            with urllib.request.urlopen(request, timeout=30) as r:
+                return r.status, json.loads(r.read() or b"null")
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read() or b"null")
+
+    def get(self, path):
+        return self.call("GET", path)
+
+    def post(self, path, body):
+        return self.call("POST", path, body)
+
+
+@pytest.fixture(scope="session")
+def rest(registry_url):
+    return Rest(registry_url)
+
+
+@pytest.fixture
+def subject():
+    """A fresh subject name, `<topic>-value` as the serializers name them by default."""
+    return f"kelt-{uuid.uuid4().hex[:10]}-value"
