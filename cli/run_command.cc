@@ -90,13 +90,6 @@ struct ProgressCounts {
   Clock::time_point start = Clock::now();
 };
 
-struct ProgressState {
-  std::mutex mu;
-  std::condition_variable cv;
-  bool done = false;
-  ProgressCounts c;
-};
-
 std::string ProgressText(ProgressCounts p, bool bar, bool catch_up) {
   // Lag is measured every 500 ms; between measurements, what was read since counts off.
   if (p.lag > 0) p.lag = std::max<int64_t>(0, p.lag - (p.records - p.lag_records));
@@ -146,6 +139,126 @@ std::string ProgressText(ProgressCounts p, bool bar, bool catch_up) {
     o << "\n";
   }
   return o.str();
+}
+
+// The progress output: a bar (redrawn every 200 ms) or plain lines (every
+// progress_interval_ms) on its own thread, so it moves while a window is in flight.
+class Progress {
+ public:
+  Progress(const EltConfig& config, bool tty) : catch_up_(config.elt.until_caught_up) {
+    ProgressMode mode = config.progress;
+    if (mode == ProgressMode::kAuto)
+      mode = tty ? ProgressMode::kBar : ProgressMode::kLines;
+    on_ = mode != ProgressMode::kNone;
+    bar_ = mode == ProgressMode::kBar;
+    if (!on_) return;
+    const auto interval = bar_ ? std::chrono::milliseconds(200)
+                               : std::chrono::milliseconds(config.progress_interval_ms);
+    thread_ = std::thread([this, interval] {
+      std::unique_lock<std::mutex> lock(mu_);
+      while (!done_) {
+        cv_.wait_for(lock, interval, [&] { return done_; });
+        if (done_) break;
+        std::string text = ProgressText(c_, bar_, catch_up_);
+        lock.unlock();
+        Show(text);
+        lock.lock();
+      }
+    });
+  }
+  ~Progress() { Finish(false); }
+
+  // The loop's counts after a step.
+  void Update(const EltStats& s) {
+    std::lock_guard<std::mutex> g(mu_);
+    c_.records = s.records;
+    c_.bytes = s.bytes;
+    c_.rows = s.rows;
+    c_.bad = s.bad_records;
+    c_.windows = s.windows;
+    c_.waiting_for_members = s.waiting_for_members;
+  }
+  // A lag measurement: the sum of the partitions' positive lags (-1: none assigned).
+  void SetLag(int64_t lag) {
+    std::lock_guard<std::mutex> g(mu_);
+    c_.lag = lag;
+    c_.lag_records = c_.records;
+  }
+  // Stop the thread and show the final counts once.
+  void Finish(bool caught_up) {
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      if (done_) return;
+      if (caught_up) c_.lag = 0;
+      done_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+    if (!on_) return;
+    Show(ProgressText(c_, bar_, catch_up_));
+    if (bar_) EndBar();
+  }
+
+ private:
+  void Show(const std::string& text) const {
+    if (bar_) {
+      DrawBar(text);
+    } else {
+      WriteStderr(text);
+    }
+  }
+
+  const bool catch_up_;
+  bool on_ = false;
+  bool bar_ = false;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  ProgressCounts c_;
+  std::thread thread_;
+};
+
+// How the steps ended: an error, a signal, or the run's own end.
+struct Ending {
+  Status failure;
+  bool stopped_by_signal = false;
+};
+
+// Step the loop until it ends, keeping /metrics and the progress output current.
+Ending StepUntilDone(EltLoop& loop, RunMetrics& metrics, Progress& progress,
+                     const std::atomic<bool>& stop) {
+  auto last_lag = Clock::now() - std::chrono::hours(1);
+  auto measure_lag = [&](bool force) {
+    if (!force && Clock::now() - last_lag < std::chrono::milliseconds(500)) return;
+    last_lag = Clock::now();
+    auto lag = loop.consumer().Lag(std::chrono::milliseconds(2000));
+    if (!lag.ok()) return;  // a monitoring read: the next window tries again
+    metrics.SetLag(*lag);
+    int64_t total = 0;
+    for (const auto& l : *lag) total += l.lag > 0 ? l.lag : 0;
+    progress.SetLag(lag->empty() ? -1 : total);
+  };
+  while (true) {
+    if (stop.load()) return {Status::OK(), true};
+    const auto w0 = Clock::now();
+    bool windowed = false;
+    auto more =
+        loop.StepPipelined([&](const EltStats&, const Window&) { windowed = true; });
+    if (!more.ok()) return {more.status(), false};
+    const EltStats& s = loop.stats();
+    if (windowed) {
+      metrics.OnWindow(s, std::chrono::duration<double>(Clock::now() - w0).count());
+      Log(LogLevel::kDebug, "cli",
+          "window " + std::to_string(s.windows) + ": records " +
+              std::to_string(s.records) + ", rows " + std::to_string(s.rows));
+    } else {
+      metrics.OnStats(s);
+    }
+    metrics.SetCaughtUp(s.caught_up);
+    progress.Update(s);
+    measure_lag(!*more);
+    if (!*more) return {};
+  }
 }
 
 }  // namespace
@@ -211,85 +324,9 @@ int RunService(const EltConfig& config, std::atomic<bool>* stop) {
                names);
   }
 
-  // Progress output on its own thread so it updates while a window is in flight.
-  const bool tty = ::isatty(2) == 1;
-  ProgressMode mode = config.progress;
-  if (mode == ProgressMode::kAuto) mode = tty ? ProgressMode::kBar : ProgressMode::kLines;
-  const bool bar = mode == ProgressMode::kBar;
-  ProgressState progress;
-  std::thread progress_thread;
-  if (mode != ProgressMode::kNone) {
-    const auto interval = bar ? std::chrono::milliseconds(200)
-                              : std::chrono::milliseconds(config.progress_interval_ms);
-    const bool catch_up = config.elt.until_caught_up;
-    progress_thread = std::thread([&progress, interval, bar, catch_up] {
-      std::unique_lock<std::mutex> lock(progress.mu);
-      while (!progress.done) {
-        progress.cv.wait_for(lock, interval, [&] { return progress.done; });
-        if (progress.done) break;
-        std::string text = ProgressText(progress.c, bar, catch_up);
-        lock.unlock();
-        if (bar) {
-          DrawBar(text);
-        } else {
-          WriteStderr(text);
-        }
-        lock.lock();
-      }
-    });
-  }
-
-  auto last_lag = Clock::now() - std::chrono::hours(1);
-  auto measure_lag = [&](bool force) {
-    if (!force && Clock::now() - last_lag < std::chrono::milliseconds(500)) return;
-    last_lag = Clock::now();
-    auto lag = (*loop)->consumer().Lag(std::chrono::milliseconds(2000));
-    if (!lag.ok()) return;  // a monitoring read: the next window tries again
-    metrics.SetLag(*lag);
-    int64_t total = 0;
-    for (const auto& l : *lag) total += l.lag > 0 ? l.lag : 0;
-    std::lock_guard<std::mutex> g(progress.mu);
-    progress.c.lag = lag->empty() ? -1 : total;
-    progress.c.lag_records = progress.c.records;
-  };
-
-  Status failure;
-  bool stopped_by_signal = false;
-  while (true) {
-    if (stop->load()) {
-      stopped_by_signal = true;
-      break;
-    }
-    const auto w0 = Clock::now();
-    bool windowed = false;
-    auto more =
-        (*loop)->StepPipelined([&](const EltStats&, const Window&) { windowed = true; });
-    if (!more.ok()) {
-      failure = more.status();
-      break;
-    }
-    const EltStats& s = (*loop)->stats();
-    if (windowed) {
-      metrics.OnWindow(s, std::chrono::duration<double>(Clock::now() - w0).count());
-      Log(LogLevel::kDebug, "cli",
-          "window " + std::to_string(s.windows) + ": records " +
-              std::to_string(s.records) + ", rows " + std::to_string(s.rows));
-    } else {
-      metrics.OnStats(s);
-    }
-    metrics.SetCaughtUp(s.caught_up);
-    {
-      std::lock_guard<std::mutex> g(progress.mu);
-      progress.c.records = s.records;
-      progress.c.bytes = s.bytes;
-      progress.c.rows = s.rows;
-      progress.c.bad = s.bad_records;
-      progress.c.windows = s.windows;
-      progress.c.waiting_for_members = s.waiting_for_members;
-    }
-    measure_lag(!*more);
-    if (!*more) break;
-  }
+  Progress progress(config, ::isatty(2) == 1);
+  Ending end = StepUntilDone(**loop, metrics, progress, *stop);
+  Status failure = end.failure;
   if (failure.ok()) {
     failure = (*loop)->Close();
   } else {
@@ -300,33 +337,14 @@ int RunService(const EltConfig& config, std::atomic<bool>* stop) {
   }
   const EltStats& s = (*loop)->stats();
   metrics.OnStats(s);
-  {
-    std::lock_guard<std::mutex> g(progress.mu);
-    progress.c.records = s.records;
-    progress.c.bytes = s.bytes;
-    progress.c.rows = s.rows;
-    progress.c.bad = s.bad_records;
-    progress.c.windows = s.windows;
-    if (s.caught_up) progress.c.lag = 0;
-    progress.done = true;
-  }
-  progress.cv.notify_all();
-  if (progress_thread.joinable()) progress_thread.join();
-  if (mode != ProgressMode::kNone) {
-    std::string text = ProgressText(progress.c, bar, config.elt.until_caught_up);
-    if (bar) {
-      DrawBar(text);
-      EndBar();
-    } else {
-      WriteStderr(text);
-    }
-  }
+  progress.Update(s);
+  progress.Finish(s.caught_up);
   double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  std::cout << SummaryJson(s, config, sink_names, seconds, stopped_by_signal)
+  std::cout << SummaryJson(s, config, sink_names, seconds, end.stopped_by_signal)
             << std::endl;
   if (!failure.ok()) return Fail(failure, "run");
   CliLog(LogLevel::kInfo,
-         stopped_by_signal ? "stopped: every durable window is committed" : "done");
+         end.stopped_by_signal ? "stopped: every durable window is committed" : "done");
   return 0;
 }
 
