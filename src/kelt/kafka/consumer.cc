@@ -8,8 +8,9 @@
 //    is COOPERATIVE.
 //  - Messages come in batches from the consumer queue (rd_kafka_consume_batch_queue),
 //    which also serves the rebalance callback on this thread.
-//  - A Window owns its rd_kafka_message_t objects, so its RecordViews point straight into
-//    librdkafka's fetch buffers: no payload copy between the broker and the Load step.
+//  - A Window owns its rd_kafka_message_t objects (window.h), so its RecordViews point
+//    straight into librdkafka's fetch buffers: no payload copy between the broker and
+//    the Load step.
 //  - Messages that would overflow a window (bytes) are carried over to the next one;
 //    messages of partitions revoked mid-window are dropped (their next owner re-reads
 //    them, since nothing past the last commit was committed).
@@ -43,6 +44,7 @@
 
 #include "kelt/kafka.h"
 #include "kelt/kafka/client.h"
+#include "kelt/kafka/window.h"
 #include "kelt/log.h"
 
 namespace kelt {
@@ -58,183 +60,6 @@ Result<GroupProtocol> ParseGroupProtocol(std::string_view text, std::string_view
 
 std::string_view GroupProtocolName(GroupProtocol protocol) {
   return protocol == GroupProtocol::kConsumer ? "consumer" : "classic";
-}
-
-std::string_view WindowEndName(WindowEnd end) {
-  switch (end) {
-    case WindowEnd::kMaxRecords:
-      return "max_records";
-    case WindowEnd::kMaxBytes:
-      return "max_bytes";
-    case WindowEnd::kEndOfPartitions:
-      return "end_of_partitions";
-    case WindowEnd::kDeadline:
-      return "deadline";
-  }
-  return "deadline";
-}
-
-// --- Window
-// -----------------------------------------------------------------------------
-
-class Window::Impl {
- public:
-  // Keeps the librdkafka handle alive while this window's messages exist: destroying
-  // the handle waits for every outstanding message, so a window that outlived its
-  // Consumer would otherwise hang Close(). Declared first, destroyed last.
-  std::shared_ptr<void> keepalive;
-  std::vector<kafka::MessagePtr> messages;
-  // Assignment generation of each span's partition when its records were polled:
-  // Commit() skips partitions whose generation changed (revoked, maybe reassigned).
-  std::vector<PartitionSpan> spans;
-  std::vector<uint64_t> span_generations;
-  WindowEnd end = WindowEnd::kDeadline;
-  int64_t bytes = 0;
-  bool caught_up = false;
-  const rd_kafka_topic_t* last_rkt = nullptr;  // cache of Add()
-  int32_t last_partition = -1;
-  size_t last_span = 0;
-  std::once_flag headers_once;
-  std::vector<HeaderView> headers;
-  std::vector<std::pair<uint32_t, uint32_t>> header_ranges;  // [begin, end) per message
-
-  void Add(kafka::MessagePtr m, uint64_t generation) {
-    // Batches come in runs of one partition: remember the last span (no string work).
-    std::vector<PartitionSpan>::iterator it;
-    if (m->rkt == last_rkt && m->partition == last_partition) {
-      it = spans.begin() + static_cast<std::ptrdiff_t>(last_span);
-    } else {
-      TopicPartition tp{rd_kafka_topic_name(m->rkt), m->partition};
-      it = std::find_if(spans.begin(), spans.end(),
-                        [&](const PartitionSpan& s) { return s.tp == tp; });
-      if (it == spans.end()) {
-        spans.push_back(PartitionSpan{tp, m->offset, m->offset, 0});
-        span_generations.push_back(generation);
-        it = spans.end() - 1;
-      }
-      last_rkt = m->rkt;
-      last_partition = m->partition;
-      last_span = static_cast<size_t>(it - spans.begin());
-    }
-    it->first_offset = std::min(it->first_offset, m->offset);
-    it->last_offset = std::max(it->last_offset, m->offset);
-    ++it->count;
-    bytes += static_cast<int64_t>(m->len + m->key_len);
-    messages.push_back(std::move(m));
-  }
-
-  // Header views of all messages, built on the first record(i, true): most loads
-  // never ask for headers, and reading them costs a librdkafka parse per message.
-  void EnsureHeaders() {
-    std::call_once(headers_once, [this] {
-      header_ranges.reserve(messages.size());
-      for (const auto& m : messages) {
-        auto begin = static_cast<uint32_t>(headers.size());
-        rd_kafka_headers_t* hdrs = nullptr;
-        if (rd_kafka_message_headers(m.get(), &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR &&
-            hdrs) {
-          const char* name;
-          const void* value;
-          size_t size;
-          for (size_t i = 0; rd_kafka_header_get_all(hdrs, i, &name, &value, &size) ==
-                             RD_KAFKA_RESP_ERR_NO_ERROR;
-               ++i) {
-            HeaderView h;
-            h.name = name;
-            if (value != nullptr)
-              h.value = std::string_view(static_cast<const char*>(value), size);
-            headers.push_back(h);
-          }
-        }
-        header_ranges.emplace_back(begin, static_cast<uint32_t>(headers.size()));
-      }
-    });
-  }
-
-  // Keep only the messages for which keep(partition, generation) holds, rebuilding the
-  // spans (rare: after a rebalance served in the middle of a poll).
-  template <typename Keep>
-  void Retain(Keep keep) {
-    std::vector<kafka::MessagePtr> old = std::move(messages);
-    std::vector<PartitionSpan> old_spans = std::move(spans);
-    std::vector<uint64_t> old_generations = std::move(span_generations);
-    messages.clear();
-    spans.clear();
-    span_generations.clear();
-    bytes = 0;
-    last_rkt = nullptr;
-    last_partition = -1;
-    for (auto& m : old) {
-      TopicPartition tp{rd_kafka_topic_name(m->rkt), m->partition};
-      size_t k = 0;
-      while (k < old_spans.size() && !(old_spans[k].tp == tp)) ++k;
-      if (k < old_spans.size() && keep(tp, old_generations[k])) {
-        Add(std::move(m), old_generations[k]);
-      }
-    }
-  }
-};
-
-Window::Window() : impl_(std::make_unique<Impl>()) {}
-Window::~Window() = default;
-Window::Window(Window&&) noexcept = default;
-Window& Window::operator=(Window&&) noexcept = default;
-
-size_t Window::size() const { return impl_->messages.size(); }
-const std::vector<PartitionSpan>& Window::spans() const { return impl_->spans; }
-WindowEnd Window::end_reason() const { return impl_->end; }
-int64_t Window::bytes() const { return impl_->bytes; }
-bool Window::caught_up() const { return impl_->caught_up; }
-
-RecordView Window::record(size_t i, bool with_headers) const {
-  const rd_kafka_message_t* m = impl_->messages[i].get();
-  RecordView v;
-  v.topic = rd_kafka_topic_name(m->rkt);
-  v.partition = m->partition;
-  v.offset = m->offset;
-  rd_kafka_timestamp_type_t tstype = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE;
-  int64_t ts = rd_kafka_message_timestamp(m, &tstype);
-  if (tstype != RD_KAFKA_TIMESTAMP_NOT_AVAILABLE && ts >= 0) {
-    v.timestamp_ms = ts;
-    v.timestamp_type = tstype == RD_KAFKA_TIMESTAMP_CREATE_TIME
-                           ? TimestampType::kCreateTime
-                           : TimestampType::kLogAppendTime;
-  }
-  if (m->key != nullptr)
-    v.key = std::string_view(static_cast<const char*>(m->key), m->key_len);
-  if (m->payload != nullptr) {
-    v.value = std::string_view(static_cast<const char*>(m->payload), m->len);
-  }
-  if (with_headers) {
-    impl_->EnsureHeaders();
-    auto [begin, end] = impl_->header_ranges[i];
-    v.headers = std::span<const HeaderView>(impl_->headers.data() + begin, end - begin);
-  }
-  return v;
-}
-
-std::vector<StreamRecord> Window::ToRecords() const {
-  std::vector<StreamRecord> out;
-  out.reserve(size());
-  for (size_t i = 0; i < size(); ++i) {
-    RecordView v = record(i, true);
-    StreamRecord r;
-    r.topic = std::string(v.topic);
-    r.partition = v.partition;
-    r.offset = v.offset;
-    r.timestamp_ms = v.timestamp_ms;
-    r.timestamp_type = v.timestamp_type;
-    if (v.key) r.key = std::string(*v.key);
-    if (v.value) r.value = std::string(*v.value);
-    for (const HeaderView& h : v.headers) {
-      RecordHeader rh;
-      rh.name = std::string(h.name);
-      if (h.value) rh.value = std::string(*h.value);
-      r.headers.push_back(std::move(rh));
-    }
-    out.push_back(std::move(r));
-  }
-  return out;
 }
 
 // --- Consumer
@@ -1414,7 +1239,7 @@ class Consumer::Impl {
   }
 
   ConsumerOptions options_;
-  std::shared_ptr<rd_kafka_t> rk_;  // shared with the Windows (see Window::Impl)
+  std::shared_ptr<rd_kafka_t> rk_;  // shared with the Windows (see window.h)
   kafka::QueuePtr queue_;
   std::unique_ptr<FetchWaker> waker_;  // before librdkafka 2.2 (see the file's notes)
   const bool purges_outdated_ = PurgesOutdatedMessages();  // (see the file's notes)
