@@ -23,27 +23,19 @@
 //    rebalance callback does not end the batch: the queue serving it goes on after a
 //    callback that handled its op, in 2.0.2 as in 2.11, so kelt no longer calls it.)
 //    Records of revoked partitions held from earlier batch calls are dropped either way.
-//  - Prefetch stalls (librdkafka#2879): once the consumer queue holds
-//    queued.min.messages or queued.max.messages.kbytes, librdkafka before 2.2 stops
-//    fetching and looks again only when its broker thread next wakes up: after up to
-//    1 s when no request is in flight. A reader slower than the fetcher then gets one
-//    queue-full (64 MB by default) per second, whatever its own speed. kelt raises
-//    queued.min.messages (the byte limit bounds memory) and, after draining a quarter
-//    of the byte limit or finding the queue empty, wakes the broker threads with a
-//    ListOffsets request (FetchWaker, off the polling thread). From 2.2 on,
-//    fetch.queue.backoff.ms does this instead.
+//  - Prefetch is bounded, and woken up with librdkafka before 2.2 (prefetch.h).
 #include <librdkafka/rdkafka.h>
 
 #include <algorithm>
-#include <condition_variable>
 #include <deque>
 #include <map>
-#include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 
 #include "kelt/kafka.h"
 #include "kelt/kafka/client.h"
+#include "kelt/kafka/prefetch.h"
 #include "kelt/kafka/window.h"
 #include "kelt/log.h"
 
@@ -69,8 +61,6 @@ namespace {
 
 constexpr int kBatchSize = 2048;
 
-// librdkafka from 2.2 has fetch.queue.backoff.ms and needs no waker.
-bool HasFetchQueueBackoff() { return rd_kafka_version() >= 0x02020000; }
 // From 2.1 librdkafka purges a batch's messages of a partition whose assignment changed
 // during the batch call (a version barrier), so what a batch holds is current.
 bool PurgesOutdatedMessages() { return rd_kafka_version() >= 0x02010000; }
@@ -78,63 +68,6 @@ bool PurgesOutdatedMessages() { return rd_kafka_version() >= 0x02010000; }
 bool HasConsumerGroupProtocol() { return rd_kafka_version() >= 0x02040000; }
 // librdkafka's default session.timeout.ms, and Kafka's group.consumer.session.timeout.ms.
 constexpr int kDefaultSessionTimeoutMs = 45000;
-
-// Wakes the broker threads that fetch the assigned partitions, so a partition that
-// stopped fetching because the queue was full looks again now rather than after up to
-// 1 s: a ListOffsets request for every assigned partition (one per leader) is an op
-// for each leader's broker thread, whose loop re-decides which partitions to fetch. The
-// answer is not used. One request is in flight at a time; nudges during it coalesce.
-class FetchWaker {
- public:
-  explicit FetchWaker(rd_kafka_t* rk) : rk_(rk), thread_([this] { Run(); }) {}
-  ~FetchWaker() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stop_ = true;
-    }
-    cv_.notify_one();
-    thread_.join();
-  }
-  FetchWaker(const FetchWaker&) = delete;
-  FetchWaker& operator=(const FetchWaker&) = delete;
-
-  void Nudge() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      nudged_ = true;
-    }
-    cv_.notify_one();
-  }
-
- private:
-  void Run() {
-    std::unique_lock<std::mutex> lock(mu_);
-    while (true) {
-      cv_.wait(lock, [this] { return stop_ || nudged_; });
-      if (stop_) return;
-      nudged_ = false;
-      lock.unlock();
-      rd_kafka_topic_partition_list_t* assigned = nullptr;
-      if (rd_kafka_assignment(rk_, &assigned) == RD_KAFKA_RESP_ERR_NO_ERROR &&
-          assigned != nullptr) {
-        kafka::PartitionListPtr list(assigned);
-        if (list->cnt > 0) {
-          for (int i = 0; i < list->cnt; ++i) list->elems[i].offset = RD_KAFKA_OFFSET_END;
-          (void)rd_kafka_offsets_for_times(rk_, list.get(), kWakeTimeoutMs);
-        }
-      }
-      lock.lock();
-    }
-  }
-
-  static constexpr int kWakeTimeoutMs = 2000;
-  rd_kafka_t* rk_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool nudged_ = false;
-  bool stop_ = false;
-  std::thread thread_;  // last: starts after the members it uses
-};
 
 struct PartitionState {
   uint64_t generation = 0;
@@ -192,13 +125,8 @@ class Consumer::Impl {
         // Lower than the library default so a window's deadline is not spent waiting
         // for a fetch that has nothing to return.
         {"fetch.wait.max.ms", "100"},
-        // Prefetch is bounded by bytes only (see the notes at the top): 16 MB keeps a
-        // loop that loads and lands 100,000-record windows fed (bench/README.md) at a
-        // quarter of librdkafka's default 64 MB.
-        {"queued.min.messages", "10000000"},
-        {"queued.max.messages.kbytes", "16384"},
     };
-    if (HasFetchQueueBackoff()) props["fetch.queue.backoff.ms"] = "20";
+    kafka::SetPrefetchDefaults(&props);
     if (options_.group_protocol == GroupProtocol::kConsumer) {
       props["group.protocol"] = "consumer";
     } else {
@@ -210,19 +138,8 @@ class Consumer::Impl {
     if (!options_.instance_id.empty()) props["group.instance.id"] = options_.instance_id;
     for (const auto& [k, v] : options_.properties) props[k] = v;
     props["enable.auto.commit"] = "false";
-    // Wake the fetchers after a quarter of either prefetch limit was drained.
-    auto limit = [&](const char* key, int64_t fallback) {
-      auto it = props.find(key);
-      if (it == props.end()) return fallback;
-      try {
-        return static_cast<int64_t>(std::stoll(it->second));
-      } catch (const std::exception&) {
-        return fallback;  // librdkafka rejects it below, naming the property
-      }
-    };
-    nudge_bytes_ = std::max<int64_t>(1, limit("queued.max.messages.kbytes", 65536) * 256);
-    nudge_messages_ = std::max<int64_t>(1, limit("queued.min.messages", 100000) / 4);
     props["enable.auto.offset.store"] = "false";
+    prefetch_.emplace(props);
     KELT_RETURN_NOT_OK(kafka::SetProperties(conf.get(), props));
     kafka::InstallLogger(conf.get());
     rd_kafka_conf_set_opaque(conf.get(), this);
@@ -238,7 +155,7 @@ class Consumer::Impl {
     rd_kafka_poll_set_consumer(rk_.get());
     queue_.reset(rd_kafka_queue_get_consumer(rk_.get()));
     commit_queue_.reset(rd_kafka_queue_new(rk_.get()));
-    if (!HasFetchQueueBackoff()) waker_ = std::make_unique<FetchWaker>(rk_.get());
+    prefetch_->Start(rk_.get());
 
     kafka::PartitionListPtr topics(
         rd_kafka_topic_partition_list_new(static_cast<int>(options_.topics.size())));
@@ -521,21 +438,9 @@ class Consumer::Impl {
     batch.reserve(static_cast<size_t>(n));
     for (ssize_t i = 0; i < n; ++i)
       batch.emplace_back(raw_batch_[static_cast<size_t>(i)]);
-    if (waker_ != nullptr) NoteDrained(batch);
+    prefetch_->NoteDrained(batch);
     KELT_RETURN_NOT_OK(TakeFatal());
     return batch;
-  }
-
-  // With a FetchWaker (librdkafka before 2.2): wake the fetchers once a share of the
-  // prefetch queue was drained.
-  void NoteDrained(const std::vector<kafka::MessagePtr>& batch) {
-    drained_messages_ += static_cast<int64_t>(batch.size());
-    for (const auto& m : batch)
-      drained_bytes_ += static_cast<int64_t>(m->len + m->key_len);
-    if (drained_bytes_ >= nudge_bytes_ || drained_messages_ >= nudge_messages_) {
-      waker_->Nudge();
-      drained_bytes_ = drained_messages_ = 0;
-    }
   }
 
   // A rebalance was served inside the batch call: records the window already holds for
@@ -938,7 +843,7 @@ class Consumer::Impl {
     if (Status st = FlushCommits(); flushed.ok()) flushed = std::move(st);
     closed_ = true;
     pending_.clear();
-    waker_.reset();  // joins its thread, which uses the handle
+    prefetch_->Stop();  // joins the waker's thread, which uses the handle
     rd_kafka_resp_err_t err = rd_kafka_consumer_close(rk_.get());
     queue_.reset();
     commit_queue_.reset();
@@ -1241,14 +1146,10 @@ class Consumer::Impl {
   ConsumerOptions options_;
   std::shared_ptr<rd_kafka_t> rk_;  // shared with the Windows (see window.h)
   kafka::QueuePtr queue_;
-  std::unique_ptr<FetchWaker> waker_;  // before librdkafka 2.2 (see the file's notes)
+  std::optional<kafka::PrefetchControl> prefetch_;         // made by Open
   const bool purges_outdated_ = PurgesOutdatedMessages();  // (see the file's notes)
-  int64_t nudge_bytes_ = 0;     // wake the fetchers after draining this much
-  int64_t nudge_messages_ = 0;  // ... or this many messages
-  int64_t drained_bytes_ = 0;   // since the last wake
-  int64_t drained_messages_ = 0;
-  std::map<TopicPartition, PartitionState> partitions_;  // the current assignment
-  const rd_kafka_topic_t* cached_rkt_ = nullptr;         // FindState's cache
+  std::map<TopicPartition, PartitionState> partitions_;    // the current assignment
+  const rd_kafka_topic_t* cached_rkt_ = nullptr;           // FindState's cache
   int32_t cached_partition_ = -1;
   PartitionState* cached_state_ = nullptr;
   std::deque<kafka::MessagePtr> pending_;       // carried over to the next window
