@@ -35,6 +35,8 @@
 
 #include "kelt/kafka.h"
 #include "kelt/kafka/client.h"
+#include "kelt/kafka/consumer_config.h"
+#include "kelt/kafka/group_holding.h"
 #include "kelt/kafka/prefetch.h"
 #include "kelt/kafka/window.h"
 #include "kelt/log.h"
@@ -42,17 +44,6 @@
 namespace kelt {
 
 std::string KafkaClientVersion() { return rd_kafka_version_str(); }
-
-Result<GroupProtocol> ParseGroupProtocol(std::string_view text, std::string_view what) {
-  if (text == "classic") return GroupProtocol::kClassic;
-  if (text == "consumer") return GroupProtocol::kConsumer;
-  return Status::Invalid(std::string(what) + ": expected classic or consumer, got '" +
-                         std::string(text) + "'");
-}
-
-std::string_view GroupProtocolName(GroupProtocol protocol) {
-  return protocol == GroupProtocol::kConsumer ? "consumer" : "classic";
-}
 
 // --- Consumer
 // ---------------------------------------------------------------------------
@@ -64,11 +55,6 @@ constexpr int kBatchSize = 2048;
 // From 2.1 librdkafka purges a batch's messages of a partition whose assignment changed
 // during the batch call (a version barrier), so what a batch holds is current.
 bool PurgesOutdatedMessages() { return rd_kafka_version() >= 0x02010000; }
-// KIP-848's group.protocol=consumer came with librdkafka 2.4.
-bool HasConsumerGroupProtocol() { return rd_kafka_version() >= 0x02040000; }
-// librdkafka's default session.timeout.ms, and Kafka's group.consumer.session.timeout.ms.
-constexpr int kDefaultSessionTimeoutMs = 45000;
-
 struct PartitionState {
   uint64_t generation = 0;
   // End of partition, by offsets: EOF events come once per arrival at the end and may
@@ -94,52 +80,11 @@ class Consumer::Impl {
   }
 
   Status Open() {
-    if (options_.brokers.find_first_not_of(" \t\r\n") == std::string::npos) {
-      return Status::Invalid("kafka brokers must not be empty");
-    }
-    if (options_.group_id.find_first_not_of(" \t\r\n") == std::string::npos) {
-      return Status::Invalid("kafka group_id must not be empty");
-    }
-    if (options_.topics.empty() ||
-        std::any_of(options_.topics.begin(), options_.topics.end(),
-                    [](const std::string& t) {
-                      return t.find_first_not_of(" \t\r\n") == std::string::npos;
-                    })) {
-      return Status::Invalid("kafka topic must not be empty");
-    }
-    for (const char* forbidden : {"enable.auto.commit", "enable.auto.offset.store"}) {
-      auto it = options_.properties.find(forbidden);
-      if (it != options_.properties.end() && it->second != "false") {
-        return Status::Invalid(std::string("kafka property '") + forbidden +
-                               "' must stay false: kelt commits offsets only after the "
-                               "window is durable");
-      }
-    }
-    KELT_RETURN_NOT_OK(ResolveGroupOptions());
-    kafka::ConfPtr conf(rd_kafka_conf_new());
-    std::map<std::string, std::string> props = {
-        {"bootstrap.servers", options_.brokers},
-        {"group.id", options_.group_id},
-        {"auto.offset.reset", options_.auto_offset_reset},
-        {"enable.partition.eof", "true"},
-        // Lower than the library default so a window's deadline is not spent waiting
-        // for a fetch that has nothing to return.
-        {"fetch.wait.max.ms", "100"},
-    };
-    kafka::SetPrefetchDefaults(&props);
-    if (options_.group_protocol == GroupProtocol::kConsumer) {
-      props["group.protocol"] = "consumer";
-    } else {
-      props["partition.assignment.strategy"] = "range";
-      if (options_.session_timeout_ms) {
-        props["session.timeout.ms"] = std::to_string(*options_.session_timeout_ms);
-      }
-    }
-    if (!options_.instance_id.empty()) props["group.instance.id"] = options_.instance_id;
-    for (const auto& [k, v] : options_.properties) props[k] = v;
-    props["enable.auto.commit"] = "false";
-    props["enable.auto.offset.store"] = "false";
+    KELT_RETURN_NOT_OK(kafka::ValidateConsumerOptions(options_));
+    KELT_RETURN_NOT_OK(kafka::ResolveGroupOptions(&options_));
+    const std::map<std::string, std::string> props = kafka::ConsumerProperties(options_);
     prefetch_.emplace(props);
+    kafka::ConfPtr conf(rd_kafka_conf_new());
     KELT_RETURN_NOT_OK(kafka::SetProperties(conf.get(), props));
     kafka::InstallLogger(conf.get());
     rd_kafka_conf_set_opaque(conf.get(), this);
@@ -163,186 +108,23 @@ class Consumer::Impl {
       rd_kafka_topic_partition_list_add(topics.get(), t.c_str(), RD_KAFKA_PARTITION_UA);
     }
     rd_kafka_resp_err_t err = rd_kafka_subscribe(rk_.get(), topics.get());
-    if (err) return kafka::KafkaError(err, "subscribing to " + JoinTopics());
-    return Status::OK();
-  }
-
-  // group_protocol and instance_id, and the librdkafka properties that say the same
-  // (kcat's habit: --property group.protocol=consumer): they must agree, and the keys
-  // the consumer protocol moved to the broker are refused with it rather than ignored.
-  Status ResolveGroupOptions() {
-    auto& props = options_.properties;
-    if (auto it = props.find("group.protocol"); it != props.end()) {
-      KELT_ASSIGN_OR_RAISE(
-          GroupProtocol p,
-          ParseGroupProtocol(it->second, "kafka property 'group.protocol'"));
-      if (p != options_.group_protocol &&
-          options_.group_protocol != GroupProtocol::kClassic) {
-        return Status::Invalid("kafka property 'group.protocol' is '" + it->second +
-                               "' but group_protocol is '" +
-                               std::string(GroupProtocolName(options_.group_protocol)) +
-                               "'");
-      }
-      options_.group_protocol = p;
-      props.erase(it);
-    }
-    if (auto it = props.find("group.instance.id"); it != props.end()) {
-      if (!options_.instance_id.empty() && options_.instance_id != it->second) {
-        return Status::Invalid(
-            "kafka property 'group.instance.id' and instance_id differ: set one of them");
-      }
-      options_.instance_id = it->second;
-      props.erase(it);
-    }
-    if (options_.group_protocol != GroupProtocol::kConsumer) return Status::OK();
-    if (!HasConsumerGroupProtocol()) {
-      return Status::Invalid(
-          std::string("group_protocol consumer needs librdkafka 2.4 or "
-                      "later; this kelt runs librdkafka ") +
-          rd_kafka_version_str());
-    }
-    if (options_.session_timeout_ms) {
-      return Status::Invalid(
-          "session_timeout_ms applies to group_protocol classic only: with consumer the "
-          "broker's group.consumer.session.timeout.ms decides");
-    }
-    for (const char* moved : {"session.timeout.ms", "heartbeat.interval.ms",
-                              "partition.assignment.strategy", "group.protocol.type"}) {
-      if (props.count(moved)) {
-        return Status::Invalid(
-            std::string("kafka property '") + moved +
-            "' does not apply with group_protocol consumer (the broker "
-            "decides; group.remote.assignor chooses its assignor)");
-      }
+    if (err) {
+      return kafka::KafkaError(err,
+                               "subscribing to " + kafka::JoinTopics(options_.topics));
     }
     return Status::OK();
   }
 
   std::chrono::milliseconds SessionTimeout() const {
-    if (options_.group_protocol == GroupProtocol::kClassic) {
-      if (options_.session_timeout_ms) {
-        return std::chrono::milliseconds(*options_.session_timeout_ms);
-      }
-      auto it = options_.properties.find("session.timeout.ms");
-      if (it != options_.properties.end()) {
-        try {
-          return std::chrono::milliseconds(std::stoll(it->second));
-        } catch (const std::exception&) {
-        }
-      }
-    }
-    return std::chrono::milliseconds(kDefaultSessionTimeoutMs);
+    return kafka::SessionTimeout(options_);
   }
 
-  // Asks the group coordinator (DescribeConsumerGroups, on this client's own handle) who
-  // holds which partitions, and the metadata how many partitions the subscribed topics
-  // have: the topics named in the subscription and those of any member's assignment.
   Result<Consumer::GroupHolding> DescribeGroupHolding(std::chrono::milliseconds timeout) {
     if (closed_) return Status::Invalid("kafka consumer is closed");
-    const int timeout_ms = static_cast<int>(timeout.count());
     std::set<TopicPartition> held;
     for (const auto& [tp, ps] : partitions_) held.insert(tp);
-    std::set<std::string> topics;
-    bool regex = false;
-    for (const std::string& t : options_.topics) {
-      if (!t.empty() && t[0] == '^') {
-        regex = true;
-      } else {
-        topics.insert(t);
-      }
-    }
-    for (const auto& tp : held) topics.insert(tp.topic);
-    // The partitions of `topics` that `held` lacks, from the metadata.
-    auto count_unheld = [&]() -> Result<int64_t> {
-      int64_t unheld = 0;
-      for (const std::string& topic : topics) {
-        std::unique_ptr<rd_kafka_topic_t, decltype(&rd_kafka_topic_destroy)> rkt(
-            rd_kafka_topic_new(rk_.get(), topic.c_str(), nullptr),
-            &rd_kafka_topic_destroy);
-        if (!rkt) continue;
-        const rd_kafka_metadata_t* md = nullptr;
-        rd_kafka_resp_err_t err =
-            rd_kafka_metadata(rk_.get(), 0, rkt.get(), &md, timeout_ms);
-        if (err) return kafka::KafkaError(err, "reading the metadata of '" + topic + "'");
-        for (int t = 0; t < md->topic_cnt; ++t) {
-          for (int p = 0; p < md->topics[t].partition_cnt; ++p) {
-            if (!held.count({md->topics[t].topic, md->topics[t].partitions[p].id}))
-              ++unheld;
-          }
-        }
-        rd_kafka_metadata_destroy(md);
-      }
-      return unheld;
-    };
-    Consumer::GroupHolding out;
-    // This member holds every partition of the subscription: nobody else holds any (the
-    // common case of one worker, answered without asking the coordinator).
-    KELT_ASSIGN_OR_RAISE(int64_t unheld, count_unheld());
-    if (unheld == 0 && !regex) return out;
-
-    kafka::QueuePtr queue(rd_kafka_queue_new(rk_.get()));
-    std::unique_ptr<rd_kafka_AdminOptions_t, decltype(&rd_kafka_AdminOptions_destroy)>
-        admin(rd_kafka_AdminOptions_new(rk_.get(),
-                                        RD_KAFKA_ADMIN_OP_DESCRIBECONSUMERGROUPS),
-              &rd_kafka_AdminOptions_destroy);
-    char errstr[256] = {0};
-    if (rd_kafka_AdminOptions_set_request_timeout(admin.get(), timeout_ms, errstr,
-                                                  sizeof(errstr))) {
-      return Status::Invalid(std::string("describing the group: ") + errstr);
-    }
-    const char* groups[] = {options_.group_id.c_str()};
-    rd_kafka_DescribeConsumerGroups(rk_.get(), groups, 1, admin.get(), queue.get());
-    std::unique_ptr<rd_kafka_event_t, decltype(&rd_kafka_event_destroy)> event(
-        rd_kafka_queue_poll(queue.get(), timeout_ms + 1000), &rd_kafka_event_destroy);
-    if (!event) {
-      return Status::Unavailable("describing group " + options_.group_id + ": no answer");
-    }
-    if (rd_kafka_resp_err_t err = rd_kafka_event_error(event.get())) {
-      return kafka::KafkaError(err, "describing group " + options_.group_id);
-    }
-    size_t n = 0;
-    const rd_kafka_ConsumerGroupDescription_t** descs =
-        rd_kafka_DescribeConsumerGroups_result_groups(
-            rd_kafka_event_DescribeConsumerGroups_result(event.get()), &n);
-    char* mine_raw = rd_kafka_memberid(rk_.get());
-    const std::string mine = mine_raw ? mine_raw : "";
-    if (mine_raw) rd_kafka_mem_free(rk_.get(), mine_raw);
-    const size_t topics_before = topics.size();
-    for (size_t g = 0; g < n; ++g) {
-      if (const rd_kafka_error_t* e = rd_kafka_ConsumerGroupDescription_error(descs[g])) {
-        return Status::Kafka("describing group " + options_.group_id + ": " +
-                             rd_kafka_error_string(e));
-      }
-      // The classic coordinator of Kafka before 4.0 describes a rebalancing group's
-      // members without their assignments: then each other member counts as holding some.
-      const rd_kafka_consumer_group_state_t state =
-          rd_kafka_ConsumerGroupDescription_state(descs[g]);
-      const bool rebalancing =
-          state == RD_KAFKA_CONSUMER_GROUP_STATE_PREPARING_REBALANCE ||
-          state == RD_KAFKA_CONSUMER_GROUP_STATE_COMPLETING_REBALANCE;
-      const size_t members = rd_kafka_ConsumerGroupDescription_member_count(descs[g]);
-      for (size_t i = 0; i < members; ++i) {
-        const rd_kafka_MemberDescription_t* m =
-            rd_kafka_ConsumerGroupDescription_member(descs[g], i);
-        if (mine == rd_kafka_MemberDescription_consumer_id(m)) continue;
-        const rd_kafka_MemberAssignment_t* a = rd_kafka_MemberDescription_assignment(m);
-        const rd_kafka_topic_partition_list_t* parts =
-            a ? rd_kafka_MemberAssignment_partitions(a) : nullptr;
-        const int count = parts ? parts->cnt : 0;
-        if (count > 0 || rebalancing) ++out.other_members;
-        for (int j = 0; j < count; ++j) {
-          topics.insert(parts->elems[j].topic);
-          if (held.insert({parts->elems[j].topic, parts->elems[j].partition}).second)
-            ++out.held_by_others;
-        }
-      }
-    }
-    if (out.held_by_others == 0 && topics.size() == topics_before) {
-      out.unassigned = unheld;
-    } else {
-      KELT_ASSIGN_OR_RAISE(out.unassigned, count_unheld());
-    }
-    return out;
+    return kafka::DescribeGroupHolding(rk_.get(), options_.group_id, options_.topics,
+                                       std::move(held), timeout);
   }
 
   Result<Window> Poll(const WindowOptions& opts) {
@@ -1132,15 +914,6 @@ class Consumer::Impl {
       rd_kafka_topic_partition_list_add(list, tp.topic.c_str(), tp.partition);
     }
     return list;
-  }
-
-  std::string JoinTopics() const {
-    std::string out;
-    for (const std::string& t : options_.topics) {
-      if (!out.empty()) out += ", ";
-      out += "'" + t + "'";
-    }
-    return out;
   }
 
   ConsumerOptions options_;
