@@ -51,6 +51,7 @@ PartitionListPtr AssignedPartitions::ToPartitionList() const {
 
 std::vector<TopicPartition> PartitionsOf(const rd_kafka_topic_partition_list_t* list) {
   std::vector<TopicPartition> out;
+  out.reserve(static_cast<size_t>(list->cnt));
   for (int i = 0; i < list->cnt; ++i) {
     out.push_back({list->elems[i].topic, list->elems[i].partition});
   }

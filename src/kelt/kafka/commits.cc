@@ -156,6 +156,7 @@ Result<std::vector<std::pair<TopicPartition, int64_t>>> Committer::Committed(
   rd_kafka_resp_err_t err = rd_kafka_committed(rk_, list.get(), timeout_ms);
   if (err) return KafkaError(err, "fetching committed offsets");
   std::vector<std::pair<TopicPartition, int64_t>> out;
+  out.reserve(static_cast<size_t>(list->cnt));
   for (int i = 0; i < list->cnt; ++i) {
     out.emplace_back(TopicPartition{list->elems[i].topic, list->elems[i].partition},
                      list->elems[i].offset >= 0 ? list->elems[i].offset : -1);

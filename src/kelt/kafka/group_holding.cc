@@ -59,7 +59,7 @@ Result<EventPtr> DescribeGroup(rd_kafka_t* rk, const std::string& group_id,
 
 std::string MemberId(rd_kafka_t* rk) {
   char* raw = rd_kafka_memberid(rk);
-  const std::string id = raw ? raw : "";
+  std::string id = raw ? raw : "";
   if (raw) rd_kafka_mem_free(rk, raw);
   return id;
 }
