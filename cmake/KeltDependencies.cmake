@@ -32,7 +32,7 @@ endfunction()
 set(KELT_RDKAFKA "vendored" CACHE STRING "Kafka client: vendored (static 2.11.1) or system")
 set_property(CACHE KELT_RDKAFKA PROPERTY STRINGS vendored system)
 # The oldest librdkafka kelt runs on: Debian 12's. Below 2.2 the consumer wakes its own
-# fetchers (consumer.cc's notes); group_protocol=consumer needs 2.4 (kelt checks at run time).
+# fetchers (kafka/prefetch.h); group_protocol=consumer needs 2.4 (kelt checks at run time).
 set(KELT_RDKAFKA_MIN_VERSION "2.0.2")
 if(KELT_RDKAFKA STREQUAL "system")
   pkg_check_modules(RDKAFKA IMPORTED_TARGET rdkafka)

@@ -11,11 +11,12 @@
 
 #include <algorithm>
 #include <cctype>
-#include <mutex>
 #include <set>
 #include <thread>
 #include <utility>
 
+#include "kelt/common/mutex.h"
+#include "kelt/common/thread_annotations.h"
 #include "kelt/kafka/client.h"
 
 namespace kelt {
@@ -445,9 +446,9 @@ class Admin::Impl {
     int down_reports_before;
   };
 
-  Call Begin(std::chrono::milliseconds timeout) {
+  Call Begin(std::chrono::milliseconds timeout) KELT_EXCLUDES(mu_) {
     if (timeout.count() <= 0) timeout = std::chrono::milliseconds(1);
-    std::lock_guard<std::mutex> lock(mu_);
+    internal::MutexLock lock(&mu_);
     return {timeout, Clock::now() + timeout, down_reports_};
   }
 
@@ -458,8 +459,8 @@ class Admin::Impl {
   }
 
   // Not OK when the cluster cannot be reached at all (so waiting longer is pointless).
-  Status Unreachable(const Call& call) {
-    std::lock_guard<std::mutex> lock(mu_);
+  Status Unreachable(const Call& call) KELT_EXCLUDES(mu_) {
+    internal::MutexLock lock(&mu_);
     if (down_reports_ - call.down_reports_before >= kDownReportsToGiveUp ||
         auth_failed_) {
       return Status::Kafka("cannot reach the cluster at " + brokers_ +
@@ -469,8 +470,8 @@ class Admin::Impl {
     return Status::OK();
   }
 
-  Status TimedOut(const Call& call, const std::string& what) {
-    std::lock_guard<std::mutex> lock(mu_);
+  Status TimedOut(const Call& call, const std::string& what) KELT_EXCLUDES(mu_) {
+    internal::MutexLock lock(&mu_);
     return Status::Kafka(
         "no answer to " + what + " from " + brokers_ + " within " +
             Seconds(call.timeout) +
@@ -625,7 +626,7 @@ class Admin::Impl {
   static void ErrorCallback(rd_kafka_t* /*rk*/, int err, const char* reason,
                             void* opaque) {
     auto* self = static_cast<Impl*>(opaque);
-    std::lock_guard<std::mutex> lock(self->mu_);
+    internal::MutexLock lock(&self->mu_);
     if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN) {
       ++self->down_reports_;
       if (self->last_error_.empty() && reason != nullptr) self->last_error_ = reason;
@@ -636,10 +637,10 @@ class Admin::Impl {
   }
 
   std::string brokers_;
-  std::mutex mu_;  // guards the fields below (written by the error callback)
-  int down_reports_ = 0;
-  bool auth_failed_ = false;
-  std::string last_error_;
+  internal::Mutex mu_;  // guards the fields below (written by the error callback)
+  int down_reports_ KELT_GUARDED_BY(mu_) = 0;
+  bool auth_failed_ KELT_GUARDED_BY(mu_) = false;
+  std::string last_error_ KELT_GUARDED_BY(mu_);
   kafka::HandlePtr rk_;  // last: destroyed first
 };
 

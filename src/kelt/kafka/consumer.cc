@@ -1,403 +1,63 @@
 // Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
 //
-// The windowed consumer. Design notes:
-//  - One high-level consumer per Consumer object, alive across windows (RDP made one
-//    per call). Manual commits only. The classic group protocol uses the eager range
-//    assignor; KIP-848's (group_protocol consumer) is incremental, so the rebalance
-//    callback assigns and revokes incrementally whenever librdkafka says the protocol
-//    is COOPERATIVE.
-//  - Messages come in batches from the consumer queue (rd_kafka_consume_batch_queue),
-//    which also serves the rebalance callback on this thread.
-//  - A Window owns its rd_kafka_message_t objects, so its RecordViews point straight into
-//    librdkafka's fetch buffers: no payload copy between the broker and the Load step.
-//  - Messages that would overflow a window (bytes) are carried over to the next one;
-//    messages of partitions revoked mid-window are dropped (their next owner re-reads
-//    them, since nothing past the last commit was committed).
-//  - A batch call can serve a rebalance in its middle. From librdkafka 2.1 a version
-//    barrier purges the batch's messages of a partition whose assignment changed, so
-//    what the batch returns is current. Before 2.1 (the system-library fallback) a batch
-//    may hold messages of a partition revoked during the call and, when it came straight
-//    back, messages of its new assignment that cannot be told apart: Poll then drops both
-//    and seeks the partition back to its new start. (An rd_kafka_yield() in the
-//    rebalance callback does not end the batch: the queue serving it goes on after a
-//    callback that handled its op, in 2.0.2 as in 2.11, so kelt no longer calls it.)
-//    Records of revoked partitions held from earlier batch calls are dropped either way.
-//  - Prefetch stalls (librdkafka#2879): once the consumer queue holds
-//    queued.min.messages or queued.max.messages.kbytes, librdkafka before 2.2 stops
-//    fetching and looks again only when its broker thread next wakes up: after up to
-//    1 s when no request is in flight. A reader slower than the fetcher then gets one
-//    queue-full (64 MB by default) per second, whatever its own speed. kelt raises
-//    queued.min.messages (the byte limit bounds memory) and, after draining a quarter
-//    of the byte limit or finding the queue empty, wakes the broker threads with a
-//    ListOffsets request (FetchWaker, off the polling thread). From 2.2 on,
-//    fetch.queue.backoff.ms does this instead.
+// The windowed consumer: one high-level librdkafka consumer per Consumer object, alive
+// across windows (RDP made one per call), manual commits only. Consumer::Impl owns the
+// client (its handle, shared with the Windows, and its queues) and the consumer's
+// state, and wires the parts that do the work, each in its own file:
+//   consumer_config.h      options checked, the client's properties
+//   assigned_partitions.h  the assignment as the consumer knows it (generations)
+//   window_assembly.h      the steps of Poll, carried-over records, seeks and Rewind
+//   rebalance.h            the rebalance callback (eager or incremental), the hooks
+//   commits.h              synchronous, asynchronous and deferred commits
+//   watermarks.h           catch-up marks, end of partitions, lag
+//   prefetch.h             prefetch flow control (FetchWaker before librdkafka 2.2)
+//   fatal_error.h          the error callback, the error that stops the consumer
+//   group_holding.h        who holds the subscription's partitions
+//   window.h               what a Window holds
+// Everything runs on the polling thread: librdkafka serves the rebalance and error
+// callbacks there, inside a batch call or Close. Only the FetchWaker has a thread.
 #include <librdkafka/rdkafka.h>
 
-#include <algorithm>
-#include <condition_variable>
-#include <deque>
+#include <chrono>
 #include <map>
-#include <mutex>
-#include <set>
-#include <thread>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "kelt/kafka.h"
+#include "kelt/kafka/assigned_partitions.h"
 #include "kelt/kafka/client.h"
-#include "kelt/log.h"
+#include "kelt/kafka/commits.h"
+#include "kelt/kafka/consumer_config.h"
+#include "kelt/kafka/fatal_error.h"
+#include "kelt/kafka/group_holding.h"
+#include "kelt/kafka/prefetch.h"
+#include "kelt/kafka/rebalance.h"
+#include "kelt/kafka/watermarks.h"
+#include "kelt/kafka/window.h"
+#include "kelt/kafka/window_assembly.h"
 
 namespace kelt {
 
 std::string KafkaClientVersion() { return rd_kafka_version_str(); }
 
-Result<GroupProtocol> ParseGroupProtocol(std::string_view text, std::string_view what) {
-  if (text == "classic") return GroupProtocol::kClassic;
-  if (text == "consumer") return GroupProtocol::kConsumer;
-  return Status::Invalid(std::string(what) + ": expected classic or consumer, got '" +
-                         std::string(text) + "'");
-}
-
-std::string_view GroupProtocolName(GroupProtocol protocol) {
-  return protocol == GroupProtocol::kConsumer ? "consumer" : "classic";
-}
-
-std::string_view WindowEndName(WindowEnd end) {
-  switch (end) {
-    case WindowEnd::kMaxRecords:
-      return "max_records";
-    case WindowEnd::kMaxBytes:
-      return "max_bytes";
-    case WindowEnd::kEndOfPartitions:
-      return "end_of_partitions";
-    case WindowEnd::kDeadline:
-      return "deadline";
-  }
-  return "deadline";
-}
-
-// --- Window
-// -----------------------------------------------------------------------------
-
-class Window::Impl {
- public:
-  // Keeps the librdkafka handle alive while this window's messages exist: destroying
-  // the handle waits for every outstanding message, so a window that outlived its
-  // Consumer would otherwise hang Close(). Declared first, destroyed last.
-  std::shared_ptr<void> keepalive;
-  std::vector<kafka::MessagePtr> messages;
-  // Assignment generation of each span's partition when its records were polled:
-  // Commit() skips partitions whose generation changed (revoked, maybe reassigned).
-  std::vector<PartitionSpan> spans;
-  std::vector<uint64_t> span_generations;
-  WindowEnd end = WindowEnd::kDeadline;
-  int64_t bytes = 0;
-  bool caught_up = false;
-  const rd_kafka_topic_t* last_rkt = nullptr;  // cache of Add()
-  int32_t last_partition = -1;
-  size_t last_span = 0;
-  std::once_flag headers_once;
-  std::vector<HeaderView> headers;
-  std::vector<std::pair<uint32_t, uint32_t>> header_ranges;  // [begin, end) per message
-
-  void Add(kafka::MessagePtr m, uint64_t generation) {
-    // Batches come in runs of one partition: remember the last span (no string work).
-    std::vector<PartitionSpan>::iterator it;
-    if (m->rkt == last_rkt && m->partition == last_partition) {
-      it = spans.begin() + static_cast<std::ptrdiff_t>(last_span);
-    } else {
-      TopicPartition tp{rd_kafka_topic_name(m->rkt), m->partition};
-      it = std::find_if(spans.begin(), spans.end(),
-                        [&](const PartitionSpan& s) { return s.tp == tp; });
-      if (it == spans.end()) {
-        spans.push_back(PartitionSpan{tp, m->offset, m->offset, 0});
-        span_generations.push_back(generation);
-        it = spans.end() - 1;
-      }
-      last_rkt = m->rkt;
-      last_partition = m->partition;
-      last_span = static_cast<size_t>(it - spans.begin());
-    }
-    it->first_offset = std::min(it->first_offset, m->offset);
-    it->last_offset = std::max(it->last_offset, m->offset);
-    ++it->count;
-    bytes += static_cast<int64_t>(m->len + m->key_len);
-    messages.push_back(std::move(m));
-  }
-
-  // Header views of all messages, built on the first record(i, true): most loads
-  // never ask for headers, and reading them costs a librdkafka parse per message.
-  void EnsureHeaders() {
-    std::call_once(headers_once, [this] {
-      header_ranges.reserve(messages.size());
-      for (const auto& m : messages) {
-        auto begin = static_cast<uint32_t>(headers.size());
-        rd_kafka_headers_t* hdrs = nullptr;
-        if (rd_kafka_message_headers(m.get(), &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR &&
-            hdrs) {
-          const char* name;
-          const void* value;
-          size_t size;
-          for (size_t i = 0; rd_kafka_header_get_all(hdrs, i, &name, &value, &size) ==
-                             RD_KAFKA_RESP_ERR_NO_ERROR;
-               ++i) {
-            HeaderView h;
-            h.name = name;
-            if (value != nullptr)
-              h.value = std::string_view(static_cast<const char*>(value), size);
-            headers.push_back(h);
-          }
-        }
-        header_ranges.emplace_back(begin, static_cast<uint32_t>(headers.size()));
-      }
-    });
-  }
-
-  // Keep only the messages for which keep(partition, generation) holds, rebuilding the
-  // spans (rare: after a rebalance served in the middle of a poll).
-  template <typename Keep>
-  void Retain(Keep keep) {
-    std::vector<kafka::MessagePtr> old = std::move(messages);
-    std::vector<PartitionSpan> old_spans = std::move(spans);
-    std::vector<uint64_t> old_generations = std::move(span_generations);
-    messages.clear();
-    spans.clear();
-    span_generations.clear();
-    bytes = 0;
-    last_rkt = nullptr;
-    last_partition = -1;
-    for (auto& m : old) {
-      TopicPartition tp{rd_kafka_topic_name(m->rkt), m->partition};
-      size_t k = 0;
-      while (k < old_spans.size() && !(old_spans[k].tp == tp)) ++k;
-      if (k < old_spans.size() && keep(tp, old_generations[k])) {
-        Add(std::move(m), old_generations[k]);
-      }
-    }
-  }
-};
-
-Window::Window() : impl_(std::make_unique<Impl>()) {}
-Window::~Window() = default;
-Window::Window(Window&&) noexcept = default;
-Window& Window::operator=(Window&&) noexcept = default;
-
-size_t Window::size() const { return impl_->messages.size(); }
-const std::vector<PartitionSpan>& Window::spans() const { return impl_->spans; }
-WindowEnd Window::end_reason() const { return impl_->end; }
-int64_t Window::bytes() const { return impl_->bytes; }
-bool Window::caught_up() const { return impl_->caught_up; }
-
-RecordView Window::record(size_t i, bool with_headers) const {
-  const rd_kafka_message_t* m = impl_->messages[i].get();
-  RecordView v;
-  v.topic = rd_kafka_topic_name(m->rkt);
-  v.partition = m->partition;
-  v.offset = m->offset;
-  rd_kafka_timestamp_type_t tstype = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE;
-  int64_t ts = rd_kafka_message_timestamp(m, &tstype);
-  if (tstype != RD_KAFKA_TIMESTAMP_NOT_AVAILABLE && ts >= 0) {
-    v.timestamp_ms = ts;
-    v.timestamp_type = tstype == RD_KAFKA_TIMESTAMP_CREATE_TIME
-                           ? TimestampType::kCreateTime
-                           : TimestampType::kLogAppendTime;
-  }
-  if (m->key != nullptr)
-    v.key = std::string_view(static_cast<const char*>(m->key), m->key_len);
-  if (m->payload != nullptr) {
-    v.value = std::string_view(static_cast<const char*>(m->payload), m->len);
-  }
-  if (with_headers) {
-    impl_->EnsureHeaders();
-    auto [begin, end] = impl_->header_ranges[i];
-    v.headers = std::span<const HeaderView>(impl_->headers.data() + begin, end - begin);
-  }
-  return v;
-}
-
-std::vector<StreamRecord> Window::ToRecords() const {
-  std::vector<StreamRecord> out;
-  out.reserve(size());
-  for (size_t i = 0; i < size(); ++i) {
-    RecordView v = record(i, true);
-    StreamRecord r;
-    r.topic = std::string(v.topic);
-    r.partition = v.partition;
-    r.offset = v.offset;
-    r.timestamp_ms = v.timestamp_ms;
-    r.timestamp_type = v.timestamp_type;
-    if (v.key) r.key = std::string(*v.key);
-    if (v.value) r.value = std::string(*v.value);
-    for (const HeaderView& h : v.headers) {
-      RecordHeader rh;
-      rh.name = std::string(h.name);
-      if (h.value) rh.value = std::string(*h.value);
-      r.headers.push_back(std::move(rh));
-    }
-    out.push_back(std::move(r));
-  }
-  return out;
-}
-
-// --- Consumer
-// ---------------------------------------------------------------------------
-
-namespace {
-
-constexpr int kBatchSize = 2048;
-
-// librdkafka from 2.2 has fetch.queue.backoff.ms and needs no waker.
-bool HasFetchQueueBackoff() { return rd_kafka_version() >= 0x02020000; }
-// From 2.1 librdkafka purges a batch's messages of a partition whose assignment changed
-// during the batch call (a version barrier), so what a batch holds is current.
-bool PurgesOutdatedMessages() { return rd_kafka_version() >= 0x02010000; }
-// KIP-848's group.protocol=consumer came with librdkafka 2.4.
-bool HasConsumerGroupProtocol() { return rd_kafka_version() >= 0x02040000; }
-// librdkafka's default session.timeout.ms, and Kafka's group.consumer.session.timeout.ms.
-constexpr int kDefaultSessionTimeoutMs = 45000;
-
-// Wakes the broker threads that fetch the assigned partitions, so a partition that
-// stopped fetching because the queue was full looks again now rather than after up to
-// 1 s: a ListOffsets request for every assigned partition (one per leader) is an op
-// for each leader's broker thread, whose loop re-decides which partitions to fetch. The
-// answer is not used. One request is in flight at a time; nudges during it coalesce.
-class FetchWaker {
- public:
-  explicit FetchWaker(rd_kafka_t* rk) : rk_(rk), thread_([this] { Run(); }) {}
-  ~FetchWaker() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stop_ = true;
-    }
-    cv_.notify_one();
-    thread_.join();
-  }
-  FetchWaker(const FetchWaker&) = delete;
-  FetchWaker& operator=(const FetchWaker&) = delete;
-
-  void Nudge() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      nudged_ = true;
-    }
-    cv_.notify_one();
-  }
-
- private:
-  void Run() {
-    std::unique_lock<std::mutex> lock(mu_);
-    while (true) {
-      cv_.wait(lock, [this] { return stop_ || nudged_; });
-      if (stop_) return;
-      nudged_ = false;
-      lock.unlock();
-      rd_kafka_topic_partition_list_t* assigned = nullptr;
-      if (rd_kafka_assignment(rk_, &assigned) == RD_KAFKA_RESP_ERR_NO_ERROR &&
-          assigned != nullptr) {
-        kafka::PartitionListPtr list(assigned);
-        if (list->cnt > 0) {
-          for (int i = 0; i < list->cnt; ++i) list->elems[i].offset = RD_KAFKA_OFFSET_END;
-          (void)rd_kafka_offsets_for_times(rk_, list.get(), kWakeTimeoutMs);
-        }
-      }
-      lock.lock();
-    }
-  }
-
-  static constexpr int kWakeTimeoutMs = 2000;
-  rd_kafka_t* rk_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool nudged_ = false;
-  bool stop_ = false;
-  std::thread thread_;  // last: starts after the members it uses
-};
-
-struct PartitionState {
-  uint64_t generation = 0;
-  // End of partition, by offsets: EOF events come once per arrival at the end and may
-  // be served before carried-over records of the same partition are handed out.
-  int64_t eof_offset = -1;   // offset of the last end-of-partition event
-  int64_t next_offset = -1;  // offset after the last record handed out
-  bool at_end() const {
-    return eof_offset >= 0 && (next_offset < 0 || next_offset == eof_offset);
-  }
-  int64_t start = -1;         // where reading started when the resume hook chose it
-  int64_t mark = -1;          // catch-up: stop before this offset (-1: not yet known)
-  bool mark_reached = false;  // catch-up: nothing left below the mark
-};
-
-}  // namespace
-
 class Consumer::Impl {
  public:
-  explicit Impl(ConsumerOptions options) : options_(std::move(options)) {}
+  explicit Impl(ConsumerOptions options)
+      : options_(std::move(options)), fatal_(options_.instance_id) {}
 
   ~Impl() {
     if (rk_ && !closed_) (void)Close();
   }
 
   Status Open() {
-    if (options_.brokers.find_first_not_of(" \t\r\n") == std::string::npos) {
-      return Status::Invalid("kafka brokers must not be empty");
-    }
-    if (options_.group_id.find_first_not_of(" \t\r\n") == std::string::npos) {
-      return Status::Invalid("kafka group_id must not be empty");
-    }
-    if (options_.topics.empty() ||
-        std::any_of(options_.topics.begin(), options_.topics.end(),
-                    [](const std::string& t) {
-                      return t.find_first_not_of(" \t\r\n") == std::string::npos;
-                    })) {
-      return Status::Invalid("kafka topic must not be empty");
-    }
-    for (const char* forbidden : {"enable.auto.commit", "enable.auto.offset.store"}) {
-      auto it = options_.properties.find(forbidden);
-      if (it != options_.properties.end() && it->second != "false") {
-        return Status::Invalid(std::string("kafka property '") + forbidden +
-                               "' must stay false: kelt commits offsets only after the "
-                               "window is durable");
-      }
-    }
-    KELT_RETURN_NOT_OK(ResolveGroupOptions());
+    KELT_RETURN_NOT_OK(kafka::ValidateConsumerOptions(options_));
+    KELT_RETURN_NOT_OK(kafka::ResolveGroupOptions(&options_));
+    const std::map<std::string, std::string> props = kafka::ConsumerProperties(options_);
+    prefetch_.emplace(props);
     kafka::ConfPtr conf(rd_kafka_conf_new());
-    std::map<std::string, std::string> props = {
-        {"bootstrap.servers", options_.brokers},
-        {"group.id", options_.group_id},
-        {"auto.offset.reset", options_.auto_offset_reset},
-        {"enable.partition.eof", "true"},
-        // Lower than the library default so a window's deadline is not spent waiting
-        // for a fetch that has nothing to return.
-        {"fetch.wait.max.ms", "100"},
-        // Prefetch is bounded by bytes only (see the notes at the top): 16 MB keeps a
-        // loop that loads and lands 100,000-record windows fed (bench/README.md) at a
-        // quarter of librdkafka's default 64 MB.
-        {"queued.min.messages", "10000000"},
-        {"queued.max.messages.kbytes", "16384"},
-    };
-    if (HasFetchQueueBackoff()) props["fetch.queue.backoff.ms"] = "20";
-    if (options_.group_protocol == GroupProtocol::kConsumer) {
-      props["group.protocol"] = "consumer";
-    } else {
-      props["partition.assignment.strategy"] = "range";
-      if (options_.session_timeout_ms) {
-        props["session.timeout.ms"] = std::to_string(*options_.session_timeout_ms);
-      }
-    }
-    if (!options_.instance_id.empty()) props["group.instance.id"] = options_.instance_id;
-    for (const auto& [k, v] : options_.properties) props[k] = v;
-    props["enable.auto.commit"] = "false";
-    // Wake the fetchers after a quarter of either prefetch limit was drained.
-    auto limit = [&](const char* key, int64_t fallback) {
-      auto it = props.find(key);
-      if (it == props.end()) return fallback;
-      try {
-        return static_cast<int64_t>(std::stoll(it->second));
-      } catch (const std::exception&) {
-        return fallback;  // librdkafka rejects it below, naming the property
-      }
-    };
-    nudge_bytes_ = std::max<int64_t>(1, limit("queued.max.messages.kbytes", 65536) * 256);
-    nudge_messages_ = std::max<int64_t>(1, limit("queued.min.messages", 100000) / 4);
-    props["enable.auto.offset.store"] = "false";
     KELT_RETURN_NOT_OK(kafka::SetProperties(conf.get(), props));
     kafka::InstallLogger(conf.get());
     rd_kafka_conf_set_opaque(conf.get(), this);
@@ -410,710 +70,94 @@ class Consumer::Impl {
       return Status::Kafka(std::string("creating kafka consumer: ") + errstr);
     conf.release();  // owned by rk now
     rk_ = std::shared_ptr<rd_kafka_t>(rk, kafka::HandleDeleter());
-    rd_kafka_poll_set_consumer(rk_.get());
-    queue_.reset(rd_kafka_queue_get_consumer(rk_.get()));
-    commit_queue_.reset(rd_kafka_queue_new(rk_.get()));
-    if (!HasFetchQueueBackoff()) waker_ = std::make_unique<FetchWaker>(rk_.get());
-
-    kafka::PartitionListPtr topics(
-        rd_kafka_topic_partition_list_new(static_cast<int>(options_.topics.size())));
-    for (const std::string& t : options_.topics) {
-      rd_kafka_topic_partition_list_add(topics.get(), t.c_str(), RD_KAFKA_PARTITION_UA);
-    }
-    rd_kafka_resp_err_t err = rd_kafka_subscribe(rk_.get(), topics.get());
-    if (err) return kafka::KafkaError(err, "subscribing to " + JoinTopics());
-    return Status::OK();
-  }
-
-  // group_protocol and instance_id, and the librdkafka properties that say the same
-  // (kcat's habit: --property group.protocol=consumer): they must agree, and the keys
-  // the consumer protocol moved to the broker are refused with it rather than ignored.
-  Status ResolveGroupOptions() {
-    auto& props = options_.properties;
-    if (auto it = props.find("group.protocol"); it != props.end()) {
-      KELT_ASSIGN_OR_RAISE(
-          GroupProtocol p,
-          ParseGroupProtocol(it->second, "kafka property 'group.protocol'"));
-      if (p != options_.group_protocol &&
-          options_.group_protocol != GroupProtocol::kClassic) {
-        return Status::Invalid("kafka property 'group.protocol' is '" + it->second +
-                               "' but group_protocol is '" +
-                               std::string(GroupProtocolName(options_.group_protocol)) +
-                               "'");
-      }
-      options_.group_protocol = p;
-      props.erase(it);
-    }
-    if (auto it = props.find("group.instance.id"); it != props.end()) {
-      if (!options_.instance_id.empty() && options_.instance_id != it->second) {
-        return Status::Invalid(
-            "kafka property 'group.instance.id' and instance_id differ: set one of them");
-      }
-      options_.instance_id = it->second;
-      props.erase(it);
-    }
-    if (options_.group_protocol != GroupProtocol::kConsumer) return Status::OK();
-    if (!HasConsumerGroupProtocol()) {
-      return Status::Invalid(
-          std::string("group_protocol consumer needs librdkafka 2.4 or "
-                      "later; this kelt runs librdkafka ") +
-          rd_kafka_version_str());
-    }
-    if (options_.session_timeout_ms) {
-      return Status::Invalid(
-          "session_timeout_ms applies to group_protocol classic only: with consumer the "
-          "broker's group.consumer.session.timeout.ms decides");
-    }
-    for (const char* moved : {"session.timeout.ms", "heartbeat.interval.ms",
-                              "partition.assignment.strategy", "group.protocol.type"}) {
-      if (props.count(moved)) {
-        return Status::Invalid(
-            std::string("kafka property '") + moved +
-            "' does not apply with group_protocol consumer (the broker "
-            "decides; group.remote.assignor chooses its assignor)");
-      }
-    }
-    return Status::OK();
-  }
-
-  std::chrono::milliseconds SessionTimeout() const {
-    if (options_.group_protocol == GroupProtocol::kClassic) {
-      if (options_.session_timeout_ms) {
-        return std::chrono::milliseconds(*options_.session_timeout_ms);
-      }
-      auto it = options_.properties.find("session.timeout.ms");
-      if (it != options_.properties.end()) {
-        try {
-          return std::chrono::milliseconds(std::stoll(it->second));
-        } catch (const std::exception&) {
-        }
-      }
-    }
-    return std::chrono::milliseconds(kDefaultSessionTimeoutMs);
-  }
-
-  // Asks the group coordinator (DescribeConsumerGroups, on this client's own handle) who
-  // holds which partitions, and the metadata how many partitions the subscribed topics
-  // have: the topics named in the subscription and those of any member's assignment.
-  Result<Consumer::GroupHolding> DescribeGroupHolding(std::chrono::milliseconds timeout) {
-    if (closed_) return Status::Invalid("kafka consumer is closed");
-    const int timeout_ms = static_cast<int>(timeout.count());
-    std::set<TopicPartition> held;
-    for (const auto& [tp, ps] : partitions_) held.insert(tp);
-    std::set<std::string> topics;
-    bool regex = false;
-    for (const std::string& t : options_.topics) {
-      if (!t.empty() && t[0] == '^') {
-        regex = true;
-      } else {
-        topics.insert(t);
-      }
-    }
-    for (const auto& tp : held) topics.insert(tp.topic);
-    // The partitions of `topics` that `held` lacks, from the metadata.
-    auto count_unheld = [&]() -> Result<int64_t> {
-      int64_t unheld = 0;
-      for (const std::string& topic : topics) {
-        std::unique_ptr<rd_kafka_topic_t, decltype(&rd_kafka_topic_destroy)> rkt(
-            rd_kafka_topic_new(rk_.get(), topic.c_str(), nullptr),
-            &rd_kafka_topic_destroy);
-        if (!rkt) continue;
-        const rd_kafka_metadata_t* md = nullptr;
-        rd_kafka_resp_err_t err =
-            rd_kafka_metadata(rk_.get(), 0, rkt.get(), &md, timeout_ms);
-        if (err) return kafka::KafkaError(err, "reading the metadata of '" + topic + "'");
-        for (int t = 0; t < md->topic_cnt; ++t) {
-          for (int p = 0; p < md->topics[t].partition_cnt; ++p) {
-            if (!held.count({md->topics[t].topic, md->topics[t].partitions[p].id}))
-              ++unheld;
-          }
-        }
-        rd_kafka_metadata_destroy(md);
-      }
-      return unheld;
-    };
-    Consumer::GroupHolding out;
-    // This member holds every partition of the subscription: nobody else holds any (the
-    // common case of one worker, answered without asking the coordinator).
-    KELT_ASSIGN_OR_RAISE(int64_t unheld, count_unheld());
-    if (unheld == 0 && !regex) return out;
-
-    kafka::QueuePtr queue(rd_kafka_queue_new(rk_.get()));
-    std::unique_ptr<rd_kafka_AdminOptions_t, decltype(&rd_kafka_AdminOptions_destroy)>
-        admin(rd_kafka_AdminOptions_new(rk_.get(),
-                                        RD_KAFKA_ADMIN_OP_DESCRIBECONSUMERGROUPS),
-              &rd_kafka_AdminOptions_destroy);
-    char errstr[256] = {0};
-    if (rd_kafka_AdminOptions_set_request_timeout(admin.get(), timeout_ms, errstr,
-                                                  sizeof(errstr))) {
-      return Status::Invalid(std::string("describing the group: ") + errstr);
-    }
-    const char* groups[] = {options_.group_id.c_str()};
-    rd_kafka_DescribeConsumerGroups(rk_.get(), groups, 1, admin.get(), queue.get());
-    std::unique_ptr<rd_kafka_event_t, decltype(&rd_kafka_event_destroy)> event(
-        rd_kafka_queue_poll(queue.get(), timeout_ms + 1000), &rd_kafka_event_destroy);
-    if (!event) {
-      return Status::Unavailable("describing group " + options_.group_id + ": no answer");
-    }
-    if (rd_kafka_resp_err_t err = rd_kafka_event_error(event.get())) {
-      return kafka::KafkaError(err, "describing group " + options_.group_id);
-    }
-    size_t n = 0;
-    const rd_kafka_ConsumerGroupDescription_t** descs =
-        rd_kafka_DescribeConsumerGroups_result_groups(
-            rd_kafka_event_DescribeConsumerGroups_result(event.get()), &n);
-    char* mine_raw = rd_kafka_memberid(rk_.get());
-    const std::string mine = mine_raw ? mine_raw : "";
-    if (mine_raw) rd_kafka_mem_free(rk_.get(), mine_raw);
-    const size_t topics_before = topics.size();
-    for (size_t g = 0; g < n; ++g) {
-      if (const rd_kafka_error_t* e = rd_kafka_ConsumerGroupDescription_error(descs[g])) {
-        return Status::Kafka("describing group " + options_.group_id + ": " +
-                             rd_kafka_error_string(e));
-      }
-      // The classic coordinator of Kafka before 4.0 describes a rebalancing group's
-      // members without their assignments: then each other member counts as holding some.
-      const rd_kafka_consumer_group_state_t state =
-          rd_kafka_ConsumerGroupDescription_state(descs[g]);
-      const bool rebalancing =
-          state == RD_KAFKA_CONSUMER_GROUP_STATE_PREPARING_REBALANCE ||
-          state == RD_KAFKA_CONSUMER_GROUP_STATE_COMPLETING_REBALANCE;
-      const size_t members = rd_kafka_ConsumerGroupDescription_member_count(descs[g]);
-      for (size_t i = 0; i < members; ++i) {
-        const rd_kafka_MemberDescription_t* m =
-            rd_kafka_ConsumerGroupDescription_member(descs[g], i);
-        if (mine == rd_kafka_MemberDescription_consumer_id(m)) continue;
-        const rd_kafka_MemberAssignment_t* a = rd_kafka_MemberDescription_assignment(m);
-        const rd_kafka_topic_partition_list_t* parts =
-            a ? rd_kafka_MemberAssignment_partitions(a) : nullptr;
-        const int count = parts ? parts->cnt : 0;
-        if (count > 0 || rebalancing) ++out.other_members;
-        for (int j = 0; j < count; ++j) {
-          topics.insert(parts->elems[j].topic);
-          if (held.insert({parts->elems[j].topic, parts->elems[j].partition}).second)
-            ++out.held_by_others;
-        }
-      }
-    }
-    if (out.held_by_others == 0 && topics.size() == topics_before) {
-      out.unassigned = unheld;
-    } else {
-      KELT_ASSIGN_OR_RAISE(out.unassigned, count_unheld());
-    }
-    return out;
+    rd_kafka_poll_set_consumer(rk);
+    queue_.reset(rd_kafka_queue_get_consumer(rk));
+    commit_queue_.reset(rd_kafka_queue_new(rk));
+    committer_.emplace(rk, commit_queue_.get(), assigned_);
+    prefetch_->Start(rk);
+    watermarks_.emplace(rk, assigned_);
+    windows_.emplace(kafka::WindowAssembler::Parts{rk, queue_.get(),
+                                                   options_.auto_offset_reset, assigned_,
+                                                   *watermarks_, *prefetch_, fatal_});
+    rebalance_.emplace(kafka::RebalanceHandler::Parts{options_, assigned_, *committer_,
+                                                      *windows_, fatal_});
+    return Subscribe();
   }
 
   Result<Window> Poll(const WindowOptions& opts) {
     KELT_RETURN_NOT_OK(BeforePoll(opts));
-    const auto deadline = std::chrono::steady_clock::now() + opts.max_wait;
     Window w;
-    Window::Impl& win = *w.impl_;
-    win.keepalive = rk_;
-    KELT_RETURN_NOT_OK(TakePending(win, opts));
-    // When every partition was already at its end, look once more before saying so:
-    // records may have arrived since the last window.
-    bool probed = !AllAtEnd();
-    while (!Full(win, opts) && pending_.empty()) {
-      if (catch_up_) KELT_RETURN_NOT_OK(RefreshMarks());
-      if (opts.stop_at_end && probed && AllAtEnd()) {
-        win.end = WindowEnd::kEndOfPartitions;
-        break;
-      }
-      const auto now = std::chrono::steady_clock::now();
-      if (now >= deadline) {
-        win.end = WindowEnd::kDeadline;
-        break;
-      }
-      const auto left =
-          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
-      const int timeout_ms = static_cast<int>(std::min<int64_t>(100, left + 1));
-      const size_t want = static_cast<size_t>(std::min<int64_t>(
-          kBatchSize, opts.max_records - static_cast<int64_t>(win.messages.size())));
-      const uint64_t revoked_before = revoked_;
-      KELT_ASSIGN_OR_RAISE(std::vector<kafka::MessagePtr> batch,
-                           ConsumeBatch(timeout_ms, want));
-      probed = true;
-      const bool revoked_in_call = revoked_ != revoked_before;
-      if (revoked_in_call) DropRevoked(win);
-      KELT_RETURN_NOT_OK(Accept(win, batch, revoked_in_call, opts));
-      if (!pending_.empty()) win.end = WindowEnd::kMaxBytes;
-    }
-    if (catch_up_) win.caught_up = CaughtUp();
+    w.impl_->keepalive = rk_;
+    KELT_RETURN_NOT_OK(windows_->Fill(*w.impl_, opts));
     return w;
   }
 
-  // --- the steps of Poll
-
-  // What must hold, and be settled, before a window is polled.
-  Status BeforePoll(const WindowOptions& opts) {
-    if (closed_) return Status::Invalid("kafka consumer is closed");
-    if (opts.max_records <= 0) return Status::Invalid("max_records must be positive");
-    KELT_RETURN_NOT_OK(TakeFatal());
-    // An asynchronous commit's result, if it came; then offsets deferred by a rebalance.
-    KELT_RETURN_NOT_OK(AwaitCommit(/*wait=*/false));
-    if (commit_in_flight_.empty()) KELT_RETURN_NOT_OK(FlushCommits());
-    return Status::OK();
-  }
-
-  // Whether `win` holds max_records or max_bytes (and then why it ends).
-  static bool Full(Window::Impl& win, const WindowOptions& opts) {
-    if (static_cast<int64_t>(win.messages.size()) >= opts.max_records) {
-      win.end = WindowEnd::kMaxRecords;
-      return true;
-    }
-    if (win.bytes >= opts.max_bytes) {
-      win.end = WindowEnd::kMaxBytes;
-      return true;
-    }
-    return false;
-  }
-
-  // Messages carried over from the previous window come first.
-  Status TakePending(Window::Impl& win, const WindowOptions& opts) {
-    while (!pending_.empty() && !Full(win, opts)) {
-      kafka::MessagePtr& next = pending_.front();
-      if (!win.messages.empty() &&
-          win.bytes + static_cast<int64_t>(next->len + next->key_len) > opts.max_bytes) {
-        win.end = WindowEnd::kMaxBytes;
-        break;
-      }
-      kafka::MessagePtr m = std::move(next);
-      pending_.pop_front();
-      KELT_RETURN_NOT_OK(Offer(win, std::move(m)));
-    }
-    return Status::OK();
-  }
-
-  // One batch call. Its messages are owned from the moment they are returned, so every
-  // error path from here on releases them.
-  Result<std::vector<kafka::MessagePtr>> ConsumeBatch(int timeout_ms, size_t want) {
-    just_revoked_.clear();
-    raw_batch_.resize(static_cast<size_t>(kBatchSize));
-    const ssize_t n =
-        rd_kafka_consume_batch_queue(queue_.get(), timeout_ms, raw_batch_.data(), want);
-    if (n < 0) return kafka::KafkaError(rd_kafka_last_error(), "consuming");
-    std::vector<kafka::MessagePtr> batch;
-    batch.reserve(static_cast<size_t>(n));
-    for (ssize_t i = 0; i < n; ++i)
-      batch.emplace_back(raw_batch_[static_cast<size_t>(i)]);
-    if (waker_ != nullptr) NoteDrained(batch);
-    KELT_RETURN_NOT_OK(TakeFatal());
-    return batch;
-  }
-
-  // With a FetchWaker (librdkafka before 2.2): wake the fetchers once a share of the
-  // prefetch queue was drained.
-  void NoteDrained(const std::vector<kafka::MessagePtr>& batch) {
-    drained_messages_ += static_cast<int64_t>(batch.size());
-    for (const auto& m : batch)
-      drained_bytes_ += static_cast<int64_t>(m->len + m->key_len);
-    if (drained_bytes_ >= nudge_bytes_ || drained_messages_ >= nudge_messages_) {
-      waker_->Nudge();
-      drained_bytes_ = drained_messages_ = 0;
-    }
-  }
-
-  // A rebalance was served inside the batch call: records the window already holds for
-  // partitions revoked since are not ours to hand out (their next owner, maybe this
-  // member under a new generation, re-reads them from the last commit).
-  void DropRevoked(Window::Impl& win) {
-    win.Retain([&](const TopicPartition& tp, uint64_t generation) {
-      auto it = partitions_.find(tp);
-      return it != partitions_.end() && it->second.generation == generation;
-    });
-  }
-
-  // Hand a batch's messages to the window in order: errors and end-of-partition events
-  // are handled, and once one message waits for the next window (max_bytes) the rest
-  // wait too.
-  Status Accept(Window::Impl& win, std::vector<kafka::MessagePtr>& batch,
-                bool revoked_in_call, const WindowOptions& opts) {
-    // Partitions revoked in the call and assigned straight back whose messages of this
-    // batch were dropped below: read them again from their new start.
-    std::set<TopicPartition> restart;
-    for (kafka::MessagePtr& m : batch) {
-      // Before librdkafka 2.1, messages of a partition revoked in this call may have
-      // been dequeued before the revocation (stale, even when the partition came
-      // straight back) or after it was assigned again (the batch goes on after the
-      // callback). They cannot be told apart, so all are dropped and a partition that
-      // is ours again is sought back to where its new assignment starts.
-      if (revoked_in_call && !purges_outdated_ && m->rkt != nullptr) {
-        TopicPartition tp{rd_kafka_topic_name(m->rkt), m->partition};
-        if (just_revoked_.count(tp)) {
-          if (partitions_.count(tp)) restart.insert(tp);
-          continue;
-        }
-      }
-      if (m->err) {
-        KELT_RETURN_NOT_OK(HandleMessageError(*m));
-        continue;
-      }
-      const auto size = static_cast<int64_t>(m->len + m->key_len);
-      if (!pending_.empty() ||
-          (!win.messages.empty() && win.bytes + size > opts.max_bytes)) {
-        pending_.push_back(std::move(m));  // keep order: the rest waits too
-        continue;
-      }
-      KELT_RETURN_NOT_OK(Offer(win, std::move(m)));
-    }
-    if (!restart.empty()) KELT_RETURN_NOT_OK(SeekToStart(restart));
-    return Status::OK();
-  }
-
-  // Add one message to the window, unless its partition is no longer ours or (catch-up)
-  // it is at or past its partition's mark.
-  Status Offer(Window::Impl& win, kafka::MessagePtr m) {
-    PartitionState* found = FindState(m->rkt, m->partition);
-    if (found == nullptr) return Status::OK();  // revoked: the next owner re-reads it
-    PartitionState& ps = *found;
-    if (catch_up_) {
-      TopicPartition tp{rd_kafka_topic_name(m->rkt), m->partition};
-      KELT_RETURN_NOT_OK(EnsureMark(tp, &ps));
-      if (m->offset >= ps.mark) {
-        ps.mark_reached = true;
-        PausePartition(tp);
-        return Status::OK();
-      }
-      if (m->offset + 1 >= ps.mark) ps.mark_reached = true;
-    }
-    ps.next_offset = m->offset + 1;
-    win.Add(std::move(m), ps.generation);
-    return Status::OK();
-  }
-
-  // Record the window's offsets as durable and commit them. When the group is in the
-  // middle of a rebalance the broker refuses commits of this generation; the offsets
-  // then stay pending and are committed in the revoke callback (before the partitions
-  // are given up, as eager rebalancing allows), at the next Poll, or at Close.
+  // The offset after the last record of every partition of `w` still owned under the
+  // generation it was polled in (others were lost since the poll: another member owns
+  // them now).
   Status Commit(const Window& w) {
     if (closed_) return Status::Invalid("kafka consumer is closed");
-    KELT_RETURN_NOT_OK(TakeCommitError());
+    KELT_RETURN_NOT_OK(committer_->TakeError());
     const Window::Impl& win = *w.impl_;
     OffsetMap next;
     for (size_t i = 0; i < win.spans.size(); ++i) {
       const PartitionSpan& s = win.spans[i];
-      auto it = partitions_.find(s.tp);
-      if (it == partitions_.end() || it->second.generation != win.span_generations[i]) {
-        continue;  // lost since the poll: another member owns it now
-      }
-      next[s.tp] = s.last_offset + 1;
+      if (assigned_.Holds(s.tp, win.span_generations[i])) next[s.tp] = s.last_offset + 1;
     }
-    AddPending(next);
-    return FlushCommits();
-  }
-
-  // Seek every partition of `list` to its offset, dropping the records of those
-  // partitions carried over here (fetched ones are outdated by the seek; librdkafka
-  // drops them on dequeue). Errors name `what` and the partition.
-  Status Seek(rd_kafka_topic_partition_list_t* list, const char* what) {
-    std::set<TopicPartition> sought;
-    for (int i = 0; i < list->cnt; ++i) {
-      sought.insert({list->elems[i].topic, list->elems[i].partition});
-    }
-    std::erase_if(pending_, [&](const kafka::MessagePtr& m) {
-      return sought.count({rd_kafka_topic_name(m->rkt), m->partition}) > 0;
-    });
-    cached_rkt_ = nullptr;
-    if (rd_kafka_error_t* error = rd_kafka_seek_partitions(rk_.get(), list, 10000)) {
-      Status st = Status::Kafka(std::string(what) +
-                                " partitions: " + rd_kafka_error_string(error));
-      rd_kafka_error_destroy(error);
-      return st;
-    }
-    for (int i = 0; i < list->cnt; ++i) {
-      const auto& e = list->elems[i];
-      if (e.err) {
-        return kafka::KafkaError(e.err, std::string(what) + " " + e.topic + "[" +
-                                            std::to_string(e.partition) + "]");
-      }
-    }
-    return Status::OK();
-  }
-
-  // Seek `tps` (assigned, nothing handed out since) to where their assignment starts:
-  // the resume hook's offset, else the group's committed offset, else the reset policy.
-  Status SeekToStart(const std::set<TopicPartition>& tps) {
-    kafka::PartitionListPtr list(
-        rd_kafka_topic_partition_list_new(static_cast<int>(tps.size())));
-    for (const auto& tp : tps) {
-      rd_kafka_topic_partition_list_add(list.get(), tp.topic.c_str(), tp.partition)
-          ->offset = RD_KAFKA_OFFSET_INVALID;
-    }
-    kafka::PartitionListPtr committed(rd_kafka_topic_partition_list_copy(list.get()));
-    rd_kafka_resp_err_t err = rd_kafka_committed(rk_.get(), committed.get(), 10000);
-    if (err) return kafka::KafkaError(err, "fetching committed offsets to re-read from");
-    for (int i = 0; i < list->cnt; ++i) {
-      auto& e = list->elems[i];
-      const PartitionState& ps = partitions_[{e.topic, e.partition}];
-      if (ps.start >= 0) {
-        e.offset = ps.start;
-      } else if (committed->elems[i].offset >= 0) {
-        e.offset = committed->elems[i].offset;
-      } else {
-        e.offset = options_.auto_offset_reset == "latest" ? RD_KAFKA_OFFSET_END
-                                                          : RD_KAFKA_OFFSET_BEGINNING;
-      }
-    }
-    return Seek(list.get(), "re-reading");
-  }
-
-  Status Rewind(const Window& w) {
-    if (closed_) return Status::Invalid("kafka consumer is closed");
-    const Window::Impl& win = *w.impl_;
-    kafka::PartitionListPtr list(
-        rd_kafka_topic_partition_list_new(static_cast<int>(win.spans.size())));
-    for (size_t i = 0; i < win.spans.size(); ++i) {
-      const PartitionSpan& s = win.spans[i];
-      auto it = partitions_.find(s.tp);
-      if (it == partitions_.end() || it->second.generation != win.span_generations[i]) {
-        continue;  // lost since the poll (its next owner reads it), or rewound already
-      }
-      rd_kafka_topic_partition_list_add(list.get(), s.tp.topic.c_str(), s.tp.partition)
-          ->offset = s.first_offset;
-    }
-    if (list->cnt == 0) return Status::OK();
-    KELT_RETURN_NOT_OK(Seek(list.get(), "rewinding"));
-    bool resume = false;
-    for (int i = 0; i < list->cnt; ++i) {
-      const auto& e = list->elems[i];
-      PartitionState& ps = partitions_[{e.topic, e.partition}];
-      ps.generation = ++generation_;  // windows polled before cannot commit it
-      ps.next_offset = e.offset;
-      ps.eof_offset = -1;
-      if (ps.mark_reached && ps.mark >= 0 && e.offset < ps.mark) {
-        ps.mark_reached = false;  // catch-up paused it at the mark: read up to it again
-        resume = true;
-      }
-    }
-    if (resume) rd_kafka_resume_partitions(rk_.get(), list.get());
-    return Status::OK();
+    committer_->Add(next);
+    return committer_->Flush();
   }
 
   Status CommitOffsets(const OffsetMap& next_offsets) {
     if (closed_) return Status::Invalid("kafka consumer is closed");
-    KELT_RETURN_NOT_OK(TakeCommitError());
-    AddPending(next_offsets);
-    return FlushCommits();
+    KELT_RETURN_NOT_OK(committer_->TakeError());
+    committer_->Add(next_offsets);
+    return committer_->Flush();
   }
 
   Status CommitOffsetsAsync(const OffsetMap& next_offsets) {
     if (closed_) return Status::Invalid("kafka consumer is closed");
-    KELT_RETURN_NOT_OK(TakeCommitError());
-    KELT_RETURN_NOT_OK(AwaitCommit(/*wait=*/true));
-    AddPending(next_offsets);
-    if (pending_commits_.empty()) return Status::OK();
-    kafka::PartitionListPtr list = PendingList(pending_commits_);
-    rd_kafka_resp_err_t err = rd_kafka_commit_queue(
-        rk_.get(), list.get(), commit_queue_.get(), nullptr, nullptr);
-    if (err) return FlushCommits();  // not sent: commit synchronously instead
-    commit_in_flight_ = pending_commits_;
-    return Status::OK();
+    KELT_RETURN_NOT_OK(committer_->TakeError());
+    return committer_->SendAsync(next_offsets);
   }
 
-  // Offsets the caller made durable, kept until committed (the larger offset wins);
-  // partitions no longer assigned are skipped: their next owner resumes.
-  void AddPending(const OffsetMap& next_offsets) {
-    for (const auto& [tp, offset] : next_offsets) {
-      if (partitions_.count(tp) == 0) continue;
-      int64_t& pending = pending_commits_[tp];
-      pending = std::max(pending, offset);
-    }
+  Status Rewind(const Window& w) {
+    if (closed_) return Status::Invalid("kafka consumer is closed");
+    return windows_->Rewind(*w.impl_);
   }
 
-  static kafka::PartitionListPtr PendingList(const OffsetMap& offsets) {
-    kafka::PartitionListPtr list(
-        rd_kafka_topic_partition_list_new(static_cast<int>(offsets.size())));
-    for (const auto& [tp, offset] : offsets) {
-      rd_kafka_topic_partition_list_add(list.get(), tp.topic.c_str(), tp.partition)
-          ->offset = offset;
-    }
-    return list;
+  Status StartCatchUp() { return watermarks_->StartCatchUp(); }
+  bool CaughtUp() const { return watermarks_->CaughtUp(); }
+  std::vector<TopicPartition> TakeLost() { return rebalance_->TakeLost(); }
+  std::vector<TopicPartition> Assignment() const { return assigned_.List(); }
+  std::chrono::milliseconds SessionTimeout() const {
+    return kafka::SessionTimeout(options_);
   }
 
-  // Take in the result of a commit that carried `sent`. Committed offsets leave the
-  // pending set (unless a larger one came since); a commit refused because the group
-  // is rebalancing stays pending: it is retried at the revocation, the next poll or
-  // Close.
-  Status Settled(rd_kafka_resp_err_t err, const OffsetMap& sent) {
-    if (!err || err == RD_KAFKA_RESP_ERR__NO_OFFSET) {
-      for (const auto& [tp, offset] : sent) {
-        auto it = pending_commits_.find(tp);
-        if (it != pending_commits_.end() && it->second <= offset)
-          pending_commits_.erase(it);
-      }
-      return Status::OK();
-    }
-    if (IsRebalanceError(err)) {
-      Log(LogLevel::kInfo, "kafka",
-          std::string("offset commit deferred until the rebalance: ") +
-              rd_kafka_err2str(err));
-      return Status::OK();
-    }
-    return kafka::KafkaError(err, "committing offsets");
-  }
-
-  // A commit refused for good in a revoke callback, reported by the next commit call
-  // or Close (once).
-  Status TakeCommitError() { return std::exchange(commit_error_, Status::OK()); }
-
-  // Take in the result of the asynchronous commit in flight, if any: waiting for it, or
-  // only when it already came (wait false). Retriable failures are retried
-  // synchronously; a commit refused during a rebalance stays pending (FlushCommits).
-  Status AwaitCommit(bool wait) {
-    constexpr int kWaitSeconds = 120;
-    if (commit_in_flight_.empty()) return Status::OK();
-    rd_kafka_event_t* ev = nullptr;
-    for (int waited = 0; ev == nullptr;) {
-      ev = rd_kafka_queue_poll(commit_queue_.get(), wait ? 1000 : 0);
-      if (ev != nullptr && rd_kafka_event_type(ev) != RD_KAFKA_EVENT_OFFSET_COMMIT) {
-        rd_kafka_event_destroy(ev);  // nothing else is sent to this queue
-        ev = nullptr;
-      }
-      if (ev == nullptr && (!wait || ++waited >= kWaitSeconds)) break;
-    }
-    if (ev == nullptr) {
-      if (!wait) return Status::OK();
-      return Status::Kafka(
-          "committing offsets: no answer from the group coordinator in " +
-          std::to_string(kWaitSeconds) + " s");
-    }
-    rd_kafka_resp_err_t err = rd_kafka_event_error(ev);
-    if (!err) {
-      if (const rd_kafka_topic_partition_list_t* list =
-              rd_kafka_event_topic_partition_list(ev)) {
-        for (int i = 0; i < list->cnt && !err; ++i) err = list->elems[i].err;
-      }
-    }
-    rd_kafka_event_destroy(ev);
-    OffsetMap sent = std::exchange(commit_in_flight_, {});
-    if (err && kafka::IsRetriable(err) && !IsRebalanceError(err)) return FlushCommits();
-    return Settled(err, sent);
-  }
-
-  // Commit every pending offset of a partition this member still owns.
-  Status FlushCommits() {
-    KELT_RETURN_NOT_OK(AwaitCommit(/*wait=*/true));
-    if (pending_commits_.empty()) return Status::OK();
-    const OffsetMap sent = pending_commits_;
-    return Settled(CommitList(PendingList(sent).get()), sent);
-  }
-
-  // The group moved on while the commit was sent: classic's generation errors, and
-  // KIP-848's member epoch errors (Kafka up to 4.2 refuses a commit of any epoch but the
-  // member's current one, which every join or leave in the group bumps).
-  static bool IsRebalanceError(rd_kafka_resp_err_t err) {
-    return err == RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS ||
-           err == RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION ||
-           err == RD_KAFKA_RESP_ERR_UNKNOWN_MEMBER_ID ||
-           err == RD_KAFKA_RESP_ERR_STALE_MEMBER_EPOCH ||
-           err == RD_KAFKA_RESP_ERR_FENCED_MEMBER_EPOCH;
-  }
-
-  // Synchronous commit with retries of transient errors; the first error, if any.
-  rd_kafka_resp_err_t CommitList(rd_kafka_topic_partition_list_t* list) {
-    rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR_NO_ERROR;
-    for (int attempt = 0; attempt < 5; ++attempt) {
-      err = rd_kafka_commit(rk_.get(), list, 0);
-      if (!err) {
-        for (int i = 0; i < list->cnt; ++i) {
-          if (list->elems[i].err) {
-            err = list->elems[i].err;
-            break;
-          }
-        }
-      }
-      // A stale member epoch is cured by the next heartbeat (librdkafka sends it early
-      // when it sees this error): try again a few times before keeping it pending.
-      const bool stale_epoch = err == RD_KAFKA_RESP_ERR_STALE_MEMBER_EPOCH && attempt < 3;
-      if (!stale_epoch && (!err || err == RD_KAFKA_RESP_ERR__NO_OFFSET ||
-                           IsRebalanceError(err) || !kafka::IsRetriable(err))) {
-        return err;
-      }
-      Log(LogLevel::kWarning, "kafka",
-          std::string("offset commit failed, retrying: ") + rd_kafka_err2str(err));
-      std::this_thread::sleep_for(std::chrono::milliseconds(200 << attempt));
-    }
-    return err;
-  }
-
-  Status StartCatchUp() {
-    catch_up_ = true;
-    for (auto& [tp, ps] : partitions_) KELT_RETURN_NOT_OK(EnsureMark(tp, &ps));
-    return Status::OK();
-  }
-
-  bool CaughtUp() const {
-    if (!catch_up_ || partitions_.empty()) return false;
-    return std::all_of(partitions_.begin(), partitions_.end(), [](const auto& kv) {
-      return kv.second.mark_reached || (kv.second.at_end() && kv.second.mark >= 0);
-    });
-  }
-
-  std::vector<TopicPartition> TakeLost() { return std::exchange(lost_, {}); }
-
-  std::vector<TopicPartition> Assignment() const {
-    std::vector<TopicPartition> out;
-    for (const auto& [tp, ps] : partitions_) out.push_back(tp);
-    return out;
+  Result<Consumer::GroupHolding> DescribeGroupHolding(std::chrono::milliseconds timeout) {
+    if (closed_) return Status::Invalid("kafka consumer is closed");
+    const std::vector<TopicPartition> held = assigned_.List();
+    return kafka::DescribeGroupHolding(rk_.get(), options_.group_id, options_.topics,
+                                       {held.begin(), held.end()}, timeout);
   }
 
   Result<std::vector<PartitionLag>> Lag(std::chrono::milliseconds timeout) {
-    std::vector<PartitionLag> out;
-    // The position is what this consumer handed out, not rd_kafka_position(): librdkafka
-    // 2.11 moves that one past an end-of-partition event (to the high watermark + 1).
-    kafka::PartitionListPtr list(AssignmentList());
-    kafka::PartitionListPtr committed(AssignmentList());
-    rd_kafka_committed(rk_.get(), committed.get(), static_cast<int>(timeout.count()));
-    for (int i = 0; i < list->cnt; ++i) {
-      PartitionLag lag;
-      lag.tp = {list->elems[i].topic, list->elems[i].partition};
-      const PartitionState& ps = partitions_[lag.tp];
-      lag.position = ps.next_offset >= 0 ? ps.next_offset
-                     : ps.start >= 0     ? ps.start
-                                         : committed->elems[i].offset;
-      // At the end with nothing carried over: the end-of-partition offset, which is past
-      // trailing control records (transaction markers) that no record hands out.
-      if (ps.eof_offset > lag.position &&
-          std::none_of(pending_.begin(), pending_.end(), [&](const kafka::MessagePtr& m) {
-            return m->partition == lag.tp.partition &&
-                   lag.tp.topic == rd_kafka_topic_name(m->rkt);
-          })) {
-        lag.position = ps.eof_offset;
-      }
-      int64_t low = 0, high = 0;
-      rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(
-          rk_.get(), lag.tp.topic.c_str(), lag.tp.partition, &low, &high,
-          static_cast<int>(timeout.count()));
-      if (err)
-        return kafka::KafkaError(err, "querying watermarks of " + ToString(lag.tp));
-      lag.high_watermark = high;
-      lag.lag = high - std::max(lag.position >= 0 ? lag.position : low, low);
-      out.push_back(std::move(lag));
-    }
-    return out;
+    return watermarks_->Lag(
+        timeout, [this](const TopicPartition& tp) { return windows_->Carries(tp); });
   }
 
   Result<std::vector<std::pair<TopicPartition, int64_t>>> Committed(
       std::chrono::milliseconds timeout) {
-    kafka::PartitionListPtr list(AssignmentList());
-    rd_kafka_resp_err_t err =
-        rd_kafka_committed(rk_.get(), list.get(), static_cast<int>(timeout.count()));
-    if (err) return kafka::KafkaError(err, "fetching committed offsets");
-    std::vector<std::pair<TopicPartition, int64_t>> out;
-    for (int i = 0; i < list->cnt; ++i) {
-      out.emplace_back(TopicPartition{list->elems[i].topic, list->elems[i].partition},
-                       list->elems[i].offset >= 0 ? list->elems[i].offset : -1);
-    }
-    return out;
+    return committer_->Committed(static_cast<int>(timeout.count()));
   }
 
   Status Close() {
     if (closed_ || !rk_) return Status::OK();
-    Status flushed = TakeCommitError();
-    if (Status st = FlushCommits(); flushed.ok()) flushed = std::move(st);
+    Status flushed = committer_->TakeError();
+    if (Status st = committer_->Flush(); flushed.ok()) flushed = std::move(st);
     closed_ = true;
-    pending_.clear();
-    waker_.reset();  // joins its thread, which uses the handle
+    windows_->DropCarriedOver();
+    prefetch_->Stop();  // joins the waker's thread, which uses the handle
     rd_kafka_resp_err_t err = rd_kafka_consumer_close(rk_.get());
     queue_.reset();
     commit_queue_.reset();
@@ -1121,324 +165,63 @@ class Consumer::Impl {
     // The first of: the commits' errors, closing's, offsets left uncommitted, and a
     // commit refused at the revocation that closing made.
     if (err && flushed.ok()) flushed = kafka::KafkaError(err, "closing kafka consumer");
-    if (!pending_commits_.empty() && flushed.ok()) {
+    if (committer_->pending() > 0 && flushed.ok()) {
       flushed = Status::Kafka(
-          "closing kafka consumer: " + std::to_string(pending_commits_.size()) +
+          "closing kafka consumer: " + std::to_string(committer_->pending()) +
           " partition(s) kept durable offsets that could not be committed");
     }
-    if (Status st = TakeCommitError(); flushed.ok()) flushed = std::move(st);
+    if (Status st = committer_->TakeError(); flushed.ok()) flushed = std::move(st);
     return flushed;
   }
 
  private:
+  Status Subscribe() {
+    kafka::PartitionListPtr topics(
+        rd_kafka_topic_partition_list_new(static_cast<int>(options_.topics.size())));
+    for (const std::string& t : options_.topics) {
+      rd_kafka_topic_partition_list_add(topics.get(), t.c_str(), RD_KAFKA_PARTITION_UA);
+    }
+    rd_kafka_resp_err_t err = rd_kafka_subscribe(rk_.get(), topics.get());
+    if (err) {
+      return kafka::KafkaError(err,
+                               "subscribing to " + kafka::JoinTopics(options_.topics));
+    }
+    return Status::OK();
+  }
+
+  // What must hold, and be settled, before a window is polled: an asynchronous
+  // commit's result, if it came; then offsets deferred by a rebalance.
+  Status BeforePoll(const WindowOptions& opts) {
+    if (closed_) return Status::Invalid("kafka consumer is closed");
+    if (opts.max_records <= 0) return Status::Invalid("max_records must be positive");
+    KELT_RETURN_NOT_OK(fatal_.status());
+    KELT_RETURN_NOT_OK(committer_->Await(/*wait=*/false));
+    if (!committer_->in_flight()) KELT_RETURN_NOT_OK(committer_->Flush());
+    return Status::OK();
+  }
+
   static void RebalanceCallback(rd_kafka_t* rk, rd_kafka_resp_err_t err,
                                 rd_kafka_topic_partition_list_t* parts, void* opaque) {
-    static_cast<Impl*>(opaque)->OnRebalance(rk, err, parts);
-  }
-
-  // Assign or revoke `parts`: incrementally under a cooperative protocol (KIP-848's is
-  // always), else the whole assignment at once. A failure stops the consumer.
-  void ApplyAssignment(rd_kafka_t* rk, rd_kafka_topic_partition_list_t* parts,
-                       bool assign) {
-    // KIP-848 is always incremental (librdkafka may still say NONE before its first
-    // subscription completed); classic follows its assignor.
-    const char* protocol = rd_kafka_rebalance_protocol(rk);
-    const bool incremental =
-        options_.group_protocol == GroupProtocol::kConsumer ||
-        (protocol != nullptr && std::string_view(protocol) == "COOPERATIVE");
-    rd_kafka_error_t* error = nullptr;
-    rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR_NO_ERROR;
-    if (incremental) {
-      error = assign ? rd_kafka_incremental_assign(rk, parts)
-                     : rd_kafka_incremental_unassign(rk, parts);
-    } else {
-      err = rd_kafka_assign(rk, assign ? parts : nullptr);
-    }
-    std::string what;
-    if (error != nullptr) {
-      what = rd_kafka_error_string(error);
-      rd_kafka_error_destroy(error);
-    } else if (err) {
-      what = rd_kafka_err2str(err);
-    }
-    if (!what.empty() && fatal_.ok()) {
-      fatal_ = Status::Kafka(std::string(assign ? "assigning" : "revoking") + " " +
-                             std::to_string(parts->cnt) + " partition(s): " + what);
-    }
-  }
-
-  void OnRebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
-                   rd_kafka_topic_partition_list_t* parts) {
-    cached_rkt_ = nullptr;  // the assignment changes: FindState's cache is stale
-    if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
-      OffsetMap starts;
-      if (options_.resume) {
-        std::vector<TopicPartition> tps;
-        for (int i = 0; i < parts->cnt; ++i)
-          tps.push_back({parts->elems[i].topic, parts->elems[i].partition});
-        auto resumed = options_.resume(tps);
-        if (resumed.ok()) {
-          starts = std::move(*resumed);
-        } else if (fatal_.ok()) {
-          // Reading from the committed offset instead could land rows twice: stop.
-          fatal_ = resumed.status().WithPrefix(
-              "reading the resume point of assigned partitions: ");
-        }
-        for (int i = 0; i < parts->cnt; ++i) {
-          auto it = starts.find({parts->elems[i].topic, parts->elems[i].partition});
-          if (it != starts.end() && it->second >= 0) parts->elems[i].offset = it->second;
-        }
-      }
-      ApplyAssignment(rk, parts, /*assign=*/true);
-      // A partition paused at its catch-up mark, revoked and assigned back, would stay
-      // paused (librdkafka keeps an application's pause across assignments) while its new
-      // mark lies further on: kelt pauses only for catch-up, so resume what is assigned.
-      rd_kafka_resume_partitions(rk, parts);
-      for (int i = 0; i < parts->cnt; ++i) {
-        PartitionState ps;
-        ps.generation = ++generation_;
-        TopicPartition tp{parts->elems[i].topic, parts->elems[i].partition};
-        auto it = starts.find(tp);
-        if (it != starts.end()) ps.start = it->second;
-        partitions_[tp] = ps;
-      }
-      Log(LogLevel::kInfo, "kafka",
-          "assigned " + std::to_string(parts->cnt) + " partition(s)");
-      return;
-    }
-    // Revoked (or lost): forget those partitions and any carried-over messages of theirs.
-    // Nothing is committed here: the caller commits each window once it is durable, and
-    // a window's records of a revoked partition are dropped before they are handed out.
-    const bool lost = rd_kafka_assignment_lost(rk);
-    if (options_.before_revoke) {
-      std::vector<TopicPartition> tps;
-      for (int i = 0; i < parts->cnt; ++i)
-        tps.push_back({parts->elems[i].topic, parts->elems[i].partition});
-      // What the write it finished made durable is committed with the rest below.
-      OffsetMap durable = options_.before_revoke(tps);
-      if (!lost) AddPending(durable);
-    }
-    ++revoked_;
-    if (!lost) CommitPendingOf(parts);
-    for (int i = 0; i < parts->cnt; ++i) {
-      TopicPartition tp{parts->elems[i].topic, parts->elems[i].partition};
-      partitions_.erase(tp);
-      just_revoked_.insert(tp);
-      pending_commits_.erase(tp);  // committed just above, or no longer ours to commit
-      lost_.push_back(tp);
-    }
-    std::erase_if(pending_, [&](const kafka::MessagePtr& m) {
-      return partitions_.find({rd_kafka_topic_name(m->rkt), m->partition}) ==
-             partitions_.end();
-    });
-    ApplyAssignment(rk, parts, /*assign=*/false);
-    Log(LogLevel::kInfo, "kafka",
-        std::string(lost ? "lost " : "revoked ") + std::to_string(parts->cnt) +
-            " partition(s)");
-  }
-
-  // Before revoked partitions are given up, commit what the caller made durable for
-  // them (the group accepts commits of this generation while it prepares a rebalance).
-  void CommitPendingOf(const rd_kafka_topic_partition_list_t* parts) {
-    if (Status st = AwaitCommit(/*wait=*/true); !st.ok() && commit_error_.ok()) {
-      commit_error_ = std::move(st);
-    }
-    OffsetMap revoked;
-    for (int i = 0; i < parts->cnt; ++i) {
-      auto it = pending_commits_.find({parts->elems[i].topic, parts->elems[i].partition});
-      if (it != pending_commits_.end()) revoked.insert(*it);
-    }
-    if (revoked.empty()) return;
-    rd_kafka_resp_err_t err = CommitList(PendingList(revoked).get());
-    if (!err || err == RD_KAFKA_RESP_ERR__NO_OFFSET) return;
-    const std::string what =
-        "could not commit the durable offsets of " + std::to_string(revoked.size()) +
-        " revoked partition(s) (their next owner reads those records again)";
-    if (IsRebalanceError(err)) {
-      // The group moved on without this member's offsets: nothing more can be done.
-      Log(LogLevel::kWarning, "kafka", what + ": " + rd_kafka_err2str(err));
-    } else if (commit_error_.ok()) {
-      commit_error_ = kafka::KafkaError(err, what);
-    }
+    static_cast<Impl*>(opaque)->rebalance_->Serve(rk, err, parts);
   }
 
   static void ErrorCallback(rd_kafka_t* rk, int err, const char* reason, void* opaque) {
-    auto* self = static_cast<Impl*>(opaque);
-    auto code = static_cast<rd_kafka_resp_err_t>(err);
-    if (code == RD_KAFKA_RESP_ERR__FATAL) {
-      self->fatal_ = self->FatalStatus(rk);
-    } else if ((code == RD_KAFKA_RESP_ERR__SSL || code == RD_KAFKA_RESP_ERR__TRANSPORT) &&
-               reason != nullptr &&
-               std::string_view(reason).find("certificate") != std::string_view::npos) {
-      // The broker's certificate is not trusted (_SSL), or the broker refused ours (a
-      // TLS alert, _TRANSPORT): a retry with the same CA and keys cannot succeed.
-      self->fatal_ = Status::Kafka(std::string("kafka TLS handshake failed: ") + reason);
-    } else if (code == RD_KAFKA_RESP_ERR__AUTHENTICATION ||
-               code == RD_KAFKA_RESP_ERR_SASL_AUTHENTICATION_FAILED ||
-               code == RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED ||
-               code == RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED) {
-      // Retrying with the same credentials cannot succeed: surface it now.
-      self->fatal_ =
-          Status::Kafka(std::string("kafka authentication/authorization failed: ") +
-                        (reason ? reason : rd_kafka_err2str(code)));
-    }
-    Log(kafka::IsRetriable(code) ? LogLevel::kWarning : LogLevel::kError, "kafka",
-        reason ? reason : rd_kafka_err2str(code));
-  }
-
-  // librdkafka's fatal error, with what to do about the ones a user can cause.
-  Status FatalStatus(rd_kafka_t* rk) const {
-    char buf[512] = {0};
-    rd_kafka_resp_err_t orig = rd_kafka_fatal_error(rk, buf, sizeof(buf));
-    std::string hint;
-    if (orig == RD_KAFKA_RESP_ERR_UNRELEASED_INSTANCE_ID) {
-      hint = ": instance_id '" + options_.instance_id +
-             "' is still held by a member that did not leave the group; under "
-             "group_protocol consumer a new member cannot take it until that member's "
-             "session times out (the broker's group.consumer.session.timeout.ms): start "
-             "again after it, or use group_protocol classic";
-    } else if (orig == RD_KAFKA_RESP_ERR_FENCED_INSTANCE_ID) {
-      hint = ": another member joined with the same instance_id '" +
-             options_.instance_id + "' (each worker needs its own)";
-    }
-    return Status::Kafka(std::string("fatal kafka error: ") + buf + " (" +
-                         rd_kafka_err2name(orig) + ")" + hint);
-  }
-
-  Status TakeFatal() {
-    if (fatal_.ok()) return Status::OK();
-    return fatal_;
-  }
-
-  Status HandleMessageError(const rd_kafka_message_t& m) {
-    if (m.err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-      if (m.rkt != nullptr) {
-        auto it = partitions_.find({rd_kafka_topic_name(m.rkt), m.partition});
-        if (it != partitions_.end()) it->second.eof_offset = m.offset;
-      }
-      return Status::OK();
-    }
-    std::string where = m.rkt ? ToString({rd_kafka_topic_name(m.rkt), m.partition})
-                              : std::string("consumer");
-    switch (m.err) {
-      case RD_KAFKA_RESP_ERR__FATAL:
-        // The message can come before the error callback that sets fatal_.
-        if (fatal_.ok()) fatal_ = FatalStatus(rk_.get());
-        return fatal_;
-      case RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED:
-      case RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED:
-      case RD_KAFKA_RESP_ERR__AUTHENTICATION:
-      case RD_KAFKA_RESP_ERR_SASL_AUTHENTICATION_FAILED:
-      case RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE:
-      case RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET:
-        return kafka::KafkaError(m.err, where);
-      default:
-        // Transient (leader moves, timeouts, unknown topic while it is being created):
-        // librdkafka retries on its own.
-        Log(LogLevel::kWarning, "kafka",
-            where + ": " + rd_kafka_err2str(m.err) + " (retrying)");
-        return Status::OK();
-    }
-  }
-
-  // The state of a message's partition, or nullptr when it is not assigned. One-entry
-  // cache by topic handle and partition: batches come in runs of one partition.
-  PartitionState* FindState(const rd_kafka_topic_t* rkt, int32_t partition) {
-    if (rkt == cached_rkt_ && partition == cached_partition_) return cached_state_;
-    auto it = partitions_.find({rd_kafka_topic_name(rkt), partition});
-    cached_rkt_ = rkt;
-    cached_partition_ = partition;
-    cached_state_ = it == partitions_.end() ? nullptr : &it->second;
-    return cached_state_;
-  }
-
-  bool AllAtEnd() const {
-    if (partitions_.empty()) return false;
-    return std::all_of(partitions_.begin(), partitions_.end(), [&](const auto& kv) {
-      return kv.second.at_end() || (catch_up_ && kv.second.mark_reached);
-    });
-  }
-
-  Status EnsureMark(const TopicPartition& tp, PartitionState* ps) {
-    if (ps->mark >= 0) return Status::OK();
-    int64_t low = 0, high = 0;
-    rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(
-        rk_.get(), tp.topic.c_str(), tp.partition, &low, &high, 10000);
-    if (err)
-      return kafka::KafkaError(err, "querying the high watermark of " + ToString(tp));
-    ps->mark = high;
-    if (high <= low) {
-      ps->mark_reached = true;  // empty partition
-      return Status::OK();
-    }
-    // Resuming at or past the mark (from the committed offset) means nothing to read.
-    if (ps->start >= 0) {
-      if (ps->start >= high) ps->mark_reached = true;
-      return Status::OK();
-    }
-    kafka::PartitionListPtr list(rd_kafka_topic_partition_list_new(1));
-    rd_kafka_topic_partition_list_add(list.get(), tp.topic.c_str(), tp.partition);
-    if (!rd_kafka_committed(rk_.get(), list.get(), 10000) &&
-        list->elems[0].offset >= high) {
-      ps->mark_reached = true;
-    }
-    return Status::OK();
-  }
-
-  Status RefreshMarks() {
-    for (auto& [tp, ps] : partitions_) KELT_RETURN_NOT_OK(EnsureMark(tp, &ps));
-    return Status::OK();
-  }
-
-  void PausePartition(const TopicPartition& tp) {
-    kafka::PartitionListPtr list(rd_kafka_topic_partition_list_new(1));
-    rd_kafka_topic_partition_list_add(list.get(), tp.topic.c_str(), tp.partition);
-    rd_kafka_pause_partitions(rk_.get(), list.get());
-  }
-
-  rd_kafka_topic_partition_list_t* AssignmentList() const {
-    auto* list = rd_kafka_topic_partition_list_new(static_cast<int>(partitions_.size()));
-    for (const auto& [tp, ps] : partitions_) {
-      rd_kafka_topic_partition_list_add(list, tp.topic.c_str(), tp.partition);
-    }
-    return list;
-  }
-
-  std::string JoinTopics() const {
-    std::string out;
-    for (const std::string& t : options_.topics) {
-      if (!out.empty()) out += ", ";
-      out += "'" + t + "'";
-    }
-    return out;
+    static_cast<Impl*>(opaque)->fatal_.OnClientError(rk, err, reason);
   }
 
   ConsumerOptions options_;
-  std::shared_ptr<rd_kafka_t> rk_;  // shared with the Windows (see Window::Impl)
-  kafka::QueuePtr queue_;
-  std::unique_ptr<FetchWaker> waker_;  // before librdkafka 2.2 (see the file's notes)
-  const bool purges_outdated_ = PurgesOutdatedMessages();  // (see the file's notes)
-  int64_t nudge_bytes_ = 0;     // wake the fetchers after draining this much
-  int64_t nudge_messages_ = 0;  // ... or this many messages
-  int64_t drained_bytes_ = 0;   // since the last wake
-  int64_t drained_messages_ = 0;
-  std::map<TopicPartition, PartitionState> partitions_;  // the current assignment
-  const rd_kafka_topic_t* cached_rkt_ = nullptr;         // FindState's cache
-  int32_t cached_partition_ = -1;
-  PartitionState* cached_state_ = nullptr;
-  std::deque<kafka::MessagePtr> pending_;       // carried over to the next window
-  std::vector<rd_kafka_message_t*> raw_batch_;  // ConsumeBatch's buffer, owned there
-  OffsetMap pending_commits_;                   // durable, not yet committed
-  OffsetMap commit_in_flight_;                  // sent asynchronously
-  kafka::QueuePtr commit_queue_;                // its result arrives here
-  std::vector<TopicPartition> lost_;
-  uint64_t generation_ = 0;
-  uint64_t revoked_ = 0;                   // number of revocations served so far
-  std::set<TopicPartition> just_revoked_;  // revoked during the current batch call
-  bool catch_up_ = false;
+  kafka::FatalError fatal_;  // refers to options_.instance_id
+  kafka::AssignedPartitions assigned_;
+  // The client, then the parts that borrow it (made by Open, after the handle).
+  std::shared_ptr<rd_kafka_t> rk_;  // shared with the Windows (see window.h)
+  kafka::QueuePtr queue_;           // the consumer queue
+  kafka::QueuePtr commit_queue_;    // the answers to asynchronous commits
+  std::optional<kafka::PrefetchControl> prefetch_;
+  std::optional<kafka::Committer> committer_;
+  std::optional<kafka::Watermarks> watermarks_;
+  std::optional<kafka::WindowAssembler> windows_;
+  std::optional<kafka::RebalanceHandler> rebalance_;
   bool closed_ = false;
-  Status fatal_;
-  Status commit_error_;  // see TakeCommitError
 };
 
 Consumer::Consumer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

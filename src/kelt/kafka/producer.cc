@@ -10,9 +10,10 @@
 
 #include <chrono>
 #include <functional>
-#include <mutex>
 #include <string_view>
 
+#include "kelt/common/mutex.h"
+#include "kelt/common/thread_annotations.h"
 #include "kelt/kafka.h"
 #include "kelt/kafka/client.h"
 #include "kelt/log.h"
@@ -279,8 +280,9 @@ namespace {
 // static destruction can block on a broker that is gone.
 class ExportProducerCache {
  public:
-  Result<int64_t> Send(const ProducerOptions& options, const DataSet& dataset) {
-    std::lock_guard<std::mutex> lock(mu_);
+  Result<int64_t> Send(const ProducerOptions& options, const DataSet& dataset)
+      KELT_EXCLUDES(mu_) {
+    internal::MutexLock lock(&mu_);
     std::string key = Key(options);
     if (producer_ == nullptr || key != key_ || pid_ != ::getpid()) {
       if (producer_ != nullptr && pid_ == ::getpid()) (void)producer_->Close();
@@ -324,10 +326,10 @@ class ExportProducerCache {
     return k;
   }
 
-  std::mutex mu_;
-  std::string key_;
-  pid_t pid_ = 0;
-  std::unique_ptr<Producer> producer_;
+  internal::Mutex mu_;  // one Send at a time, whatever the thread
+  std::string key_ KELT_GUARDED_BY(mu_);
+  pid_t pid_ KELT_GUARDED_BY(mu_) = 0;
+  std::unique_ptr<Producer> producer_ KELT_GUARDED_BY(mu_);
 };
 
 }  // namespace
