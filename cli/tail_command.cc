@@ -83,10 +83,10 @@ int RunTail(const TailArgs& a, std::atomic<bool>* stop) {
   }
   std::optional<int64_t> offset;
   if (a.from == "beginning") {
-    o.auto_offset_reset = "earliest";
+    o.auto_offset_reset = AutoOffsetReset::kEarliest;
     offset = 0;  // below the log start: librdkafka resets to the earliest
   } else if (a.from == "end") {
-    o.auto_offset_reset = "latest";
+    o.auto_offset_reset = AutoOffsetReset::kLatest;
   } else {
     int64_t v = 0;
     auto [p, ec] = std::from_chars(a.from.data(), a.from.data() + a.from.size(), v);
@@ -95,7 +95,7 @@ int RunTail(const TailArgs& a, std::atomic<bool>* stop) {
                 << a.from << "'\n";
       return 2;
     }
-    o.auto_offset_reset = "earliest";
+    o.auto_offset_reset = AutoOffsetReset::kEarliest;
     offset = v;
   }
   if (offset) {

@@ -50,6 +50,20 @@ Result<GroupProtocol> ParseGroupProtocol(std::string_view text,
                                          std::string_view what = "group_protocol");
 std::string_view GroupProtocolName(GroupProtocol protocol);
 
+/// Where a partition without a committed (or landed) offset starts.
+enum class AutoOffsetReset : uint8_t {
+  kEarliest,  ///< at the log start
+  kLatest,    ///< at the end: only records produced from now on
+  kError,     ///< nowhere: the poll fails, naming the partition
+};
+
+/// "earliest", "latest", "error".
+std::string_view AutoOffsetResetName(AutoOffsetReset reset);
+/// Those names, and librdkafka's synonyms (smallest and beginning; largest and end); an
+/// error names `what` and the accepted values.
+Result<AutoOffsetReset> ParseAutoOffsetReset(std::string_view text,
+                                             std::string_view what = "auto_offset_reset");
+
 struct ConsumerOptions {
   /// bootstrap.servers. Required.
   std::string brokers;
@@ -57,8 +71,7 @@ struct ConsumerOptions {
   std::string group_id;
   /// Topics to subscribe to; a name starting with '^' is a regular expression.
   std::vector<std::string> topics;
-  /// "earliest" (default), "latest" or "error".
-  std::string auto_offset_reset = "earliest";
+  AutoOffsetReset auto_offset_reset = AutoOffsetReset::kEarliest;
   /// classic only: the broker drops a member that stopped heartbeating after this.
   std::optional<int> session_timeout_ms;
   /// classic (the default) or consumer (KIP-848). A `group.protocol` property sets it

@@ -576,17 +576,6 @@ KeySpec Enum(const char* key, F get, std::vector<E> values, std::string_view (*n
   return k;
 }
 
-// A string member with a closed set of values.
-template <typename F>
-KeySpec Choice(const char* key, F get, std::vector<std::string> names, Doc d) {
-  KeySpec k = Row(key, Join(names, "|"), DefaultOf(get), d);
-  k.set = [get, names](Reader& r, const std::string& path, const YAML::Node& v,
-                       const Target& t) {
-    if (auto s = r.Enum(path, v, names)) At(get, t) = *s;
-  };
-  return k;
-}
-
 KeySpec Custom(const char* key, const char* type, const char* def, Doc d, Setter set) {
   KeySpec k = Row(key, type, def, d);
   k.set = std::move(set);
@@ -628,11 +617,13 @@ const std::vector<KeySpec>& Specs() {
               }
             })
             .Consumer());
-    add(Choice("auto_offset_reset",
-               [](EltConfig & c) -> auto& { return c.elt.consumer.auto_offset_reset; },
-               {"earliest", "latest", "error"},
-               {"", "auto_offset_reset",
-                "where a partition without a committed or landed offset starts"})
+    add(Enum("auto_offset_reset",
+             [](EltConfig & c) -> auto& { return c.elt.consumer.auto_offset_reset; },
+             std::vector{AutoOffsetReset::kEarliest, AutoOffsetReset::kLatest,
+                         AutoOffsetReset::kError},
+             &AutoOffsetResetName,
+             {"", "auto_offset_reset",
+              "where a partition without a committed or landed offset starts"})
             .Consumer());
     add(Enum("group_protocol",
              [](EltConfig & c) -> auto& { return c.elt.consumer.group_protocol; },

@@ -65,7 +65,7 @@ TEST(ConfigTest, ParsesEveryKey) {
   EXPECT_EQ(co.brokers, "localhost:9092");
   EXPECT_EQ(co.group_id, "demo");
   EXPECT_EQ(co.topics, (std::vector<std::string>{"rides", "^rides-.*"}));
-  EXPECT_EQ(co.auto_offset_reset, "error");
+  EXPECT_EQ(co.auto_offset_reset, AutoOffsetReset::kError);
   EXPECT_EQ(co.session_timeout_ms, 6000);
   EXPECT_EQ(co.properties.at("fetch.max.bytes"), "1048576");
   EXPECT_EQ(co.properties.at("sasl.password"), "hunter2");
@@ -546,7 +546,7 @@ TEST(ConfigTest, ConsumerConfigTakesTheConsumerKeysOnly) {
   EXPECT_EQ(o.brokers, "b:9092");
   EXPECT_EQ(o.group_id, "g");
   EXPECT_EQ(o.topics, (std::vector<std::string>{"t", "^x.*"}));
-  EXPECT_EQ(o.auto_offset_reset, "latest");
+  EXPECT_EQ(o.auto_offset_reset, AutoOffsetReset::kLatest);
   EXPECT_EQ(o.instance_id, "w1");
   EXPECT_EQ(o.properties.at("fetch.min.bytes"), "1");
   EXPECT_EQ(o.group_protocol, ConsumerOptions{}.group_protocol);  // the default

@@ -142,12 +142,14 @@ class Consumer::Impl {
   }
 
   Result<std::vector<PartitionLag>> Lag(std::chrono::milliseconds timeout) {
+    if (closed_ || !rk_) return Status::Invalid("kafka consumer is closed");
     return watermarks_->Lag(
         timeout, [this](const TopicPartition& tp) { return windows_->Carries(tp); });
   }
 
   Result<std::vector<std::pair<TopicPartition, int64_t>>> Committed(
       std::chrono::milliseconds timeout) {
+    if (closed_ || !rk_) return Status::Invalid("kafka consumer is closed");
     return committer_->Committed(static_cast<int>(timeout.count()));
   }
 

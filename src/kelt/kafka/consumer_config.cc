@@ -21,6 +21,31 @@ std::string_view GroupProtocolName(GroupProtocol protocol) {
   return protocol == GroupProtocol::kConsumer ? "consumer" : "classic";
 }
 
+std::string_view AutoOffsetResetName(AutoOffsetReset reset) {
+  switch (reset) {
+    case AutoOffsetReset::kEarliest:
+      return "earliest";
+    case AutoOffsetReset::kLatest:
+      return "latest";
+    case AutoOffsetReset::kError:
+      return "error";
+  }
+  return "earliest";
+}
+
+Result<AutoOffsetReset> ParseAutoOffsetReset(std::string_view text,
+                                             std::string_view what) {
+  if (text == "earliest" || text == "smallest" || text == "beginning") {
+    return AutoOffsetReset::kEarliest;
+  }
+  if (text == "latest" || text == "largest" || text == "end")
+    return AutoOffsetReset::kLatest;
+  if (text == "error") return AutoOffsetReset::kError;
+  return Status::Invalid(std::string(what) +
+                         ": expected earliest, latest or error, got '" +
+                         std::string(text) + "'");
+}
+
 namespace kafka {
 
 namespace {
@@ -114,7 +139,7 @@ std::map<std::string, std::string> ConsumerProperties(const ConsumerOptions& opt
   std::map<std::string, std::string> props = {
       {"bootstrap.servers", options.brokers},
       {"group.id", options.group_id},
-      {"auto.offset.reset", options.auto_offset_reset},
+      {"auto.offset.reset", std::string(AutoOffsetResetName(options.auto_offset_reset))},
       {"enable.partition.eof", "true"},
       // Lower than the library default so a window's deadline is not spent waiting
       // for a fetch that has nothing to return.

@@ -40,7 +40,7 @@ TEST(ConsumerErrors, AFailedPollReleasesTheBatchItHolds) {
   // The next member may not reset offsets: partition 1 has none, so its fetch ends in
   // an error event while partition 0's records arrive in the same batches.
   ConsumerOptions o = ConsumerFor(*mc, "t", "g");
-  o.auto_offset_reset = "error";
+  o.auto_offset_reset = AutoOffsetReset::kError;
   auto c = Consumer::Make(o);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   WindowOptions wo;

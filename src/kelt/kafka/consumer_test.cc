@@ -74,6 +74,35 @@ TEST_F(ConsumerTest, ValidatesOptionsWithRdpMessages) {
   EXPECT_NE(st.message().find("'enable.auto.commit' must stay false"), std::string::npos);
 }
 
+TEST(AutoOffsetResetTest, NamesAndLibrdkafkaSynonymsParse) {
+  for (AutoOffsetReset r :
+       {AutoOffsetReset::kEarliest, AutoOffsetReset::kLatest, AutoOffsetReset::kError}) {
+    ASSERT_OK_AND_ASSIGN(AutoOffsetReset back,
+                         ParseAutoOffsetReset(AutoOffsetResetName(r)));
+    EXPECT_EQ(back, r);
+  }
+  EXPECT_EQ(*ParseAutoOffsetReset("smallest"), AutoOffsetReset::kEarliest);
+  EXPECT_EQ(*ParseAutoOffsetReset("beginning"), AutoOffsetReset::kEarliest);
+  EXPECT_EQ(*ParseAutoOffsetReset("largest"), AutoOffsetReset::kLatest);
+  EXPECT_EQ(*ParseAutoOffsetReset("end"), AutoOffsetReset::kLatest);
+  ASSERT_STATUS(ParseAutoOffsetReset("oldest"), StatusCode::kInvalid,
+                "auto_offset_reset: expected earliest, latest or error, got 'oldest'");
+}
+
+// After Close the handle is gone: the monitoring reads say so instead of touching it.
+TEST_F(ConsumerTest, LagAndCommittedAfterCloseAreErrors) {
+  ConsumerOptions o;
+  o.brokers = "localhost:1";
+  o.group_id = "g";
+  o.topics = {"t"};
+  ASSERT_OK_AND_ASSIGN(auto c, Consumer::Make(o));
+  ASSERT_OK(c->Close());
+  ASSERT_STATUS(c->Lag(std::chrono::milliseconds(100)), StatusCode::kInvalid,
+                "kafka consumer is closed");
+  ASSERT_STATUS(c->Committed(std::chrono::milliseconds(100)), StatusCode::kInvalid,
+                "kafka consumer is closed");
+}
+
 TEST_F(ConsumerTest, BadPropertyNamesThePropertyButNeverASecret) {
   ConsumerOptions o;
   o.brokers = "localhost:1";

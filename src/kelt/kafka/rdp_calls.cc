@@ -113,7 +113,14 @@ Result<PollCall> ParseConsumerConfigJson(std::string_view json) {
     }
   }
   if (c.topics.empty() || !topic.empty()) c.topics.insert(c.topics.begin(), topic);
-  KELT_RETURN_NOT_OK(GetString(obj, "auto_offset_reset", &c.auto_offset_reset));
+  std::string reset;
+  KELT_RETURN_NOT_OK(GetString(obj, "auto_offset_reset", &reset));
+  if (!reset.empty()) {
+    auto parsed = ParseAutoOffsetReset(reset);
+    if (!parsed.ok())
+      return ConfigError("auto_offset_reset", "expected earliest, latest or error");
+    c.auto_offset_reset = *parsed;
+  }
   std::string protocol;
   KELT_RETURN_NOT_OK(GetString(obj, "group_protocol", &protocol));
   if (!protocol.empty()) {

@@ -234,8 +234,9 @@ Status WindowAssembler::SeekToStart(const std::set<TopicPartition>& tps) {
     } else if (committed->elems[i].offset >= 0) {
       e.offset = committed->elems[i].offset;
     } else {
-      e.offset = auto_offset_reset_ == "latest" ? RD_KAFKA_OFFSET_END
-                                                : RD_KAFKA_OFFSET_BEGINNING;
+      e.offset = auto_offset_reset_ == AutoOffsetReset::kLatest
+                     ? RD_KAFKA_OFFSET_END
+                     : RD_KAFKA_OFFSET_BEGINNING;
     }
   }
   return Seek(list.get(), "re-reading");

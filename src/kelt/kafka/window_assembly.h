@@ -47,7 +47,7 @@ class WindowAssembler {
   struct Parts {
     rd_kafka_t* rk;
     rd_kafka_queue_t* queue;  // the consumer queue
-    const std::string& auto_offset_reset;
+    AutoOffsetReset auto_offset_reset;
     AssignedPartitions& assigned;
     Watermarks& watermarks;
     PrefetchControl& prefetch;
@@ -96,7 +96,7 @@ class WindowAssembler {
 
   rd_kafka_t* const rk_;
   rd_kafka_queue_t* const queue_;
-  const std::string& auto_offset_reset_;
+  const AutoOffsetReset auto_offset_reset_;
   AssignedPartitions& assigned_;
   Watermarks& watermarks_;
   PrefetchControl& prefetch_;
