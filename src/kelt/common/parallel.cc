@@ -105,13 +105,14 @@ Executor::Executor(size_t threads) : threads_(threads) {}
 Executor::~Executor() {
   std::vector<std::thread> workers;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
     if (started_by_ == static_cast<long>(::getpid())) workers = std::move(workers_);
   }
   wake_.notify_all();
   for (auto& t : workers) t.join();
   // Workers of a parent process (this is a forked child) are not ours to join.
+  MutexLock lock(&mu_);
   for (auto& t : workers_) t.detach();
 }
 
@@ -121,7 +122,7 @@ void Executor::Post(std::function<void()> task) {
     return;
   }
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     const long pid = static_cast<long>(::getpid());
     if (started_by_ != pid) {
       // First task, or the first in a forked child: its parent's workers do not exist
@@ -137,15 +138,15 @@ void Executor::Post(std::function<void()> task) {
 }
 
 void Executor::Work() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(&mu_);
   while (true) {
-    wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+    while (!stopping_ && queue_.empty()) lock.Wait(wake_);
     if (queue_.empty()) return;  // stopping, nothing left
     std::function<void()> task = std::move(queue_.front());
     queue_.pop_front();
-    lock.unlock();
+    lock.Unlock();
     task();
-    lock.lock();
+    lock.Lock();
   }
 }
 

@@ -19,6 +19,8 @@
 #include <utility>
 #include <vector>
 
+#include "kelt/common/mutex.h"
+
 namespace kelt::internal {
 
 /// The cores this process may use: the CPUs of its affinity mask, capped by its
@@ -63,12 +65,13 @@ class Executor {
   void Work();
 
   const size_t threads_;
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable wake_;
-  std::deque<std::function<void()>> queue_;  // guarded by mu_
-  std::vector<std::thread> workers_;         // guarded by mu_
-  bool stopping_ = false;                    // guarded by mu_
-  long started_by_ = 0;  // pid that started workers_ (a forked child starts its own)
+  std::deque<std::function<void()>> queue_ KELT_GUARDED_BY(mu_);
+  std::vector<std::thread> workers_ KELT_GUARDED_BY(mu_);
+  bool stopping_ KELT_GUARDED_BY(mu_) = false;
+  // The pid that started workers_ (a forked child starts its own).
+  long started_by_ KELT_GUARDED_BY(mu_) = 0;
 };
 
 /// The process's executor: UsableCores() workers.
