@@ -45,7 +45,7 @@ APT_PACKAGES=(
   libsimdjson-dev libpq-dev postgresql postgresql-contrib
   libgtest-dev libgmock-dev googletest libbenchmark-dev libcli11-dev libyaml-cpp-dev libcivetweb-dev
   nlohmann-json3-dev clang clang-format clang-tidy libclang-rt-14-dev maven tmux
-  libcurl4-openssl-dev
+  libcurl4-openssl-dev libavro-dev
 )
 # Link order of the static libraries, from the Go module's prebuilt.go.
 DUCKDB_LIBS=(
