@@ -27,8 +27,7 @@ class Schema;
 
 namespace kelt {
 
-// --- Avro schemas
-// ------------------------------------------------------------------------
+// --- Avro schemas ---------------------------------------------------------------------
 
 /// The Avro types (the spec's primitive and complex types).
 enum class AvroType : uint8_t {
@@ -134,8 +133,7 @@ class AvroSchema {
   std::shared_ptr<const Graph> graph_;
 };
 
-// --- plans and decoding
-// --------------------------------------------------------------------
+// --- plans and decoding ---------------------------------------------------------------
 
 /// How one writer schema is read as one reader schema, compiled once: a flat list of
 /// operations with indexes into the output columns.

@@ -127,7 +127,15 @@ bool IsValidFullName(std::string_view s) {
   }
 }
 
-std::string Quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
+// (Appended rather than concatenated: g++ 12 warns wrongly about "'" + s + "'".)
+std::string Quoted(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + 2);
+  out.push_back('\'');
+  out.append(s);
+  out.push_back('\'');
+  return out;
+}
 
 std::string Sub(std::string_view path, std::string_view key) {
   return model::JoinPath(path, key);

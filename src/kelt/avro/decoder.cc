@@ -78,7 +78,7 @@ class Buffer {
   int64_t capacity() const { return capacity_; }
 
   bool Grow(int64_t bytes) {
-    if (bytes <= capacity_) return true;
+    if (bytes <= capacity_ && buffer_) return true;  // (a fixed(0) needs a buffer too)
     const int64_t want = std::max<int64_t>({bytes, capacity_ * 2, 64});
     if (!buffer_) {
       auto made = arrow::AllocateResizableBuffer(want, internal::WindowPool());
@@ -117,26 +117,67 @@ struct Column {
   Buffer validity;        // once the first null arrives
   int64_t data_size = 0;  // binary: bytes used (== the last offset)
   bool has_nulls = false;
+  // The rows and bytes of the last batch: the next one starts at that size, so a steady
+  // stream of windows does not grow (and copy) its buffers from scratch each time.
+  int64_t rows_hint = 0;
+  int64_t data_hint = 0;
 };
+
+// memcpy for the short strings records mostly hold, without a libc call; overlapping
+// word copies never read or write outside [src, src+n) / [dst, dst+n).
+[[gnu::always_inline]] inline void CopySmall(uint8_t* dst, const uint8_t* src, size_t n) {
+  if (n > 16 && n <= 32) {
+    uint64_t a[2], b[2];
+    std::memcpy(a, src, 16);
+    std::memcpy(b, src + n - 16, 16);
+    std::memcpy(dst, a, 16);
+    std::memcpy(dst + n - 16, b, 16);
+  } else if (n >= 8 && n <= 16) {
+    uint64_t a, b;
+    std::memcpy(&a, src, 8);
+    std::memcpy(&b, src + n - 8, 8);
+    std::memcpy(dst, &a, 8);
+    std::memcpy(dst + n - 8, &b, 8);
+  } else if (n >= 4 && n < 8) {
+    uint32_t a, b;
+    std::memcpy(&a, src, 4);
+    std::memcpy(&b, src + n - 4, 4);
+    std::memcpy(dst, &a, 4);
+    std::memcpy(dst + n - 4, &b, 4);
+  } else if (n < 4) {
+    for (size_t i = 0; i < n; ++i) dst[i] = src[i];
+  } else {
+    std::memcpy(dst, src, n);
+  }
+}
 
 inline int64_t ZigZag(uint64_t v) {
   return static_cast<int64_t>((v >> 1) ^ (~(v & 1) + 1));
 }
 
-// ASCII is checked inline, 8 bytes at a time; anything else goes to simdjson.
+// ASCII is checked inline, 8 bytes at a time (the last word overlapping the one before);
+// anything else goes to simdjson.
 inline bool ValidUtf8(const uint8_t* s, size_t n) {
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    uint64_t w;
-    std::memcpy(&w, s + i, 8);
-    if (w & 0x8080808080808080ULL) break;
-  }
-  for (; i < n; ++i) {
-    if (s[i] & 0x80) {
-      return simdjson::validate_utf8(reinterpret_cast<const char*>(s), n);
+  uint64_t high = 0;
+  if (n >= 8) {
+    for (size_t i = 0; i + 8 <= n; i += 8) {
+      uint64_t w;
+      std::memcpy(&w, s + i, 8);
+      high |= w;
     }
+    uint64_t w;
+    std::memcpy(&w, s + n - 8, 8);
+    high |= w;
+  } else if (n >= 4) {
+    uint32_t a, b;
+    std::memcpy(&a, s, 4);
+    std::memcpy(&b, s + n - 4, 4);
+    high = a | b;
+  } else {
+    for (size_t i = 0; i < n; ++i) high |= s[i];
   }
-  return true;
+  if ((high & 0x8080808080808080ULL) == 0) return true;
+  return simdjson::validate_utf8(reinterpret_cast<const char*>(s), n);
 }
 
 // Big-endian two's complement of n bytes → `width` little-endian bytes; false when the
@@ -174,6 +215,13 @@ class AvroDecoder::Impl {
     }
     len_.assign(cols_.size(), 0);
     saved_.assign(cols_.size(), 0);
+    // A top-level column has a row per record, so its length before a record is the
+    // record count; only the columns below them need their lengths saved.
+    std::vector<bool> top(cols_.size(), false);
+    for (int32_t c : p_.columns[0].children) top[c] = true;
+    for (size_t c = 1; c < cols_.size(); ++c) {
+      if (!top[c]) nested_.push_back(static_cast<int32_t>(c));
+    }
   }
 
   Status Reserve(int64_t records) {
@@ -190,7 +238,8 @@ class AvroDecoder::Impl {
     base_ = reinterpret_cast<const uint8_t*>(body.data());
     pos_ = base_;
     end_ = base_ + body.size();
-    std::memcpy(saved_.data(), len_.data(), len_.size() * sizeof(int64_t));
+    const int64_t rows = len_[0];
+    for (int32_t c : nested_) saved_[c] = len_[c];
     zero_byte_items_ = 0;
     out_of_memory_ = false;
     bool ok = Run(0);
@@ -201,8 +250,12 @@ class AvroDecoder::Impl {
       ok = false;
     }
     if (ok) return Status::OK();
-    for (size_t c = 0; c < cols_.size(); ++c) {
-      if (len_[c] != saved_[c]) Rewind(static_cast<int32_t>(c), saved_[c]);
+    Rewind(0, rows);
+    for (int32_t c : p_.columns[0].children) {
+      if (len_[c] != rows) Rewind(c, rows);
+    }
+    for (int32_t c : nested_) {
+      if (len_[c] != saved_[c]) Rewind(c, saved_[c]);
     }
     return ErrorStatus(body.size());
   }
@@ -222,6 +275,8 @@ class AvroDecoder::Impl {
     }
     for (size_t c = 0; c < cols_.size(); ++c) {
       Column& col = cols_[c];
+      col.rows_hint = len_[c];
+      col.data_hint = col.data_size;
       col.values.Take(0);
       col.union_offsets.Take(0);
       col.data.Take(0);
@@ -310,29 +365,40 @@ class AvroDecoder::Impl {
 
   // --- reading ---
 
+  // A zigzag varint of at most 10 bytes; bits past the 64th are dropped, as Avro C and
+  // Java do. One byte is the common case; up to 8 bytes are decoded from one word (the
+  // 7-bit groups gathered by three shift-and-mask steps), the rest byte by byte.
   [[gnu::always_inline]] bool ReadLong(const Instr& in, int64_t* v) {
     const uint8_t* q = pos_;
-    if (end_ - q >= 10) [[likely]] {
-      uint64_t r = 0;
-      for (int i = 0; i < 10; ++i) {
-        const uint64_t b = q[i];
-        r |= (b & 0x7f) << (7 * i);
-        if (b < 0x80) {
-          pos_ = q + i + 1;
-          *v = ZigZag(r);
-          return true;
-        }
-      }
-      return Fail(in, AvroErrorKind::kVarintTooLong, q);
+    if (q < end_ && *q < 0x80) [[likely]] {
+      pos_ = q + 1;
+      *v = ZigZag(*q);
+      return true;
     }
-    return ReadLongSlow(in, v);
+    if (end_ - q >= 8) {
+      uint64_t w;
+      std::memcpy(&w, q, 8);
+      const uint64_t stops = ~w & 0x8080808080808080ULL;
+      if (stops != 0) {
+        const int bits = __builtin_ctzll(stops) + 1;  // through the last byte's top bit
+        uint64_t x = bits == 64 ? w : w & ((uint64_t{1} << bits) - 1);
+        x = ((x & 0x7f007f007f007f00ULL) >> 1) | (x & 0x007f007f007f007fULL);
+        x = ((x & 0x3fff00003fff0000ULL) >> 2) | (x & 0x00003fff00003fffULL);
+        x = ((x & 0x0fffffff00000000ULL) >> 4) | (x & 0x000000000fffffffULL);
+        pos_ = q + bits / 8;
+        *v = ZigZag(x);
+        return true;
+      }
+    }
+    return ReadLongBytewise(in, v);
   }
 
-  [[gnu::noinline]] bool ReadLongSlow(const Instr& in, int64_t* v) {
+  // 9 and 10 byte varints, and varints within 8 bytes of the end.
+  [[gnu::noinline]] bool ReadLongBytewise(const Instr& in, int64_t* v) {
     const uint8_t* q = pos_;
+    const int64_t avail = std::min<int64_t>(end_ - q, 10);
     uint64_t r = 0;
-    for (int i = 0; i < 10; ++i) {
-      if (q + i == end_) return Fail(in, AvroErrorKind::kTruncated, q);
+    for (int64_t i = 0; i < avail; ++i) {
       const uint64_t b = q[i];
       r |= (b & 0x7f) << (7 * i);
       if (b < 0x80) {
@@ -341,7 +407,8 @@ class AvroDecoder::Impl {
         return true;
       }
     }
-    return Fail(in, AvroErrorKind::kVarintTooLong, q);
+    return Fail(
+        in, avail == 10 ? AvroErrorKind::kVarintTooLong : AvroErrorKind::kTruncated, q);
   }
 
   // An int is a long that fits 32 bits (Avro C reads it so; Java reads at most 5 bytes).
@@ -407,8 +474,9 @@ class AvroDecoder::Impl {
   bool GrowRows(int32_t c, int64_t rows) {
     Column& col = cols_[c];
     if (rows <= col.capacity) return true;
-    const int64_t cap = std::max<int64_t>({rows, col.capacity * 2, 64});
     const bool first = col.capacity == 0;
+    const int64_t cap =
+        std::max<int64_t>({rows, col.capacity * 2, 64, first ? col.rows_hint : 0});
     bool ok = true;
     switch (col.kind) {
       case ColumnKind::kNull:
@@ -493,9 +561,10 @@ class AvroDecoder::Impl {
     Column& col = cols_[c];
     if (col.data_size + n > col.data.capacity()) [[unlikely]] {
       if (col.data_size + n > kMaxOffset) return Fail(in, AvroErrorKind::kTooLarge, s);
-      if (!col.data.Grow(col.data_size + n)) return OutOfMemory();
+      if (!col.data.Grow(std::max(col.data_size + n, col.data_hint)))
+        return OutOfMemory();
     }
-    if (n > 0) std::memcpy(col.data.data() + col.data_size, s, static_cast<size_t>(n));
+    CopySmall(col.data.data() + col.data_size, s, static_cast<size_t>(n));
     col.data_size += n;
     const int64_t row = len_[c]++;
     const auto end = static_cast<int32_t>(col.data_size);
@@ -606,49 +675,49 @@ class AvroDecoder::Impl {
         return AppendBool(in.col, b != 0);
       }
       case OpCode::kInt: {
-        int32_t v;
+        int32_t v = 0;
         return ReadInt(in, &v) && AppendValue<int32_t>(in.col, v);
       }
       case OpCode::kIntToLong: {
-        int32_t v;
+        int32_t v = 0;
         return ReadInt(in, &v) && AppendValue<int64_t>(in.col, v);
       }
       case OpCode::kIntToFloat: {
-        int32_t v;
+        int32_t v = 0;
         return ReadInt(in, &v) && AppendValue<float>(in.col, static_cast<float>(v));
       }
       case OpCode::kIntToDouble: {
-        int32_t v;
+        int32_t v = 0;
         return ReadInt(in, &v) && AppendValue<double>(in.col, v);
       }
       case OpCode::kLong: {
-        int64_t v;
+        int64_t v = 0;
         return ReadLong(in, &v) && AppendValue<int64_t>(in.col, v);
       }
       case OpCode::kLongToFloat: {
-        int64_t v;
+        int64_t v = 0;
         return ReadLong(in, &v) && AppendValue<float>(in.col, static_cast<float>(v));
       }
       case OpCode::kLongToDouble: {
-        int64_t v;
+        int64_t v = 0;
         return ReadLong(in, &v) && AppendValue<double>(in.col, static_cast<double>(v));
       }
       case OpCode::kFloat: {
-        float v;
+        float v = 0;
         return ReadRaw(in, &v) && AppendValue<float>(in.col, v);
       }
       case OpCode::kFloatToDouble: {
-        float v;
+        float v = 0;
         return ReadRaw(in, &v) && AppendValue<double>(in.col, v);
       }
       case OpCode::kDouble: {
-        double v;
+        double v = 0;
         return ReadRaw(in, &v) && AppendValue<double>(in.col, v);
       }
       case OpCode::kString:
       case OpCode::kBytesToString: {
         const uint8_t* start = pos_;
-        int64_t n;
+        int64_t n = 0;
         if (!ReadLength(in, &n)) return false;
         const uint8_t* s = pos_;
         if (!ValidUtf8(s, static_cast<size_t>(n))) {
@@ -658,7 +727,7 @@ class AvroDecoder::Impl {
         return AppendBinary(in, in.col, s, n);
       }
       case OpCode::kBytes: {
-        int64_t n;
+        int64_t n = 0;
         if (!ReadLength(in, &n)) return false;
         const uint8_t* s = pos_;
         pos_ += n;
@@ -692,10 +761,11 @@ class AvroDecoder::Impl {
       }
       case OpCode::kEnum: {
         const uint8_t* start = pos_;
-        int32_t index;
-        if (!ReadInt(in, &index)) return false;
-        if (index < 0 || index >= in.b)
+        int64_t index = 0;  // a long, as Avro C reads it: any value outside is bad
+        if (!ReadLong(in, &index)) return false;
+        if (index < 0 || index >= in.b) {
           return Fail(in, AvroErrorKind::kBadEnumIndex, start);
+        }
         const int32_t mapped = p_.tables[in.a + index];
         if (mapped < 0) return Fail(in, AvroErrorKind::kUnknownEnumSymbol, start);
         return AppendValue<int32_t>(in.col, mapped);
@@ -717,7 +787,7 @@ class AvroDecoder::Impl {
       }
       case OpCode::kUnion: {
         const uint8_t* start = pos_;
-        int64_t index;
+        int64_t index = 0;
         if (!ReadLong(in, &index)) return false;
         if (index < 0 || index >= in.b)
           return Fail(in, AvroErrorKind::kBadUnionIndex, start);
@@ -749,11 +819,11 @@ class AvroDecoder::Impl {
         pos_ += in.a;
         return true;
       case OpCode::kSkipVarint: {
-        int64_t v;
+        int64_t v = 0;
         return ReadLong(in, &v);
       }
       case OpCode::kSkipBytes: {
-        int64_t n;
+        int64_t n = 0;
         if (!ReadLength(in, &n)) return false;
         pos_ += n;
         return true;
@@ -776,13 +846,13 @@ class AvroDecoder::Impl {
       keys = p_.columns[entries].children[0];
     }
     while (true) {
-      int64_t count, bytes;
+      int64_t count = 0, bytes = 0;
       if (!ReadBlockCount(in, min_item, &count, &bytes)) return false;
       if (count == 0) break;
       for (int64_t i = 0; i < count; ++i) {
         if (map) {
           const uint8_t* key_start = pos_;
-          int64_t n;
+          int64_t n = 0;
           if (!ReadLength(in, &n)) return false;
           const uint8_t* s = pos_;
           if (!ValidUtf8(s, static_cast<size_t>(n))) {
@@ -803,7 +873,7 @@ class AvroDecoder::Impl {
     const bool empty = p_.begins[in.a] == p_.ends[in.a];
     while (true) {
       const uint8_t* start = pos_;
-      int64_t count, bytes;
+      int64_t count = 0, bytes = 0;
       if (!ReadBlockCount(in, min_item, &count, &bytes)) return false;
       if (count == 0) return true;
       if (bytes >= 0) {  // the writer said how long the block is: jump over it
@@ -814,7 +884,7 @@ class AvroDecoder::Impl {
       if (!map && empty) continue;  // items that take no bytes
       for (int64_t i = 0; i < count; ++i) {
         if (map) {
-          int64_t n;
+          int64_t n = 0;
           if (!ReadLength(in, &n)) return false;
           pos_ += n;
         }
@@ -897,8 +967,9 @@ class AvroDecoder::Impl {
   const AvroPlan::Program& p_;
   AvroDecoderOptions options_;
   std::vector<Column> cols_;
-  std::vector<int64_t> len_;    // rows of each column
-  std::vector<int64_t> saved_;  // len_ before the record being decoded
+  std::vector<int64_t> len_;     // rows of each column
+  std::vector<int64_t> saved_;   // len_ of nested_ before the record being decoded
+  std::vector<int32_t> nested_;  // the columns below the top-level ones
   const uint8_t* base_ = nullptr;
   const uint8_t* pos_ = nullptr;
   const uint8_t* end_ = nullptr;

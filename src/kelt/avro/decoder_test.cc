@@ -132,6 +132,7 @@ TEST(AvroDecoderTest, LogicalTypes) {
     {"name": "tsn", "type": {"type": "long", "logicalType": "timestamp-nanos"}},
     {"name": "ltm", "type": {"type": "long", "logicalType": "local-timestamp-millis"}},
     {"name": "ltu", "type": {"type": "long", "logicalType": "local-timestamp-micros"}},
+    {"name": "ltn", "type": {"type": "long", "logicalType": "local-timestamp-nanos"}},
     {"name": "uuid", "type": {"type": "string", "logicalType": "uuid"}}
   ]})";
   // 12345 = 0x3039 (123.45); -1 = 0xff (-0.01); 1 = 0x01 (0.01 as 0x0000000001: leading
@@ -144,13 +145,13 @@ TEST(AvroDecoderTest, LogicalTypes) {
           {R"({"dec": "\u0030\u0039", "decf": "\u0000\u0000\u0000\u0000\u0000\u0012\u00d6\u0087",
                   "date": 19000, "tm": 3600000, "tu": 3600000000, "tsm": 1700000000123,
                   "tsu": 1700000000123456, "tsn": 1700000000123456789,
-                  "ltm": 1, "ltu": 2, "uuid": "3f2504e0-4f89-11d3-9a0c-0305e82c3301"})",
+                  "ltm": 1, "ltu": 2, "ltn": 3, "uuid": "3f2504e0-4f89-11d3-9a0c-0305e82c3301"})",
            R"({"dec": "\u00ff", "decf": "\u00ff\u00ff\u00ff\u00ff\u00ff\u00ff\u00ff\u00fe",
                   "date": -1, "tm": 0, "tu": 0, "tsm": -1, "tsu": 0, "tsn": 0,
-                  "ltm": 0, "ltu": 0, "uuid": ""})",
+                  "ltm": 0, "ltu": 0, "ltn": -3, "uuid": ""})",
            R"({"dec": "\u0000\u0000\u0000\u0000\u0001", "decf": "\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000",
                   "date": 0, "tm": 1, "tu": 1, "tsm": 0, "tsu": 0, "tsn": 0,
-                  "ltm": 0, "ltu": 0, "uuid": "x"})"}));
+                  "ltm": 0, "ltu": 0, "ltn": 0, "uuid": "x"})"}));
   ExpectColumn(*batch, "dec", R"(["123.45", "-0.01", "0.01"])");
   ExpectColumn(*batch, "decf", R"(["1234.567", "-0.002", "0.000"])");
   ExpectColumn(*batch, "date", "[19000, -1, 0]");
@@ -161,9 +162,11 @@ TEST(AvroDecoderTest, LogicalTypes) {
   ExpectColumn(*batch, "tsn", "[1700000000123456789, 0, 0]");
   ExpectColumn(*batch, "ltm", "[1, 0, 0]");
   ExpectColumn(*batch, "ltu", "[2, 0, 0]");
+  ExpectColumn(*batch, "ltn", "[3, -3, 0]");
   ExpectColumn(*batch, "uuid", R"(["3f2504e0-4f89-11d3-9a0c-0305e82c3301", "", "x"])");
   EXPECT_EQ(batch->schema()->field(5)->type()->ToString(), "timestamp[ms, tz=UTC]");
   EXPECT_EQ(batch->schema()->field(8)->type()->ToString(), "timestamp[ms]");
+  EXPECT_EQ(batch->schema()->field(10)->type()->ToString(), "timestamp[ns]");
 }
 
 TEST(AvroDecoderTest, WideDecimalsLandAsDecimal256) {
@@ -298,8 +301,21 @@ TEST(AvroDecoderTest, ManyRowsGrowTheColumns) {
   ExpectColumn(*batch, "l", expected_l + "]");
 }
 
-// --- bad bytes
-// ---------------------------------------------------------------------------
+// A fixed of 0 bytes takes no bytes (Avro C cannot write one; the body is empty).
+TEST(AvroDecoderTest, FixedOfZeroBytes) {
+  ASSERT_OK_AND_ASSIGN(AvroSchema s,
+                       AvroSchema::Parse(R"({"type":"fixed","name":"Z","size":0})"));
+  ASSERT_OK_AND_ASSIGN(auto plan, AvroPlan::Compile(s, s));
+  ASSERT_OK_AND_ASSIGN(auto decoder, AvroDecoder::Make(plan));
+  ASSERT_OK(decoder->Append(""));
+  ASSERT_OK(decoder->Append(""));
+  ASSERT_OK_AND_ASSIGN(auto batch, decoder->Finish());
+  ASSERT_TRUE(batch->ValidateFull().ok()) << batch->ValidateFull().ToString();
+  EXPECT_EQ(batch->num_rows(), 2);
+  EXPECT_EQ(batch->schema()->field(0)->type()->ToString(), "fixed_size_binary[0]");
+}
+
+// --- bad bytes ---
 
 TEST(AvroDecoderTest, TruncatedValues) {
   Status st;

@@ -93,7 +93,15 @@ std::string_view OpCodeName(OpCode code) {
 
 namespace {
 
-std::string Quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
+// (Appended rather than concatenated: g++ 12 warns wrongly about "'" + s + "'".)
+std::string Quoted(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + 2);
+  out.push_back('\'');
+  out.append(s);
+  out.push_back('\'');
+  return out;
+}
 
 std::string Unqualified(std::string_view name) {
   const size_t dot = name.rfind('.');
@@ -580,7 +588,7 @@ class Compiler {
           p_->columns[col].children.push_back(child);
           fields.push_back(arrow::field(f.name, p_->columns[child].type, field_nullable));
         }
-        p_->columns[col].type = arrow::struct_(std::move(fields));
+        p_->columns[col].type = arrow::struct_(fields);
         reader_stack_.pop_back();
         return col;
       }
