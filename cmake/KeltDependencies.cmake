@@ -1,6 +1,7 @@
 # Locate kelt's third-party libraries and expose them as imported targets:
 #   kelt::arrow, kelt::parquet, kelt::arrow_compute, kelt::arrow_s3  (system Arrow via find_package, else the pyarrow wheel)
-#   simdjson::simdjson, kelt::rdkafka, kelt::pq (libpq), GTest::gtest_main, benchmark::benchmark
+#   simdjson::simdjson, kelt::rdkafka, kelt::pq (libpq), GTest::gtest_main, benchmark::benchmark,
+#   kelt::avro_c (tests, benchmarks and fuzz targets only)
 set(KELT_PYTHON "${CMAKE_SOURCE_DIR}/.venv/bin/python" CACHE FILEPATH
     "Python with pyarrow, used when no system Arrow C++ is installed")
 
@@ -139,6 +140,12 @@ else()
 endif()
 pkg_check_modules(PQ REQUIRED IMPORTED_TARGET libpq)
 add_library(kelt::pq ALIAS PkgConfig::PQ)
+# kelt::avro_c: Apache Avro C (Debian's libavro-dev), the reference the Avro decoder's
+# tests, fuzz target and benchmark check it against; the library does not link it.
+if(KELT_BUILD_TESTS OR KELT_BUILD_BENCH OR KELT_BUILD_FUZZ)
+  pkg_check_modules(AVRO_C REQUIRED IMPORTED_TARGET avro-c)
+  add_library(kelt::avro_c ALIAS PkgConfig::AVRO_C)
+endif()
 
 find_package(Arrow CONFIG QUIET)
 find_package(Parquet CONFIG QUIET)

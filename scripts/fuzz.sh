@@ -10,11 +10,15 @@ cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz
 mkdir -p build/fuzz/artifacts
 status=0
-for target in load_fuzzer dataset_json_fuzzer pipeline_json_fuzzer config_fuzzer; do
+for target in load_fuzzer dataset_json_fuzzer pipeline_json_fuzzer config_fuzzer avro_fuzzer; do
   corpus="build/fuzz/corpus/$target"
   mkdir -p "$corpus"
   echo "fuzzing $target for ${seconds}s"
-  if ! ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 "build/fuzz/fuzz/$target" \
+  extra=()
+  # Avro C leaks on many inputs (suppressed in the target, fuzz/README.md): a leak check
+  # after each of them made it 30x slower, so its leaks are checked at exit only.
+  if [ "$target" = avro_fuzzer ]; then extra=(-detect_leaks=0); fi
+  if ! ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 "build/fuzz/fuzz/$target" "${extra[@]}" \
       -max_total_time="$seconds" -max_len=65536 -print_final_stats=1 \
       -artifact_prefix=build/fuzz/artifacts/ "$corpus" "fuzz/seeds/$target" \
       > "build/fuzz/$target.log" 2>&1; then

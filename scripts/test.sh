@@ -64,12 +64,13 @@ step "release build: CLI, examples, benchmarks"
 cmake --preset release >/dev/null
 cmake --build --preset release
 
-step "smoke: the main job, the example and the Load benchmark on small inputs"
+step "smoke: the main job, the example and the Load and Avro benchmarks on small inputs"
 build/release/cli/kelt load --records tests/fixtures/kafka/stream_records.json \
   --schema tests/fixtures/kafka/landing_schema.json --output json \
   | grep -q '"rows":\[\[{"Int64":100},{"Utf8":"alpha"}' || { echo "kelt load smoke failed" >&2; exit 1; }
 build/release/examples/byo_load | grep -q click || { echo "byo_load example failed" >&2; exit 1; }
 build/release/bench/load_benchmark --records=20000 --benchmark_min_time=0.05 >/dev/null
+build/release/bench/avro_benchmark --records=20000 --benchmark_min_time=0.05 >/dev/null
 # The README's main command, on a small sample: every row landed, the SQL answers.
 demo_out="$(bash scripts/demo.sh 900)"
 echo "$demo_out" | grep -q '"rows":900,"bad_records":0,"caught_up":true' \
