@@ -28,7 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Check(!c->elt.consumer.topics.empty());
     Check(!c->elt.landing.fields.empty());
     Check(!c->sinks.empty());
-    Check(c->log_level == "debug");  // the override won
+    Check(c->log_level == kelt::LogLevel::kDebug);  // the override won
   } else {
     Check(c.status().code() == kelt::StatusCode::kInvalid ||
           c.status().code() == kelt::StatusCode::kParseError);
