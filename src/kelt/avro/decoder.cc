@@ -24,6 +24,7 @@
 
 #include "kelt/avro.h"
 #include "kelt/avro/plan.h"
+#include "kelt/common/copy_small.h"
 #include "kelt/common/memory_pool.h"
 
 namespace kelt {
@@ -123,33 +124,7 @@ struct Column {
   int64_t data_hint = 0;
 };
 
-// memcpy for the short strings records mostly hold, without a libc call; overlapping
-// word copies never read or write outside [src, src+n) / [dst, dst+n).
-[[gnu::always_inline]] inline void CopySmall(uint8_t* dst, const uint8_t* src, size_t n) {
-  if (n > 16 && n <= 32) {
-    uint64_t a[2], b[2];
-    std::memcpy(a, src, 16);
-    std::memcpy(b, src + n - 16, 16);
-    std::memcpy(dst, a, 16);
-    std::memcpy(dst + n - 16, b, 16);
-  } else if (n >= 8 && n <= 16) {
-    uint64_t a, b;
-    std::memcpy(&a, src, 8);
-    std::memcpy(&b, src + n - 8, 8);
-    std::memcpy(dst, &a, 8);
-    std::memcpy(dst + n - 8, &b, 8);
-  } else if (n >= 4 && n < 8) {
-    uint32_t a, b;
-    std::memcpy(&a, src, 4);
-    std::memcpy(&b, src + n - 4, 4);
-    std::memcpy(dst, &a, 4);
-    std::memcpy(dst + n - 4, &b, 4);
-  } else if (n < 4) {
-    for (size_t i = 0; i < n; ++i) dst[i] = src[i];
-  } else {
-    std::memcpy(dst, src, n);
-  }
-}
+using ::kelt::internal::CopySmall;
 
 inline int64_t ZigZag(uint64_t v) {
   return static_cast<int64_t>((v >> 1) ^ (~(v & 1) + 1));

@@ -18,6 +18,7 @@
 #include <memory>
 #include <string_view>
 
+#include "kelt/common/copy_small.h"
 #include "kelt/common/memory_pool.h"
 #include "kelt/schema.h"
 #include "kelt/status.h"
@@ -101,7 +102,7 @@ class ColumnWriter {
         data_.capacity() > std::numeric_limits<int32_t>::max()) [[unlikely]] {
       KELT_RETURN_NOT_OK(GrowData(n));
     }
-    CopySmall(data_.mutable_data() + data_.length(), v.data(), v.size());
+    internal::CopySmall(data_.mutable_data() + data_.length(), v.data(), v.size());
     data_.UnsafeAdvance(n);
     MarkValid();
     WriteOffset();
@@ -161,34 +162,6 @@ class ColumnWriter {
   }
 
  private:
-  // memcpy for the short strings landing columns mostly hold, without a libc call;
-  // overlapping word copies never read or write outside [src, src+n) / [dst, dst+n).
-  [[gnu::always_inline]] static void CopySmall(uint8_t* dst, const char* src, size_t n) {
-    if (n > 16 && n <= 32) {
-      uint64_t a[2], b[2];
-      std::memcpy(a, src, 16);
-      std::memcpy(b, src + n - 16, 16);
-      std::memcpy(dst, a, 16);
-      std::memcpy(dst + n - 16, b, 16);
-    } else if (n >= 8 && n <= 16) {
-      uint64_t a, b;
-      std::memcpy(&a, src, 8);
-      std::memcpy(&b, src + n - 8, 8);
-      std::memcpy(dst, &a, 8);
-      std::memcpy(dst + n - 8, &b, 8);
-    } else if (n >= 4 && n < 8) {
-      uint32_t a, b;
-      std::memcpy(&a, src, 4);
-      std::memcpy(&b, src + n - 4, 4);
-      std::memcpy(dst, &a, 4);
-      std::memcpy(dst + n - 4, &b, 4);
-    } else if (n < 4) {
-      for (size_t i = 0; i < n; ++i) dst[i] = static_cast<uint8_t>(src[i]);
-    } else {
-      std::memcpy(dst, src, n);
-    }
-  }
-
   // Make room for `n` more bytes of string data, within Arrow's 2 GiB offset limit.
   [[gnu::noinline]] Status GrowData(int64_t n) {
     if (data_.length() + n > std::numeric_limits<int32_t>::max()) {
