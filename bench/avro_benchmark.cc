@@ -25,6 +25,7 @@
 
 #include "kelt/avro.h"
 #include "kelt/avro/avro_c_testing.h"
+#include "ratio_reporter.h"
 
 namespace {
 
@@ -211,22 +212,6 @@ BENCHMARK(BM_AvroDecode)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_AvroDecodeWindows10k)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_AvroCDecode)->Unit(benchmark::kMillisecond);
 
-// Collects per-benchmark times so the ratios can be printed after the run.
-class RatioReporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    ConsoleReporter::ReportRuns(runs);
-    for (const Run& r : runs) {
-      if (r.run_type == Run::RT_Iteration && r.iterations > 0) {
-        double s = r.GetAdjustedRealTime() / 1e3;  // ms → s
-        auto [it, inserted] = seconds_.emplace(r.run_name.function_name, s);
-        if (!inserted) it->second = std::min(it->second, s);
-      }
-    }
-  }
-  std::map<std::string, double> seconds_;
-};
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -236,7 +221,7 @@ int main(int argc, char** argv) {
   }
   benchmark::Initialize(&argc, argv);
   GetCorpus();
-  RatioReporter reporter;
+  kelt::bench::RatioReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   auto& s = reporter.seconds_;
   const Corpus& c = GetCorpus();

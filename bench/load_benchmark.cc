@@ -29,6 +29,7 @@
 #include "json_corpus.h"
 #include "kelt/dataset.h"
 #include "kelt/load.h"
+#include "ratio_reporter.h"
 
 namespace {
 
@@ -234,24 +235,6 @@ BENCHMARK(BM_ParseFloorDom)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ParseFloorOnDemand)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_NaiveRowAtATime)->Unit(benchmark::kMillisecond);
 
-// Collects per-benchmark times so the ratios can be printed after the run.
-class RatioReporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    ConsoleReporter::ReportRuns(runs);
-    for (const Run& r : runs) {
-      if (r.run_type == Run::RT_Iteration && r.iterations > 0) {
-        // With --benchmark_repetitions keep the fastest repetition: on a shared machine
-        // the minimum is the least disturbed measurement of each contender.
-        double s = r.GetAdjustedRealTime() / 1e3;  // ms → s
-        auto [it, inserted] = seconds_.emplace(r.run_name.function_name, s);
-        if (!inserted) it->second = std::min(it->second, s);
-      }
-    }
-  }
-  std::map<std::string, double> seconds_;
-};
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -261,7 +244,7 @@ int main(int argc, char** argv) {
   }
   benchmark::Initialize(&argc, argv);
   GetCorpus();
-  RatioReporter reporter;
+  kelt::bench::RatioReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   auto& s = reporter.seconds_;
   const Corpus& c = GetCorpus();
