@@ -8,20 +8,15 @@ import json
 import os
 import pathlib
 import subprocess
+import sys
 import uuid
 
 import pytest
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "scripts"))
+from kelt_services.common import read_env  # noqa: E402  (the env files' one reader)
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-
-
-def _read_env(path):
-    env = {}
-    for line in pathlib.Path(path).read_text().splitlines():
-        if "=" in line:
-            k, v = line.split("=", 1)
-            env[k.strip()] = v.strip()
-    return env
 
 
 @pytest.fixture(scope="session")
@@ -35,7 +30,7 @@ def kelt():
 def broker_env():
     path = os.environ.get("KELT_KAFKA_ENV")
     assert path and os.path.exists(path), "KELT_KAFKA_ENV must name a running broker's env file"
-    return _read_env(path)
+    return read_env(pathlib.Path(path))
 
 
 @pytest.fixture(scope="session")

@@ -9,22 +9,17 @@ the whole ctest run, so every test registers under subjects of its own.
 import json
 import os
 import pathlib
+import sys
 import urllib.error
 import urllib.request
 import uuid
 
 import pytest
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "scripts"))
+from kelt_services.common import read_env  # noqa: E402  (the env files' one reader)
+
 CONTENT_TYPE = "application/vnd.schemaregistry.v1+json"
-
-
-def _read_env(path):
-    env = {}
-    for line in pathlib.Path(path).read_text().splitlines():
-        if "=" in line:
-            k, v = line.split("=", 1)
-            env[k.strip()] = v.strip()
-    return env
 
 
 @pytest.fixture(scope="session")
@@ -32,7 +27,7 @@ def registry_env():
     path = os.environ.get("KELT_REGISTRY_ENV")
     assert path and os.path.exists(path), \
         "KELT_REGISTRY_ENV must name a running registry's env file (scripts/registry.sh start)"
-    return _read_env(path)
+    return read_env(pathlib.Path(path))
 
 
 @pytest.fixture(scope="session")
