@@ -234,7 +234,10 @@ class SchemaRegistry::Impl {
                                           "/versions/latest",
                                       &body));
     // 40401 subject not found, 40402 version not found: nothing to be compatible with.
-    if (r.status == 404 && (ErrorCode(r) == 40401 || ErrorCode(r) == 40402)) return true;
+    if (r.status == 404) {
+      const int64_t code = ErrorCode(r);
+      if (code == 40401 || code == 40402) return true;
+    }
     if (r.status == 422) {
       return Status::Invalid(where + ": the schema registry at " + http_.display_url() +
                              " cannot read it: " + ErrorText(r));
