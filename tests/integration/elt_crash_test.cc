@@ -20,6 +20,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -82,7 +83,8 @@ void Produce(const std::string& topic, int n, std::set<int>* bad_ids) {
   ASSERT_EQ(sent, n);
 }
 
-pid_t Spawn(const std::vector<std::string>& args) {
+// Start `args`, its stdout to /dev/null and its stderr to `stderr_path` when given.
+pid_t Spawn(const std::vector<std::string>& args, const std::string& stderr_path = "") {
   std::vector<char*> argv;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -90,6 +92,10 @@ pid_t Spawn(const std::vector<std::string>& args) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  if (!stderr_path.empty()) {
+    posix_spawn_file_actions_addopen(&actions, 2, stderr_path.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  }
   int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   EXPECT_EQ(rc, 0);
@@ -107,11 +113,26 @@ int64_t Measure(const std::function<int64_t()>& progress) {
   return -1;
 }
 
+// The last `lines` lines of the file at `path`.
+std::string Tail(const std::string& path, size_t lines) {
+  std::ifstream in(path);
+  std::deque<std::string> last;
+  for (std::string line; std::getline(in, line);) {
+    last.push_back(line);
+    if (last.size() > lines) last.pop_front();
+  }
+  std::string out;
+  for (const auto& l : last) out += l + "\n";
+  return out;
+}
+
 // Kill the loop `kills` times at random moments, then let a last run finish.
 // `progress()` measures what the sink holds (< 0: could not measure now); kills must land
-// at several progress points.
+// at several progress points. With `final_log`, the last run logs (--verbose) to that
+// file, and its tail is printed when the test has failed by the end of the scope.
 void RunWithKills(const std::vector<std::string>& args, int kills, std::mt19937* rng,
-                  const std::function<int64_t()>& progress) {
+                  const std::function<int64_t()>& progress,
+                  const std::string& final_log = "") {
   std::uniform_int_distribution<int> delay_ms(50, 800);
   int killed_while_running = 0;
   std::set<int64_t> progress_at_kills;
@@ -152,7 +173,9 @@ void RunWithKills(const std::vector<std::string>& args, int kills, std::mt19937*
           << "the loop failed on its own (status " << status << ")";
     }
   }
-  pid_t pid = Spawn(args);
+  std::vector<std::string> final_args = args;
+  if (!final_log.empty()) final_args.push_back("--verbose");
+  pid_t pid = Spawn(final_args, final_log);
   int status = 0;
   waitpid(pid, &status, 0);
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
@@ -303,10 +326,14 @@ TEST_F(EltCrashTest, ParquetHoldsEveryOffsetExactlyOnceAfterKills) {
 // predecessor's session (10 s on the test broker) before it gets the partitions back.
 TEST_F(EltCrashTest, ParquetHoldsEveryOffsetExactlyOnceAfterKillsUnderKip848) {
   const std::string root = dir_ + "/landing";
+  const std::string log = dir_ + "/final-run.log";
   RunWithKills({KELT_ELT_CHILD, Bootstrap(), topic_, topic_ + "-g", "parquet", root,
                 window_, "--group-protocol=consumer", "--instance-id="},
-               std::min(kills_, 3), &rng_, [&] { return CountFiles(root); });
+               std::min(kills_, 3), &rng_, [&] { return CountFiles(root); }, log);
   ExpectLocalLandingExactlyOnce(root);
+  if (HasFailure()) {
+    std::fprintf(stderr, "the last run's log (tail):\n%s", Tail(log, 60).c_str());
+  }
 }
 
 TEST_F(EltCrashTest, ParquetOnS3HoldsEveryOffsetExactlyOnceAfterKills) {

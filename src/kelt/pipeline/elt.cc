@@ -252,12 +252,26 @@ class EltLoop::Impl {
       stats_.waiting_for_members = 0;
       return false;
     }
-    if (now < next_group_look_) return waiting_for_group_;
-    next_group_look_ = now + std::chrono::milliseconds(500);
+    // Between looks the last answer stands. Its own timer: AwaitFirstAssignment's may
+    // lie seconds ahead, and before the first look the answer is unknown (wait).
+    if (now < next_holding_look_) return waiting_for_group_;
+    next_holding_look_ = now + std::chrono::milliseconds(500);
     auto holding = consumer_->DescribeGroupHolding(std::chrono::seconds(2));
-    if (!holding.ok()) {  // no answer (an old broker, the mock cluster): do not wait
-      stats_.waiting_for_members = 0;
-      return waiting_for_group_ = false;
+    if (!holding.ok()) {
+      // A coordinator that cannot describe groups (an old broker, the mock cluster):
+      // do not wait. One that did not answer in time, or is moving, may answer at the
+      // next look: until then the partitions may still be held, so keep waiting (at
+      // most a session after the first assignment).
+      const bool transient = holding.status().retriable() ||
+                             holding.status().code() == StatusCode::kUnavailable;
+      if (transient && !describe_failed_logged_) {
+        describe_failed_logged_ = true;
+        Log(LogLevel::kInfo, "elt",
+            "caught up on this member's partitions; who holds the others is not known "
+            "yet (" + holding.status().message() + "): waiting");
+      }
+      if (!transient) stats_.waiting_for_members = 0;
+      return waiting_for_group_ = transient;
     }
     const int64_t n = holding->other_members;
     if (n > 0 && n != stats_.waiting_for_members) {
@@ -570,7 +584,11 @@ class EltLoop::Impl {
   std::chrono::steady_clock::time_point assignment_deadline_{};  // extended while waiting
   std::chrono::steady_clock::time_point next_group_look_{};
   std::chrono::steady_clock::time_point first_assigned_{};  // catch-up: first assignment
-  bool waiting_for_group_ = false;  // the last DescribeGroupHolding's answer
+  // Catch-up, once assigned: when the group is next asked who holds partitions, and the
+  // last answer (true until asked: other members may hold some).
+  std::chrono::steady_clock::time_point next_holding_look_{};
+  bool waiting_for_group_ = true;
+  bool describe_failed_logged_ = false;
   std::set<const Sink*> failed_sinks_;
   int64_t handed_off_ = 0;     ///< windows given to the sinks (max_windows counts these)
   Status write_failed_;        ///< the write that failed, if any
