@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -38,6 +39,27 @@ enum class BadRecordPolicy : uint8_t {
 std::string_view BadRecordPolicyName(BadRecordPolicy policy);
 std::optional<BadRecordPolicy> ParseBadRecordPolicy(std::string_view name);
 
+/// Payloads in the Confluent wire format with Avro bodies (a magic byte 0, the writer
+/// schema's id, the Avro binary body). The landing's payload columns are the reader
+/// schema's (AvroSchema::ToArrowSchema, each top-level column nullable: a tombstone lands
+/// as a row of nulls), before the `_kafka_*` columns of the landing Schema, which then
+/// holds only those. Each record is decoded by a plan from its writer schema to the
+/// reader schema (Avro's resolution rules), compiled at the first record of each id.
+struct AvroPayload {
+  /// The reader schema (Avro schema JSON): the registry subject's latest at start.
+  std::string reader_schema;
+  /// Its registry id, for messages (-1: not from a registry).
+  int32_t reader_schema_id = -1;
+  /// The Avro schema JSON of a writer schema id. kNotFound: the id is unknown (the
+  /// record is bad: UNKNOWN_SCHEMA_ID); kInvalid: not an Avro schema (the record is bad:
+  /// INCOMPATIBLE_SCHEMA); any other error ends the window (a registry that is down).
+  /// Called from several loaders at once: it must be thread-safe (SchemaRegistry::ById
+  /// is).
+  std::function<Result<std::string>(int32_t id)> writer_schema;
+  /// Bytes after a record body are an error (TRAILING_BYTES) unless allowed.
+  bool allow_trailing_bytes = false;
+};
+
 struct LoadOptions {
   BadRecordPolicy on_bad_record = BadRecordPolicy::kFail;
   /// RDP lands a payload that is not a JSON object as all-null payload columns when the
@@ -45,6 +67,8 @@ struct LoadOptions {
   /// raw bytes that are not UTF-8 with U+FFFD. With `strict_payload` both are bad records
   /// instead (error codes MALFORMED_PAYLOAD and INVALID_UTF8). Off for RDP calls.
   bool strict_payload = false;
+  /// Avro payloads from a Schema Registry instead of JSON (null: JSON).
+  std::shared_ptr<const AvroPayload> avro;
 };
 
 /// Counters of one window.
@@ -79,12 +103,20 @@ std::shared_ptr<arrow::Schema> DeadLetterSchema();
 inline constexpr std::string_view kErrorTypeMismatch = "TYPE_MISMATCH";
 inline constexpr std::string_view kErrorMalformedPayload = "MALFORMED_PAYLOAD";
 inline constexpr std::string_view kErrorInvalidUtf8 = "INVALID_UTF8";
+/// Avro payloads: a schema id the registry does not know, a writer schema that cannot
+/// be read as the reader schema (the message names both ids). A body that does not
+/// decode has the decoder's code (AvroErrorKindName: TRUNCATED, INVALID_UTF8, …); a
+/// payload without the wire format's header is MALFORMED_PAYLOAD.
+inline constexpr std::string_view kErrorUnknownSchemaId = "UNKNOWN_SCHEMA_ID";
+inline constexpr std::string_view kErrorIncompatibleSchema = "INCOMPATIBLE_SCHEMA";
 
 /// Converts records into Arrow columns, one window at a time. Not thread-safe; use one
 /// Loader per thread. Reusable: Finish() returns the window and starts the next one.
 class Loader {
  public:
-  /// Compile `landing` into a column plan. Fails for unknown `_kafka_*` names
+  /// Compile `landing` into a column plan (with `options.avro`: only its `_kafka_*`
+  /// columns, the payload's being the reader schema's). Fails for unknown `_kafka_*`
+  /// names
   /// ("schema mismatch: unknown kafka metadata column '<name>'"), metadata columns of a
   /// type their value cannot take, empty or duplicate field names.
   static Result<std::unique_ptr<Loader>> Make(const Schema& landing,
@@ -106,12 +138,16 @@ class Loader {
 
   /// True when a column reads record headers (callers may skip collecting them).
   bool needs_headers() const;
+  /// The landing Schema it was made with (with an Avro payload: the `_kafka_*` columns).
   const Schema& schema() const;
+  /// The landed batches' schema: every column, payload and metadata.
   const std::shared_ptr<arrow::Schema>& arrow_schema() const;
+
+  /// One window's loading, for JSON or Avro payloads (internal: load/).
+  class Impl;
 
  private:
   friend struct LoaderTesting;
-  class Impl;
   explicit Loader(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

@@ -327,9 +327,10 @@ TEST_F(EltCrashTest, ParquetHoldsEveryOffsetExactlyOnceAfterKills) {
 TEST_F(EltCrashTest, ParquetHoldsEveryOffsetExactlyOnceAfterKillsUnderKip848) {
   const std::string root = dir_ + "/landing";
   const std::string log = dir_ + "/final-run.log";
-  RunWithKills({KELT_ELT_CHILD, Bootstrap(), topic_, topic_ + "-g", "parquet", root,
-                window_, "--group-protocol=consumer", "--instance-id="},
-               std::min(kills_, 3), &rng_, [&] { return CountFiles(root); }, log);
+  RunWithKills(
+      {KELT_ELT_CHILD, Bootstrap(), topic_, topic_ + "-g", "parquet", root, window_,
+       "--group-protocol=consumer", "--instance-id="},
+      std::min(kills_, 3), &rng_, [&] { return CountFiles(root); }, log);
   ExpectLocalLandingExactlyOnce(root);
   if (HasFailure()) {
     std::fprintf(stderr, "the last run's log (tail):\n%s", Tail(log, 60).c_str());

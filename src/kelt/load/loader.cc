@@ -32,6 +32,7 @@
 #include "kelt/load/column_writer.h"
 #include "kelt/load/dead_letters.h"
 #include "kelt/load/dom_reader.h"
+#include "kelt/load/load_impl.h"
 #include "kelt/load/loader_testing.h"
 #include "kelt/load/ondemand_reader.h"
 #include "kelt/load/payload_buffer.h"
@@ -81,9 +82,10 @@ Result<std::vector<std::unique_ptr<Loader>>> MakeLoaderPerCore(
   return loaders;
 }
 
-class Loader::Impl {
+// JSON payloads.
+class JsonLoad final : public Loader::Impl {
  public:
-  Impl(load::ColumnPlan plan, LoadOptions options)
+  JsonLoad(load::ColumnPlan plan, LoadOptions options)
       : plan_(std::move(plan)),
         options_(options),
         writers_(plan_.MakeWriters()),
@@ -93,11 +95,11 @@ class Loader::Impl {
         dom_fast_(plan_, convert_),
         dom_exact_(plan_, convert_) {}
   // The readers hold references to the plan, the writers and the converter.
-  Impl(const Impl&) = delete;
-  Impl& operator=(const Impl&) = delete;
+  JsonLoad(const JsonLoad&) = delete;
+  JsonLoad& operator=(const JsonLoad&) = delete;
 
   // Make room for `records` more rows and about `payload_bytes` of string data.
-  Status Reserve(int64_t records, int64_t payload_bytes) {
+  Status Reserve(int64_t records, int64_t payload_bytes) override {
     const int64_t rows = stats_.rows + records;
     const int64_t n_text = plan_.text_columns();
     const int64_t per_text_column = n_text == 0 ? 0 : payload_bytes / (n_text + 1);
@@ -108,7 +110,7 @@ class Loader::Impl {
     return Status::OK();
   }
 
-  Status Append(const RecordView& r) {
+  Status Append(const RecordView& r) override {
     ++stats_.records;
     if (r.value) stats_.payload_bytes += static_cast<int64_t>(r.value->size());
     if (stats_.rows >= row_capacity_) {
@@ -130,7 +132,7 @@ class Loader::Impl {
     return st;
   }
 
-  Result<LoadedWindow> Finish() {
+  Result<LoadedWindow> Finish() override {
     LoadedWindow out;
     const std::shared_ptr<arrow::Schema>& schema = plan_.arrow_schema();
     std::vector<std::shared_ptr<arrow::Array>> arrays(writers_.size());
@@ -146,10 +148,10 @@ class Loader::Impl {
     return out;
   }
 
-  bool needs_headers() const { return plan_.needs_headers(); }
-  void set_force_dom(bool force) { force_dom_ = force; }
-  const Schema& schema() const { return plan_.schema(); }
-  const std::shared_ptr<arrow::Schema>& arrow_schema() const {
+  bool needs_headers() const override { return plan_.needs_headers(); }
+  void set_force_dom(bool force) override { force_dom_ = force; }
+  const Schema& schema() const override { return plan_.schema(); }
+  const std::shared_ptr<arrow::Schema>& arrow_schema() const override {
     return plan_.arrow_schema();
   }
 
@@ -249,8 +251,12 @@ void LoaderTesting::ForceDomPath(Loader* loader, bool force) {
 Loader::~Loader() = default;
 
 Result<std::unique_ptr<Loader>> Loader::Make(const Schema& landing, LoadOptions options) {
+  if (options.avro) {
+    KELT_ASSIGN_OR_RAISE(auto impl, load::MakeAvroLoad(landing, options));
+    return std::unique_ptr<Loader>(new Loader(std::move(impl)));
+  }
   KELT_ASSIGN_OR_RAISE(load::ColumnPlan plan, load::ColumnPlan::Make(landing));
-  auto impl = std::make_unique<Impl>(std::move(plan), options);
+  auto impl = std::make_unique<JsonLoad>(std::move(plan), std::move(options));
   return std::unique_ptr<Loader>(new Loader(std::move(impl)));
 }
 

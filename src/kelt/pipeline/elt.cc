@@ -268,7 +268,8 @@ class EltLoop::Impl {
         describe_failed_logged_ = true;
         Log(LogLevel::kInfo, "elt",
             "caught up on this member's partitions; who holds the others is not known "
-            "yet (" + holding.status().message() + "): waiting");
+            "yet (" +
+                holding.status().message() + "): waiting");
       }
       if (!transient) stats_.waiting_for_members = 0;
       return waiting_for_group_ = transient;

@@ -1,0 +1,244 @@
+// Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
+//
+// The Load step for Avro payloads in the Confluent wire format: writer schemas by id,
+// rows in window order across writer schemas and tombstones, metadata columns, and bad
+// records by policy with their codes.
+#include <arrow/api.h>
+#include <arrow/json/from_string.h>
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "kelt/load.h"
+#include "kelt/testing/assertions.h"
+
+namespace kelt {
+namespace {
+
+// Avro binary by hand: zigzag varints, length-prefixed strings.
+std::string Long(int64_t v) {
+  uint64_t z = (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
+  std::string out;
+  while (z >= 0x80) {
+    out.push_back(static_cast<char>((z & 0x7f) | 0x80));
+    z >>= 7;
+  }
+  out.push_back(static_cast<char>(z));
+  return out;
+}
+std::string Str(std::string_view s) {
+  return Long(static_cast<int64_t>(s.size())) + std::string(s);
+}
+std::string Double(double d) {
+  std::string out(8, '\0');
+  std::memcpy(out.data(), &d, 8);
+  return out;
+}
+std::string Wire(int32_t id, const std::string& body) {
+  std::string out(1, '\0');
+  for (int shift = 24; shift >= 0; shift -= 8) {
+    out.push_back(static_cast<char>((static_cast<uint32_t>(id) >> shift) & 0xff));
+  }
+  return out + body;
+}
+
+// Writer v1 (id 1): id, name. Reader v2 (id 2): adds an optional score. Id 3: `id` as
+// a string (cannot be read as v2). Id 4: a Protobuf schema (not Avro).
+constexpr const char* kV1 = R"({"type":"record","name":"Order","fields":[
+  {"name":"id","type":"long"},{"name":"name","type":"string"}]})";
+constexpr const char* kV2 = R"({"type":"record","name":"Order","fields":[
+  {"name":"id","type":"long"},{"name":"name","type":"string"},
+  {"name":"score","type":["null","double"],"default":null}]})";
+constexpr const char* kV3 = R"({"type":"record","name":"Order","fields":[
+  {"name":"id","type":"string"},{"name":"name","type":"string"}]})";
+
+struct Registry {
+  std::map<int32_t, std::string> schemas{{1, kV1}, {2, kV2}, {3, kV3}};
+  Status down;  // when set: every lookup fails with it
+  int lookups = 0;
+  Result<std::string> operator()(int32_t id) {
+    ++lookups;
+    if (!down.ok()) return down;
+    if (id == 4) return Status::Invalid("schema id 4 is a PROTOBUF schema, not AVRO");
+    auto it = schemas.find(id);
+    if (it == schemas.end()) return Status::NotFound("schema " + std::to_string(id));
+    return it->second;
+  }
+};
+
+class AvroLoadTest : public ::testing::Test {
+ protected:
+  Result<std::unique_ptr<Loader>> Make(BadRecordPolicy policy,
+                                       std::vector<Field> metadata = {
+                                           {"_kafka_partition", TypeId::kInt64},
+                                           {"_kafka_offset", TypeId::kInt64}}) {
+    auto avro = std::make_shared<AvroPayload>();
+    avro->reader_schema = kV2;
+    avro->reader_schema_id = 2;
+    avro->writer_schema = [this](int32_t id) { return registry_(id); };
+    LoadOptions o;
+    o.on_bad_record = policy;
+    o.avro = avro;
+    return Loader::Make(Schema(std::move(metadata)), o);
+  }
+  static RecordView View(const std::optional<std::string>& value, int64_t offset) {
+    RecordView r;
+    r.topic = "orders";
+    r.partition = 1;
+    r.offset = offset;
+    if (value) r.value = *value;
+    return r;
+  }
+  Registry registry_;
+};
+
+void ExpectColumn(const arrow::RecordBatch& batch, const std::string& name,
+                  const std::string& json) {
+  auto column = batch.GetColumnByName(name);
+  ASSERT_NE(column, nullptr) << name;
+  auto expected = arrow::json::ArrayFromJSONString(column->type(), json);
+  ASSERT_TRUE(expected.ok()) << expected.status().ToString();
+  EXPECT_TRUE(column->Equals(**expected)) << name << ":\n  got " << column->ToString()
+                                          << "\n  expected " << (*expected)->ToString();
+}
+
+TEST_F(AvroLoadTest, RowsOfSeveralWriterSchemasAndTombstonesKeepTheirOrder) {
+  ASSERT_OK_AND_ASSIGN(auto loader, Make(BadRecordPolicy::kFail));
+  EXPECT_EQ(loader->arrow_schema()->ToString(),
+            "id: int64\nname: string\nscore: double\n_kafka_partition: int64\n"
+            "_kafka_offset: int64");
+  std::vector<std::optional<std::string>> values = {
+      Wire(1, Long(1) + Str("a")),
+      Wire(2, Long(2) + Str("b") + Long(1) + Double(2.5)),
+      std::nullopt,
+      Wire(1, Long(4) + Str("d")),
+      Wire(1, Long(5) + Str("e")),
+      Wire(2, Long(6) + Str("f") + Long(0)),
+  };
+  for (size_t i = 0; i < values.size(); ++i) {
+    ASSERT_OK(loader->Append(View(values[i], static_cast<int64_t>(i) + 10)));
+  }
+  ASSERT_OK_AND_ASSIGN(LoadedWindow w, loader->Finish());
+  ASSERT_OK(w.batch->ValidateFull().ok()
+                ? Status::OK()
+                : Status::Internal(w.batch->ValidateFull().ToString()));
+  ExpectColumn(*w.batch, "id", "[1, 2, null, 4, 5, 6]");
+  ExpectColumn(*w.batch, "name", R"(["a", "b", null, "d", "e", "f"])");
+  ExpectColumn(*w.batch, "score", "[null, 2.5, null, null, null, null]");
+  ExpectColumn(*w.batch, "_kafka_offset", "[10, 11, 12, 13, 14, 15]");
+  ExpectColumn(*w.batch, "_kafka_partition", "[1, 1, 1, 1, 1, 1]");
+  EXPECT_EQ(w.stats.rows, 6);
+  EXPECT_EQ(w.stats.tombstones, 1);
+  // One registry lookup per writer schema id, not per record.
+  EXPECT_EQ(registry_.lookups, 2);
+
+  // The next window starts empty and reuses the decoders.
+  ASSERT_OK(loader->Append(View(Wire(1, Long(7) + Str("g")), 20)));
+  ASSERT_OK_AND_ASSIGN(LoadedWindow w2, loader->Finish());
+  ExpectColumn(*w2.batch, "id", "[7]");
+  ExpectColumn(*w2.batch, "_kafka_offset", "[20]");
+  EXPECT_EQ(registry_.lookups, 2);
+}
+
+TEST_F(AvroLoadTest, BadRecordsBecomeDeadLettersWithTheirCodes) {
+  ASSERT_OK_AND_ASSIGN(auto loader, Make(BadRecordPolicy::kDeadLetter));
+  std::vector<std::optional<std::string>> values = {
+      Wire(1, Long(1) + Str("a")),
+      std::string(R"({"id":2})"),           // JSON, not the wire format
+      Wire(99, Long(3) + Str("c")),         // unknown id
+      Wire(3, Str("4") + Str("d")),         // id as a string: cannot be read as v2
+      Wire(4, Long(5)),                     // a Protobuf schema
+      Wire(1, Long(6) + Long(10) + "abc"),  // name truncated
+      Wire(1, Long(7) + Str("g") + "x"),    // trailing bytes
+      Wire(1, Long(8) + Str("h")),
+  };
+  for (size_t i = 0; i < values.size(); ++i) {
+    ASSERT_OK(loader->Append(View(values[i], static_cast<int64_t>(i))));
+  }
+  ASSERT_OK_AND_ASSIGN(LoadedWindow w, loader->Finish());
+  ExpectColumn(*w.batch, "id", "[1, 8]");
+  ExpectColumn(*w.batch, "_kafka_offset", "[0, 7]");
+  EXPECT_EQ(w.stats.bad_records, 6);
+  EXPECT_EQ(w.stats.dead_lettered, 6);
+  ExpectColumn(*w.dead_letters, "_kafka_offset", "[1, 2, 3, 4, 5, 6]");
+  ExpectColumn(*w.dead_letters, "_error_code",
+               R"(["MALFORMED_PAYLOAD", "UNKNOWN_SCHEMA_ID", "INCOMPATIBLE_SCHEMA",
+                   "INCOMPATIBLE_SCHEMA", "TRUNCATED", "TRAILING_BYTES"])");
+  ExpectColumn(*w.dead_letters, "_error_field",
+               R"([null, null, null, null, "name", null])");
+  auto messages = std::static_pointer_cast<arrow::StringArray>(
+      w.dead_letters->GetColumnByName("_error_message"));
+  EXPECT_NE(messages->GetString(1).find("unknown schema id 99"), std::string::npos)
+      << messages->GetString(1);
+  // An incompatible writer schema names both ids.
+  EXPECT_NE(
+      messages->GetString(2).find("writer schema id 3 cannot be read as schema id 2"),
+      std::string::npos)
+      << messages->GetString(2);
+  EXPECT_NE(messages->GetString(3).find("PROTOBUF"), std::string::npos)
+      << messages->GetString(3);
+  // The raw bytes are kept.
+  auto raw = std::static_pointer_cast<arrow::BinaryArray>(
+      w.dead_letters->GetColumnByName("_kafka_value"));
+  EXPECT_EQ(raw->GetString(1), *values[2]);
+}
+
+TEST_F(AvroLoadTest, UnderFailABadRecordNamesItsPlaceAndTheLoaderGoesOn) {
+  ASSERT_OK_AND_ASSIGN(auto loader, Make(BadRecordPolicy::kFail));
+  ASSERT_OK(loader->Append(View(Wire(1, Long(1) + Str("a")), 0)));
+  Status st = loader->Append(View(Wire(1, Long(2) + Long(10) + "ab"), 1));
+  ASSERT_EQ(st.code(), StatusCode::kTypeError) << st.ToString();
+  EXPECT_EQ(st.message().rfind("Avro record: field 'name' at byte 1: truncated", 0), 0u)
+      << st.ToString();
+  EXPECT_NE(st.message().find("orders[1]@1"), std::string::npos) << st.ToString();
+  EXPECT_NE(st.message().find("field 'name'"), std::string::npos) << st.ToString();
+  ASSERT_OK(loader->Append(View(Wire(1, Long(3) + Str("c")), 2)));
+  ASSERT_OK_AND_ASSIGN(LoadedWindow w, loader->Finish());
+  ExpectColumn(*w.batch, "id", "[1, 3]");
+  ExpectColumn(*w.batch, "_kafka_offset", "[0, 2]");
+}
+
+TEST_F(AvroLoadTest, ARegistryThatIsDownEndsTheWindowWhateverThePolicy) {
+  registry_.down = Status::Unavailable("registry at http://r:8081 does not answer");
+  ASSERT_OK_AND_ASSIGN(auto loader, Make(BadRecordPolicy::kDeadLetter));
+  Status st = loader->Append(View(Wire(1, Long(1) + Str("a")), 0));
+  ASSERT_EQ(st.code(), StatusCode::kUnavailable) << st.ToString();
+  EXPECT_NE(st.message().find("orders[1]@0"), std::string::npos) << st.ToString();
+  // Not remembered as bad: once it answers, the id's records load.
+  registry_.down = Status::OK();
+  ASSERT_OK(loader->Append(View(Wire(1, Long(1) + Str("a")), 0)));
+  ASSERT_OK_AND_ASSIGN(LoadedWindow w, loader->Finish());
+  EXPECT_EQ(w.batch->num_rows(), 1);
+  EXPECT_EQ(w.stats.bad_records, 0);
+}
+
+TEST_F(AvroLoadTest, TheLandingSchemaListsOnlyMetadataColumns) {
+  auto loader = Make(BadRecordPolicy::kFail, {{"id", TypeId::kInt64}});
+  ASSERT_NOT_OK(loader);
+  EXPECT_NE(loader.status().message().find("list only _kafka_* columns"),
+            std::string::npos)
+      << loader.status().ToString();
+  // No metadata column at all: the payload's columns alone.
+  ASSERT_OK_AND_ASSIGN(auto bare, Make(BadRecordPolicy::kFail, {}));
+  ASSERT_OK(bare->Append(View(Wire(2, Long(1) + Str("a") + Long(0)), 0)));
+  ASSERT_OK_AND_ASSIGN(LoadedWindow w, bare->Finish());
+  EXPECT_EQ(w.batch->num_columns(), 3);
+}
+
+TEST_F(AvroLoadTest, AnInvalidReaderSchemaIsRefusedAtMake) {
+  auto avro = std::make_shared<AvroPayload>();
+  avro->reader_schema =
+      R"({"type":"record","name":"X","fields":[{"name":"a","type":"nope"}]})";
+  avro->reader_schema_id = 7;
+  avro->writer_schema = [](int32_t) -> Result<std::string> { return std::string(kV1); };
+  LoadOptions o;
+  o.avro = avro;
+  auto loader = Loader::Make(Schema(), o);
+  ASSERT_NOT_OK(loader);
+  EXPECT_NE(loader.status().message().find("the reader schema (schema id 7)"),
+            std::string::npos)
+      << loader.status().ToString();
+}
+
+}  // namespace
+}  // namespace kelt

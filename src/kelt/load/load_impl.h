@@ -1,0 +1,38 @@
+// Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
+//
+// Loader::Impl: one window's loading, behind the public Loader. JSON payloads
+// (loader.cc, JsonLoad) and Avro payloads in the Confluent wire format (avro_load.cc)
+// implement it; Loader::Make picks by LoadOptions::avro. One virtual call per record
+// (the readers below it stay inline). Internal header.
+#pragma once
+
+#include <arrow/type_fwd.h>
+
+#include <memory>
+
+#include "kelt/load.h"
+
+namespace kelt {
+
+class Loader::Impl {
+ public:
+  virtual ~Impl() = default;
+  virtual Status Reserve(int64_t records, int64_t payload_bytes) = 0;
+  virtual Status Append(const RecordView& r) = 0;
+  virtual Result<LoadedWindow> Finish() = 0;
+  virtual bool needs_headers() const = 0;
+  virtual const Schema& schema() const = 0;
+  virtual const std::shared_ptr<arrow::Schema>& arrow_schema() const = 0;
+  /// Tests and the fuzzer compare the JSON readers; nothing for other payloads.
+  virtual void set_force_dom(bool) {}
+};
+
+namespace load {
+
+/// The loader of Avro payloads: `metadata` holds the landing's `_kafka_*` columns only,
+/// `options.avro` the reader schema and the writer schemas' source.
+Result<std::unique_ptr<Loader::Impl>> MakeAvroLoad(const Schema& metadata,
+                                                   const LoadOptions& options);
+
+}  // namespace load
+}  // namespace kelt
