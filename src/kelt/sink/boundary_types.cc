@@ -185,6 +185,22 @@ Result<std::shared_ptr<ArrayData>> UnionToStruct(const std::shared_ptr<ArrayData
   return (*result)->data();
 }
 
+// The decimal's text without an exponent ("0.0000000000", not Arrow's "0E-10").
+std::string PlainDecimalText(const arrow::Decimal256& v, int32_t scale) {
+  std::string digits = v.ToIntegerString();
+  const bool negative = !digits.empty() && digits[0] == '-';
+  if (negative) digits.erase(0, 1);
+  if (scale <= 0) {
+    digits.append(static_cast<size_t>(-scale), '0');
+  } else {
+    if (digits.size() <= static_cast<size_t>(scale)) {
+      digits.insert(0, static_cast<size_t>(scale) + 1 - digits.size(), '0');
+    }
+    digits.insert(digits.size() - static_cast<size_t>(scale), 1, '.');
+  }
+  return negative ? "-" + digits : digits;
+}
+
 Result<std::shared_ptr<ArrayData>> NarrowDecimal(const std::shared_ptr<ArrayData>& data,
                                                  const std::shared_ptr<DataType>& to,
                                                  const std::string& column) {
@@ -200,7 +216,7 @@ Result<std::shared_ptr<ArrayData>> NarrowDecimal(const std::shared_ptr<ArrayData
     }
     arrow::Decimal256 v(values.GetValue(i));
     if (to->id() == arrow::Type::STRING) {
-      st = static_cast<arrow::StringBuilder&>(*builder).Append(v.ToString(scale));
+      st = static_cast<arrow::StringBuilder&>(*builder).Append(PlainDecimalText(v, scale));
       continue;
     }
     // Little-endian words: the low two hold the value when it fits 128 bits, which a
