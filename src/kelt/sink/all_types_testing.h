@@ -64,7 +64,8 @@ inline std::shared_ptr<arrow::RecordBatch> AllTypesBatch() {
   std::vector<std::pair<std::shared_ptr<arrow::Field>, std::string>> cols = {
       {field("i32", arrow::int32()), "[1, -2147483648, null, 2147483647]"},
       {field("f32", arrow::float32()), "[1.5, -0.25, null, 1e30]"},
-      {field("dec", arrow::decimal128(10, 2)), R"(["12345678.90", "-0.05", null, "0.00"])"},
+      {field("dec", arrow::decimal128(10, 2)),
+       R"(["12345678.90", "-0.05", null, "0.00"])"},
       {field("dec256", arrow::decimal256(50, 10)),
        R"(["1234567890123456789012345678901234567890.0123456789", "-1.5000000000", null,
            "0.0000000000"])"},
@@ -92,9 +93,9 @@ inline std::shared_ptr<arrow::RecordBatch> AllTypesBatch() {
       {field("s", arrow::utf8()), R"(["héllo", "", null, "q\" b\\ t\t"])"},
       {field("b", arrow::boolean()), "[true, false, null, true]"},
       {field("nul", arrow::null()), "[null, null, null, null]"},
-      {field("st", arrow::struct_({field("a", arrow::int32()),
-                                   field("inner", arrow::struct_(
-                                                      {field("x", arrow::utf8()),
+      {field("st", arrow::struct_(
+                       {field("a", arrow::int32()),
+                        field("inner", arrow::struct_({field("x", arrow::utf8()),
                                                        field("y", arrow::float64())}))})),
        R"([{"a": 1, "inner": {"x": "p", "y": 1.5}}, {"a": null, "inner": null}, null,
            {"a": 3, "inner": {"x": null, "y": -2}}])"},

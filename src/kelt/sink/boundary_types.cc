@@ -69,7 +69,8 @@ std::shared_ptr<DataType> Rewrite(const std::shared_ptr<DataType>& type,
       const auto& u = static_cast<const arrow::UnionType&>(*type);
       arrow::FieldVector fields;
       for (int k = 0; k < u.num_fields(); ++k) {
-        fields.push_back(arrow::field(BranchName(u, k), Rewrite(u.field(k)->type(), rules),
+        fields.push_back(arrow::field(BranchName(u, k),
+                                      Rewrite(u.field(k)->type(), rules),
                                       /*nullable=*/true, u.field(k)->metadata()));
       }
       return arrow::struct_(std::move(fields));
@@ -172,8 +173,8 @@ Result<std::shared_ptr<ArrayData>> UnionToStruct(const std::shared_ptr<ArrayData
     if (st.ok()) st = builder->Finish(&built);
     if (!st.ok()) {
       return Status::Internal("column '" + column + "': cannot rewrite union branch '" +
-                              to->field(k)->name() + "' as a struct field: " +
-                              st.ToString());
+                              to->field(k)->name() +
+                              "' as a struct field: " + st.ToString());
     }
     children.push_back(std::move(built));
   }
@@ -216,7 +217,8 @@ Result<std::shared_ptr<ArrayData>> NarrowDecimal(const std::shared_ptr<ArrayData
     }
     arrow::Decimal256 v(values.GetValue(i));
     if (to->id() == arrow::Type::STRING) {
-      st = static_cast<arrow::StringBuilder&>(*builder).Append(PlainDecimalText(v, scale));
+      st =
+          static_cast<arrow::StringBuilder&>(*builder).Append(PlainDecimalText(v, scale));
       continue;
     }
     // Little-endian words: the low two hold the value when it fits 128 bits, which a
@@ -271,16 +273,16 @@ std::shared_ptr<DataType> BoundaryType(const std::shared_ptr<DataType>& type,
   return Rewrite(type, rules);
 }
 
-std::shared_ptr<arrow::Schema> BoundarySchema(const std::shared_ptr<arrow::Schema>& schema,
-                                              const BoundaryRules& rules) {
+std::shared_ptr<arrow::Schema> BoundarySchema(
+    const std::shared_ptr<arrow::Schema>& schema, const BoundaryRules& rules) {
   auto [fields, changed] = RewriteFields(schema->fields(), rules);
   if (!changed) return schema;
   return arrow::schema(std::move(fields), schema->metadata());
 }
 
-Result<std::shared_ptr<arrow::Array>> ToBoundary(const std::shared_ptr<arrow::Array>& array,
-                                                 const BoundaryRules& rules,
-                                                 const std::string& column) {
+Result<std::shared_ptr<arrow::Array>> ToBoundary(
+    const std::shared_ptr<arrow::Array>& array, const BoundaryRules& rules,
+    const std::string& column) {
   auto to = Rewrite(array->type(), rules);
   if (to == array->type()) return array;
   KELT_ASSIGN_OR_RAISE(auto data, Convert(array->data(), to, rules, column));

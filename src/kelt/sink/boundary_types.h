@@ -38,17 +38,17 @@ struct BoundaryRules {
 };
 
 /// Return the type `type` becomes under `rules` (the same object when unchanged).
-std::shared_ptr<arrow::DataType> BoundaryType(const std::shared_ptr<arrow::DataType>& type,
-                                              const BoundaryRules& rules);
+std::shared_ptr<arrow::DataType> BoundaryType(
+    const std::shared_ptr<arrow::DataType>& type, const BoundaryRules& rules);
 
 /// Return `schema` with each field's type rewritten (the same object when unchanged).
-std::shared_ptr<arrow::Schema> BoundarySchema(const std::shared_ptr<arrow::Schema>& schema,
-                                              const BoundaryRules& rules);
+std::shared_ptr<arrow::Schema> BoundarySchema(
+    const std::shared_ptr<arrow::Schema>& schema, const BoundaryRules& rules);
 
 /// Rewrite one column's values to BoundaryType(column.type()). Errors name `column`.
-Result<std::shared_ptr<arrow::Array>> ToBoundary(const std::shared_ptr<arrow::Array>& array,
-                                                 const BoundaryRules& rules,
-                                                 const std::string& column);
+Result<std::shared_ptr<arrow::Array>> ToBoundary(
+    const std::shared_ptr<arrow::Array>& array, const BoundaryRules& rules,
+    const std::string& column);
 
 /// True when row `row` of a union array is null: a union has no validity bitmap of its
 /// own, its value is null when the chosen child's value is.

@@ -17,8 +17,8 @@ void ExpectArray(const arrow::Array& got, const std::shared_ptr<arrow::DataType>
                  const std::string& json) {
   auto want = ColumnFromJson(type, json);
   ASSERT_TRUE(want);
-  EXPECT_TRUE(got.Equals(*want)) << "got " << got.ToString() << "\nwant "
-                                 << want->ToString();
+  EXPECT_TRUE(got.Equals(*want))
+      << "got " << got.ToString() << "\nwant " << want->ToString();
 }
 
 TEST(BoundaryTypesTest, DenseUnionBecomesAStructWithOneNonNullChildPerRow) {
@@ -72,12 +72,14 @@ TEST(BoundaryTypesTest, DecimalsNullsAndUntouchedColumns) {
   ASSERT_OK_AND_ASSIGN(auto got, ToBoundary(narrow, rules, "d"));
   ExpectArray(*got, arrow::decimal128(20, 3),
               R"(["-12345678901234567.891", null, "0.001"])");
-  auto wide = ColumnFromJson(arrow::decimal256(45, 2),
-                             R"(["-1234567890123456789012345678901234567890123.45", null])");
+  auto wide =
+      ColumnFromJson(arrow::decimal256(45, 2),
+                     R"(["-1234567890123456789012345678901234567890123.45", null])");
   ASSERT_OK_AND_ASSIGN(got, ToBoundary(wide, rules, "d"));
   ExpectArray(*got, arrow::utf8(),
               R"(["-1234567890123456789012345678901234567890123.45", null])");
-  ASSERT_OK_AND_ASSIGN(got, ToBoundary(std::make_shared<arrow::NullArray>(2), rules, "n"));
+  ASSERT_OK_AND_ASSIGN(got,
+                       ToBoundary(std::make_shared<arrow::NullArray>(2), rules, "n"));
   ExpectArray(*got, arrow::utf8(), "[null, null]");
   // A struct whose child needs no rewrite is the same array; one whose child does is
   // rebuilt around it.
@@ -85,9 +87,8 @@ TEST(BoundaryTypesTest, DecimalsNullsAndUntouchedColumns) {
                               R"([{"a": 1}, null])");
   ASSERT_OK_AND_ASSIGN(got, ToBoundary(plain, rules, "p"));
   EXPECT_EQ(got.get(), plain.get());
-  auto nested = ColumnFromJson(
-      arrow::map(arrow::utf8(), arrow::decimal256(40, 1)),
-      R"([[["k", "1.5"]], null, []])");
+  auto nested = ColumnFromJson(arrow::map(arrow::utf8(), arrow::decimal256(40, 1)),
+                               R"([[["k", "1.5"]], null, []])");
   ASSERT_OK_AND_ASSIGN(got, ToBoundary(nested, rules, "m"));
   ExpectArray(*got, arrow::map(arrow::utf8(), arrow::utf8()),
               R"([[["k", "1.5"]], null, []])");

@@ -28,8 +28,8 @@
 #include <vector>
 
 #include "kelt/common/duckdb_handles.h"
-#include "kelt/sink/boundary_types.h"
 #include "kelt/sink.h"
+#include "kelt/sink/boundary_types.h"
 
 namespace kelt {
 namespace {
@@ -141,8 +141,8 @@ std::optional<std::string> DuckDbTypeOf(const arrow::DataType& type) {
     case arrow::Type::DECIMAL128: {
       const auto& d = static_cast<const arrow::Decimal128Type&>(type);
       if (d.scale() < 0 || d.scale() > d.precision()) return std::nullopt;
-      return "DECIMAL(" + std::to_string(d.precision()) + "," + std::to_string(d.scale()) +
-             ")";
+      return "DECIMAL(" + std::to_string(d.precision()) + "," +
+             std::to_string(d.scale()) + ")";
     }
     case arrow::Type::TIME32:
     case arrow::Type::TIME64:
@@ -168,7 +168,8 @@ std::optional<std::string> DuckDbTypeOf(const arrow::DataType& type) {
       // An enum lands as its symbol's text: robust to symbols added later, where an
       // ENUM column would need an ALTER.
       const auto& values = *static_cast<const arrow::DictionaryType&>(type).value_type();
-      if (values.id() == arrow::Type::STRING || values.id() == arrow::Type::LARGE_STRING) {
+      if (values.id() == arrow::Type::STRING ||
+          values.id() == arrow::Type::LARGE_STRING) {
         return "VARCHAR";
       }
       return std::nullopt;

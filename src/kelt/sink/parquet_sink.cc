@@ -52,8 +52,8 @@
 #include "kelt/common/memory_pool.h"
 #include "kelt/common/parallel.h"
 #include "kelt/landing/filesystem.h"
-#include "kelt/sink/boundary_types.h"
 #include "kelt/log.h"
+#include "kelt/sink/boundary_types.h"
 
 namespace kelt {
 

@@ -580,7 +580,8 @@ TEST(ParquetSink, LandsEveryDecodedPayloadTypeAndReadsItBack) {
   EXPECT_TRUE(u->type()->Equals(*union_struct)) << u->type()->ToString();
   EXPECT_TRUE(u->Equals(*want_union)) << u->ToString();
   // Spot checks in Parquet's own terms: ns timestamps keep their nanoseconds.
-  auto ns = std::static_pointer_cast<arrow::TimestampArray>(read->GetColumnByName("ts_ns"));
+  auto ns =
+      std::static_pointer_cast<arrow::TimestampArray>(read->GetColumnByName("ts_ns"));
   EXPECT_EQ(ns->Value(1), 1700000000123456789);
 }
 

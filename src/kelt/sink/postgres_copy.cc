@@ -7,9 +7,9 @@
 #include <arrow/util/decimal.h>
 
 #include <bit>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
-#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -188,7 +188,8 @@ void AppendNumeric(std::string_view unscaled, int32_t scale, std::string* out) {
     return static_cast<int16_t>((four[0] - '0') * 1000 + (four[1] - '0') * 100 +
                                 (four[2] - '0') * 10 + (four[3] - '0'));
   };
-  for (size_t i = 0; i < integer.size(); i += 4) groups.push_back(group_of(integer.substr(i, 4)));
+  for (size_t i = 0; i < integer.size(); i += 4)
+    groups.push_back(group_of(integer.substr(i, 4)));
   for (size_t i = 0; i < fraction.size(); i += 4) {
     groups.push_back(group_of(fraction.substr(i, 4)));
   }
@@ -222,11 +223,10 @@ std::string FormatTimeOfDay(int64_t v, int64_t per_second) {
   const int digits = per_second == 1'000'000'000 ? 9 : 6;
   int64_t scaled = digits == 9 ? fraction : fraction * (1'000'000 / per_second);
   char buf[96];
-  std::snprintf(buf, sizeof(buf), "%02lld:%02lld:%02lld.%0*lld",
-                static_cast<long long>(seconds / 3600),
-                static_cast<long long>(seconds / 60 % 60),
-                static_cast<long long>(seconds % 60), digits,
-                static_cast<long long>(scaled));
+  std::snprintf(
+      buf, sizeof(buf), "%02lld:%02lld:%02lld.%0*lld",
+      static_cast<long long>(seconds / 3600), static_cast<long long>(seconds / 60 % 60),
+      static_cast<long long>(seconds % 60), digits, static_cast<long long>(scaled));
   return buf;
 }
 
@@ -285,7 +285,8 @@ Result<PgType> PgTypeOf(const arrow::DataType& type, std::string_view column) {
       return PgType::kText;
     case arrow::Type::DICTIONARY: {
       const auto& values = *static_cast<const arrow::DictionaryType&>(type).value_type();
-      if (values.id() == arrow::Type::STRING || values.id() == arrow::Type::LARGE_STRING) {
+      if (values.id() == arrow::Type::STRING ||
+          values.id() == arrow::Type::LARGE_STRING) {
         return PgType::kText;
       }
       break;
@@ -312,8 +313,8 @@ std::string PgColumnSql(const arrow::DataType& type, PgType pg) {
     // PostgreSQL takes precision 1..1000 and, before 15, a scale in 0..precision.
     if (d.precision() >= 1 && d.precision() <= 1000 && d.scale() >= 0 &&
         d.scale() <= d.precision()) {
-      return "NUMERIC(" + std::to_string(d.precision()) + "," + std::to_string(d.scale()) +
-             ")";
+      return "NUMERIC(" + std::to_string(d.precision()) + "," +
+             std::to_string(d.scale()) + ")";
     }
   }
   return std::string(PgTypeSql(pg));
@@ -757,7 +758,8 @@ Status BinaryCopyEncoder::AppendRow(int64_t row, std::string* out) const {
 Status BinaryCopyEncoder::AppendJsonText(const Column& c, std::string_view v,
                                          std::string* out) const {
   if (!text::IsValidUtf8(v)) {
-    return Status::TypeError("column '" + c.name + "': text inside the JSON value is "
+    return Status::TypeError("column '" + c.name +
+                             "': text inside the JSON value is "
                              "not valid UTF-8");
   }
   size_t nul = v.find('\0');
@@ -768,8 +770,10 @@ Status BinaryCopyEncoder::AppendJsonText(const Column& c, std::string_view v,
   // jsonb cannot hold \u0000 either.
   if (nul_ == NulPolicy::kReject) {
     return Status::TypeError(
-        "column '" + c.name + "': text inside the JSON value contains a NUL byte at "
-        "byte " + std::to_string(nul) +
+        "column '" + c.name +
+        "': text inside the JSON value contains a NUL byte at "
+        "byte " +
+        std::to_string(nul) +
         ", which PostgreSQL JSONB cannot store (replace_nul_in_text lands it as U+FFFD)");
   }
   std::string replaced;
@@ -820,7 +824,7 @@ Status BinaryCopyEncoder::AppendJson(const Column& c, const arrow::Array& a, int
       return {};
     case arrow::Type::BOOL:
       out->append(static_cast<const arrow::BooleanArray&>(a).Value(row) ? "true"
-                                                                       : "false");
+                                                                        : "false");
       return {};
     case arrow::Type::INT8:
       append_int(static_cast<const arrow::Int8Array&>(a).Value(row));
@@ -853,10 +857,11 @@ Status BinaryCopyEncoder::AppendJson(const Column& c, const arrow::Array& a, int
       append_float(static_cast<const arrow::DoubleArray&>(a).Value(row));
       return {};
     case arrow::Type::STRING:
-      return AppendJsonText(c, static_cast<const arrow::StringArray&>(a).GetView(row), out);
-    case arrow::Type::LARGE_STRING:
-      return AppendJsonText(c, static_cast<const arrow::LargeStringArray&>(a).GetView(row),
+      return AppendJsonText(c, static_cast<const arrow::StringArray&>(a).GetView(row),
                             out);
+    case arrow::Type::LARGE_STRING:
+      return AppendJsonText(
+          c, static_cast<const arrow::LargeStringArray&>(a).GetView(row), out);
     case arrow::Type::BINARY:
     case arrow::Type::LARGE_BINARY:
     case arrow::Type::FIXED_SIZE_BINARY: {
@@ -870,16 +875,19 @@ Status BinaryCopyEncoder::AppendJson(const Column& c, const arrow::Array& a, int
       return {};
     }
     case arrow::Type::DECIMAL128:
-      out->append(arrow::Decimal128(static_cast<const arrow::Decimal128Array&>(a).GetValue(row))
-                      .ToString(DecimalScale(*a.type())));
+      out->append(
+          arrow::Decimal128(static_cast<const arrow::Decimal128Array&>(a).GetValue(row))
+              .ToString(DecimalScale(*a.type())));
       return {};
     case arrow::Type::DECIMAL256:
-      out->append(arrow::Decimal256(static_cast<const arrow::Decimal256Array&>(a).GetValue(row))
-                      .ToString(DecimalScale(*a.type())));
+      out->append(
+          arrow::Decimal256(static_cast<const arrow::Decimal256Array&>(a).GetValue(row))
+              .ToString(DecimalScale(*a.type())));
       return {};
     case arrow::Type::DATE32:
       text::AppendJsonString(
-          out, text::FormatDateDays(static_cast<const arrow::Date32Array&>(a).Value(row)));
+          out,
+          text::FormatDateDays(static_cast<const arrow::Date32Array&>(a).Value(row)));
       return {};
     case arrow::Type::TIME32:
     case arrow::Type::TIME64: {
@@ -887,8 +895,9 @@ Status BinaryCopyEncoder::AppendJson(const Column& c, const arrow::Array& a, int
                       ? static_cast<const arrow::Time32Array&>(a).Value(row)
                       : static_cast<const arrow::Time64Array&>(a).Value(row);
       text::AppendJsonString(
-          out, FormatTimeOfDay(v, TimeUnitsPerSecond(
-                                      static_cast<const arrow::TimeType&>(*a.type()).unit())));
+          out,
+          FormatTimeOfDay(v, TimeUnitsPerSecond(
+                                 static_cast<const arrow::TimeType&>(*a.type()).unit())));
       return {};
     }
     case arrow::Type::TIMESTAMP: {

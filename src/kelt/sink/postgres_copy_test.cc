@@ -373,9 +373,9 @@ TEST(PostgresCopyTest, DecimalsUseTheBinaryNumericFormat) {
   EXPECT_EQ(Field(e, 3), Numeric({0, 0, 0, 2}, {}));  // zero has no digits
   auto wide = OneColumn(batch->GetColumnByName("dec256"));
   auto w = Encoder(*wide);
-  EXPECT_EQ(Field(w, 0), Numeric({13, 9, 0, 10}, {1234, 5678, 9012, 3456, 7890, 1234,
-                                                  5678, 9012, 3456, 7890, 123, 4567,
-                                                  8900}));
+  EXPECT_EQ(Field(w, 0),
+            Numeric({13, 9, 0, 10}, {1234, 5678, 9012, 3456, 7890, 1234, 5678, 9012, 3456,
+                                     7890, 123, 4567, 8900}));
   EXPECT_EQ(Field(w, 1), Numeric({2, 0, 0x4000, 10}, {1, 5000}));
   // A negative scale: 12 at scale -3 is 12000 (1 2000, weight 1, scale 0).
   arrow::Decimal128Builder nb(arrow::decimal128(5, -3));
@@ -433,8 +433,9 @@ TEST(PostgresCopyTest, NestedValuesAreJsonb) {
                std::nullopt, R"({"a":3,"inner":{"x":null,"y":-2}})"}));
   EXPECT_EQ(JsonColumn(batch->GetColumnByName("lst")),
             (J{"[1,2,3]", "[]", std::nullopt, "[null,4]"}));
-  EXPECT_EQ(JsonColumn(batch->GetColumnByName("lst_st")),
-            (J{R"([{"k":"a","v":1}])", "[]", std::nullopt, R"([null,{"k":null,"v":2}])"}));
+  EXPECT_EQ(
+      JsonColumn(batch->GetColumnByName("lst_st")),
+      (J{R"([{"k":"a","v":1}])", "[]", std::nullopt, R"([null,{"k":null,"v":2}])"}));
   EXPECT_EQ(JsonColumn(batch->GetColumnByName("m")),
             (J{R"({"a":1,"b":null})", "{}", std::nullopt, R"({"z":26})"}));
   // A union is its branch's value; a null branch value is SQL NULL.
@@ -448,9 +449,9 @@ TEST(PostgresCopyTest, NestedValuesAreJsonb) {
 TEST(PostgresCopyTest, ScalarsInsideJsonb) {
   using J = std::vector<std::optional<std::string>>;
   auto batch = testing::AllTypesBatch();
-  std::vector<std::string> names = {"f32", "dec",    "dec256s",   "d",     "t32",
+  std::vector<std::string> names = {"f32", "dec",       "dec256s",   "d",     "t32",
                                     "t64", "ts_ms_utc", "ts_ns_utc", "ts_ms", "fsb",
-                                    "bin", "s",      "b",         "nul",   "e"};
+                                    "bin", "s",         "b",         "nul",   "e"};
   arrow::ArrayVector children;
   arrow::FieldVector fields;
   for (const auto& n : names) {
@@ -481,19 +482,21 @@ TEST(PostgresCopyTest, ScalarsInsideJsonb) {
   arrow::DoubleBuilder db;
   ASSERT_OK(db.AppendValues({std::nan(""), INFINITY, -INFINITY, 0.1}));
   ASSERT_OK_AND_ASSIGN(auto doubles, db.Finish());
-  ASSERT_OK_AND_ASSIGN(auto list, arrow::ListArray::FromArrays(
-                                      *testing::ColumnFromJson(arrow::int32(), "[0, 4]"),
-                                      *doubles));
+  ASSERT_OK_AND_ASSIGN(auto list,
+                       arrow::ListArray::FromArrays(
+                           *testing::ColumnFromJson(arrow::int32(), "[0, 4]"), *doubles));
   EXPECT_EQ(JsonColumn(list), (J{R"(["NaN","Infinity","-Infinity",0.1])"}));
   // NUL inside JSON text: rejected naming the column, or U+FFFD.
-  auto nul_text = testing::ColumnFromJson(arrow::list(arrow::utf8()), R"([["a\u0000b"]])");
+  auto nul_text =
+      testing::ColumnFromJson(arrow::list(arrow::utf8()), R"([["a\u0000b"]])");
   auto e = Encoder(*OneColumn(nul_text, "tags"));
   std::string out;
   Status bad = e.AppendRow(0, &out);
   EXPECT_EQ(bad.code(), StatusCode::kTypeError);
   EXPECT_NE(bad.message().find("'tags'"), std::string::npos) << bad.ToString();
   EXPECT_TRUE(out.empty());
-  EXPECT_EQ(JsonColumn(nul_text, NulPolicy::kReplace), (J{"[\"a\xEF\xBF\xBD" "b\"]"}));
+  EXPECT_EQ(JsonColumn(nul_text, NulPolicy::kReplace), (J{"[\"a\xEF\xBF\xBD"
+                                                          "b\"]"}));
 }
 
 }  // namespace
