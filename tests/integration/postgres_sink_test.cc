@@ -902,5 +902,22 @@ TEST_F(PostgresSinkTest, LandsEveryDecodedPayloadType) {
                               {null, "4", "26", "string", "0.00"}}));
 }
 
+// Of a map's duplicate keys (an Avro map can carry them) jsonb keeps the last.
+TEST_F(PostgresSinkTest, MapDuplicateKeysKeepTheLast) {
+  const std::string table = Unique("dup_keys");
+  auto m = testing::ColumnFromJson(arrow::map(arrow::utf8(), arrow::int32()),
+                                   R"([[["a", 1], ["b", 3], ["a", 2]]])");
+  ASSERT_TRUE(m);
+  auto schema = arrow::schema({arrow::field("m", m->type())});
+  SinkWindow window;
+  window.batch = arrow::RecordBatch::Make(schema, 1, {m});
+  window.spans.push_back(PartitionSpan{TopicPartition{"t", 0}, 0, 0, 1});
+  ASSERT_OK_AND_ASSIGN(auto sink, MakePostgresSink(Options(table)));
+  ASSERT_OK(sink->Open(schema, DeadLetterSchema()));
+  ASSERT_OK(sink->Write(window).status());
+  ASSERT_OK(sink->Close());
+  EXPECT_EQ(db_.One("SELECT m::text FROM " + table), R"({"a": 2, "b": 3})");
+}
+
 }  // namespace
 }  // namespace kelt

@@ -674,5 +674,34 @@ TEST_F(DuckDbSinkTest, LandsEveryDecodedPayloadType) {
   EXPECT_EQ(db.Scalar("SELECT count(*)::VARCHAR FROM landing"), "4");
 }
 
+// DuckDB's MAP refuses duplicate keys (an Avro map can carry them): the window fails
+// naming the table and stores nothing, offsets included.
+TEST_F(DuckDbSinkTest, MapWithDuplicateKeysFailsTheWindow) {
+  auto m = testing::ColumnFromJson(arrow::map(arrow::utf8(), arrow::int32()),
+                                   R"([[["a", 1], ["a", 2]]])");
+  ASSERT_TRUE(m);
+  auto schema = arrow::schema({arrow::field("m", m->type()),
+                               arrow::field("_kafka_topic", arrow::utf8()),
+                               arrow::field("_kafka_partition", arrow::int64()),
+                               arrow::field("_kafka_offset", arrow::int64())});
+  SinkWindow window;
+  window.batch =
+      arrow::RecordBatch::Make(schema, 1,
+                               {m, testing::ColumnFromJson(arrow::utf8(), R"(["t"])"),
+                                testing::ColumnFromJson(arrow::int64(), "[0]"),
+                                testing::ColumnFromJson(arrow::int64(), "[0]")});
+  window.spans.push_back(PartitionSpan{TopicPartition{"t", 0}, 0, 0, 1});
+  ASSERT_OK_AND_ASSIGN(auto sink, MakeDuckDbSink(Options()));
+  ASSERT_OK(sink->Open(schema, DeadLetterSchema()));
+  auto written = sink->Write(window);
+  ASSERT_FALSE(written.ok());
+  EXPECT_NE(written.status().message().find("table landing"), std::string::npos)
+      << written.status().ToString();
+  ASSERT_OK(sink->Close());
+  Db db(path_);
+  EXPECT_EQ(db.Scalar("SELECT count(*)::VARCHAR FROM landing"), "0");
+  EXPECT_EQ(db.Scalar("SELECT count(*)::VARCHAR FROM _kelt_offsets"), "0");
+}
+
 }  // namespace
 }  // namespace kelt
