@@ -7,6 +7,8 @@
 #include <parquet/arrow/reader.h>
 #include <parquet/file_reader.h>
 #include <parquet/metadata.h>
+#include <parquet/schema.h>
+#include <parquet/types.h>
 
 #include <filesystem>
 #include <fstream>
@@ -579,10 +581,47 @@ TEST(ParquetSink, LandsEveryDecodedPayloadTypeAndReadsItBack) {
   ASSERT_TRUE(u);
   EXPECT_TRUE(u->type()->Equals(*union_struct)) << u->type()->ToString();
   EXPECT_TRUE(u->Equals(*want_union)) << u->ToString();
-  // Spot checks in Parquet's own terms: ns timestamps keep their nanoseconds.
   auto ns =
       std::static_pointer_cast<arrow::TimestampArray>(read->GetColumnByName("ts_ns"));
   EXPECT_EQ(ns->Value(1), 1700000000123456789);
+  // In Parquet's own terms (what readers without the stored Arrow schema see):
+  // timestamps keep their unit and say whether they are UTC instants.
+  auto in = arrow::io::ReadableFile::Open(dir.path() + "/" + files[0]);
+  ASSERT_OK(in);
+  auto meta = parquet::ParquetFileReader::Open(*in)->metadata();
+  const parquet::SchemaDescriptor& parquet_schema = *meta->schema();
+  auto logical = [&](const std::string& path) {
+    int i = parquet_schema.ColumnIndex(path);
+    EXPECT_GE(i, 0) << path;
+    return i < 0 ? nullptr : parquet_schema.Column(i)->logical_type();
+  };
+  struct TimestampCase {
+    std::string column;
+    parquet::LogicalType::TimeUnit::unit unit;
+    bool utc;
+  };
+  for (const auto& c : std::vector<TimestampCase>{
+           {"ts_ms_utc", parquet::LogicalType::TimeUnit::MILLIS, true},
+           {"ts_us_utc", parquet::LogicalType::TimeUnit::MICROS, true},
+           {"ts_ns_utc", parquet::LogicalType::TimeUnit::NANOS, true},
+           {"ts_ms", parquet::LogicalType::TimeUnit::MILLIS, false},
+           {"ts_ns", parquet::LogicalType::TimeUnit::NANOS, false}}) {
+    auto t = logical(c.column);
+    ASSERT_TRUE(t && t->is_timestamp()) << c.column;
+    const auto& ts = static_cast<const parquet::TimestampLogicalType&>(*t);
+    EXPECT_EQ(ts.time_unit(), c.unit) << c.column;
+    EXPECT_EQ(ts.is_adjusted_to_utc(), c.utc) << c.column;
+  }
+  auto dec = logical("dec256");
+  ASSERT_TRUE(dec && dec->is_decimal());
+  EXPECT_EQ(static_cast<const parquet::DecimalLogicalType&>(*dec).precision(), 50);
+  auto t32 = logical("t32");
+  EXPECT_TRUE(t32 && t32->is_time());
+  auto e = logical("e");
+  EXPECT_TRUE(e && e->is_string());
+  // The union is a group of one optional column per branch.
+  EXPECT_GE(parquet_schema.ColumnIndex("u.i"), 0);
+  EXPECT_GE(parquet_schema.ColumnIndex("u.s"), 0);
 }
 
 }  // namespace
