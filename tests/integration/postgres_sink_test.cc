@@ -24,6 +24,7 @@
 #include "kelt/load.h"
 #include "kelt/schema.h"
 #include "kelt/sink.h"
+#include "kelt/sink/all_types_testing.h"
 #include "kelt/sink/sink_testing.h"
 #include "kelt/testing/assertions.h"
 
@@ -740,6 +741,182 @@ TEST_F(PostgresSinkTest, ConnectionKilledMidRunLosesNothingAfterRestart) {
   EXPECT_EQ(db_.One("SELECT sum(next_offset) FROM " + offsets_table_ +
                     " WHERE group_id = '" + group + "' AND topic = '" + topic + "'"),
             std::to_string(kRecords));
+}
+
+// Every type a decoded Avro payload carries: the column types the sink creates, the
+// values as PostgreSQL prints them (TimeZone UTC), and jsonb that queries as JSON.
+TEST_F(PostgresSinkTest, LandsEveryDecodedPayloadType) {
+  const std::string table = Unique("all_types");
+  auto window = testing::AllTypesWindow();
+  {
+    ASSERT_OK_AND_ASSIGN(auto sink, MakePostgresSink(Options(table)));
+    ASSERT_OK(sink->Open(window.batch->schema(), DeadLetterSchema()));
+    ASSERT_OK_AND_ASSIGN(auto written, sink->Write(window));
+    EXPECT_EQ(written, (OffsetMap{{{"t", 0}, 4}}));
+    ASSERT_OK(sink->Close());
+  }
+  {
+    // A second sink takes the table it created (every type accepted as it is).
+    ASSERT_OK_AND_ASSIGN(auto again, MakePostgresSink(Options(table)));
+    ASSERT_OK(again->Open(window.batch->schema(), DeadLetterSchema()));
+    ASSERT_OK(again->Close());
+  }
+  std::vector<Row> types = db_.Query(
+      "SELECT attname::text, format_type(atttypid, atttypmod) FROM pg_attribute WHERE "
+      "attrelid = '" +
+      table + "'::regclass AND attnum > 0 ORDER BY attnum");
+  std::vector<Row> want_types = {
+      {"i32", "integer"},
+      {"f32", "real"},
+      {"dec", "numeric(10,2)"},
+      {"dec256", "numeric(50,10)"},
+      {"dec256s", "numeric(20,3)"},
+      {"d", "date"},
+      {"t32", "time without time zone"},
+      {"t64", "time without time zone"},
+      {"ts_ms_utc", "timestamp with time zone"},
+      {"ts_us_utc", "timestamp with time zone"},
+      {"ts_ns_utc", "timestamp with time zone"},
+      {"ts_ms", "timestamp without time zone"},
+      {"ts_us", "timestamp without time zone"},
+      {"ts_ns", "timestamp without time zone"},
+      {"fsb", "bytea"},
+      {"bin", "bytea"},
+      {"s", "text"},
+      {"b", "boolean"},
+      {"nul", "text"},
+      {"e", "text"},
+      {"st", "jsonb"},
+      {"lst", "jsonb"},
+      {"lst_st", "jsonb"},
+      {"m", "jsonb"},
+      {"u", "jsonb"},
+      {"_kafka_topic", "text"},
+      {"_kafka_partition", "bigint"},
+      {"_kafka_offset", "bigint"},
+  };
+  EXPECT_EQ(types, want_types);
+
+  std::string columns;
+  for (const auto& t : want_types) {
+    columns += (columns.empty() ? "" : ", ") + ("\"" + *t[0] + "\"::text");
+  }
+  auto rows =
+      db_.Query("SELECT " + columns + " FROM " + table + " ORDER BY _kafka_offset");
+  ASSERT_EQ(rows.size(), 4u);
+  const std::optional<std::string> null;
+  EXPECT_EQ(rows[0], (Row{"1",
+                          "1.5",
+                          "12345678.90",
+                          "1234567890123456789012345678901234567890.0123456789",
+                          "12345678901234567.891",
+                          "1970-01-01",
+                          "00:00:00",
+                          "00:00:00",
+                          "1970-01-01 00:00:00+00",
+                          "1970-01-01 00:00:00+00",
+                          "1970-01-01 00:00:00+00",
+                          "1970-01-01 00:00:00",
+                          "1970-01-01 00:00:00",
+                          "1970-01-01 00:00:00",
+                          "\\x61626364",
+                          "\\x",
+                          "héllo",
+                          "true",
+                          null,
+                          "RED",
+                          R"({"a": 1, "inner": {"x": "p", "y": 1.5}})",
+                          "[1, 2, 3]",
+                          R"([{"k": "a", "v": 1}])",
+                          R"({"a": 1, "b": null})",
+                          "5",
+                          "t",
+                          "0",
+                          "0"}));
+  // ns are cut to PostgreSQL's µs.
+  EXPECT_EQ(rows[1], (Row{"-2147483648",
+                          "-0.25",
+                          "-0.05",
+                          "-1.5000000000",
+                          "-0.001",
+                          "2022-01-08",
+                          "12:34:56.789",
+                          "12:34:56.789012",
+                          "2023-11-14 22:13:20.123+00",
+                          "2023-11-14 22:13:20.123456+00",
+                          "2023-11-14 22:13:20.123456+00",
+                          "2023-11-14 22:13:20.123",
+                          "2023-11-14 22:13:20.123456",
+                          "2023-11-14 22:13:20.123456",
+                          "\\x7778797a",
+                          "\\x6869",
+                          "",
+                          "false",
+                          null,
+                          "GREEN",
+                          R"({"a": null, "inner": null})",
+                          "[]",
+                          "[]",
+                          "{}",
+                          R"("five")",
+                          "t",
+                          "0",
+                          "1"}));
+  Row all_null(25, null);  // the union's null is SQL NULL too
+  all_null.insert(all_null.end(), {"t", "0", "2"});
+  EXPECT_EQ(rows[2], all_null);
+  // -1 ns floors to -1 µs.
+  EXPECT_EQ(rows[3], (Row{"2147483647",
+                          "1e+30",
+                          "0.00",
+                          "0.0000000000",
+                          "0.000",
+                          "1969-12-31",
+                          "23:59:59.999",
+                          "23:59:59.999999",
+                          "1969-12-31 23:59:59.999+00",
+                          "1969-12-31 23:59:59.999999+00",
+                          "1969-12-31 23:59:59.999999+00",
+                          "1969-12-31 23:59:59.999",
+                          "1969-12-31 23:59:59.999999",
+                          "1969-12-31 23:59:59.999999",
+                          "\\x30313233",
+                          "\\x782279",
+                          "q\" b\\ t\t",
+                          "true",
+                          null,
+                          "RED",
+                          R"({"a": 3, "inner": {"x": null, "y": -2}})",
+                          "[null, 4]",
+                          R"([null, {"k": null, "v": 2}])",
+                          R"({"z": 26})",
+                          R"("x")",
+                          "t",
+                          "0",
+                          "3"}));
+  // jsonb answers the operators analytics users query with.
+  EXPECT_EQ(db_.Query("SELECT st->'inner'->>'x', lst->>1, m->>'z', "
+                      "jsonb_typeof(u), (dec * 2)::text FROM " +
+                      table + " WHERE _kafka_offset IN (0, 3) ORDER BY _kafka_offset"),
+            (std::vector<Row>{{"p", "2", null, "number", "24691357.80"},
+                              {null, "4", "26", "string", "0.00"}}));
+}
+
+// Of a map's duplicate keys (an Avro map can carry them) jsonb keeps the last.
+TEST_F(PostgresSinkTest, MapDuplicateKeysKeepTheLast) {
+  const std::string table = Unique("dup_keys");
+  auto m = testing::ColumnFromJson(arrow::map(arrow::utf8(), arrow::int32()),
+                                   R"([[["a", 1], ["b", 3], ["a", 2]]])");
+  ASSERT_TRUE(m);
+  auto schema = arrow::schema({arrow::field("m", m->type())});
+  SinkWindow window;
+  window.batch = arrow::RecordBatch::Make(schema, 1, {m});
+  window.spans.push_back(PartitionSpan{TopicPartition{"t", 0}, 0, 0, 1});
+  ASSERT_OK_AND_ASSIGN(auto sink, MakePostgresSink(Options(table)));
+  ASSERT_OK(sink->Open(schema, DeadLetterSchema()));
+  ASSERT_OK(sink->Write(window).status());
+  ASSERT_OK(sink->Close());
+  EXPECT_EQ(db_.One("SELECT m::text FROM " + table), R"({"a": 2, "b": 3})");
 }
 
 }  // namespace

@@ -29,6 +29,7 @@
 
 #include "kelt/common/duckdb_handles.h"
 #include "kelt/sink.h"
+#include "kelt/sink/boundary_types.h"
 
 namespace kelt {
 namespace {
@@ -84,14 +85,46 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
 
 // ---- types --------------------------------------------------------------------------
 
-/// The DuckDB column type of an Arrow landing type, as `duckdb_columns()` spells it
-/// (so the same string both creates a table and checks an existing one).
+/// The Arrow types DuckDB's Arrow import does not take as they are, rewritten before
+/// the batch is handed over: decimal256 (DuckDB's decimals are 128-bit, at most 38
+/// digits) becomes decimal128, or its exact text (VARCHAR) beyond 38 digits; the null
+/// type becomes an all-NULL VARCHAR (a table column needs a type); a union becomes a
+/// struct with one nullable field per branch, as in Parquet files (DuckDB 1.5's Arrow
+/// import takes no dense union: "Unsupported Internal Arrow Type: "d" Union").
+internal::BoundaryRules DuckDbRules() {
+  internal::BoundaryRules rules;
+  rules.union_as_struct = true;
+  rules.narrow_decimal256 = true;
+  rules.null_as_utf8 = true;
+  return rules;
+}
+
+/// The DuckDB column type of an Arrow landing type (after DuckDbRules()), as
+/// `duckdb_columns()` spells it for the flat types (so the same string both creates a
+/// table and checks an existing one); nested types quote their field names, and an
+/// existing table's type is compared with DuckDB's own spelling of them
+/// (CanonicalType). Each is the type DuckDB's Arrow import gives the column, so the
+/// appender never casts.
 std::optional<std::string> DuckDbTypeOf(const arrow::DataType& type) {
   switch (type.id()) {
+    case arrow::Type::INT8:
+      return "TINYINT";
+    case arrow::Type::INT16:
+      return "SMALLINT";
     case arrow::Type::INT64:
       return "BIGINT";
     case arrow::Type::INT32:
       return "INTEGER";
+    case arrow::Type::UINT8:
+      return "UTINYINT";
+    case arrow::Type::UINT16:
+      return "USMALLINT";
+    case arrow::Type::UINT32:
+      return "UINTEGER";
+    case arrow::Type::UINT64:
+      return "UBIGINT";
+    case arrow::Type::FLOAT:
+      return "FLOAT";
     case arrow::Type::DOUBLE:
       return "DOUBLE";
     case arrow::Type::BOOL:
@@ -101,15 +134,72 @@ std::optional<std::string> DuckDbTypeOf(const arrow::DataType& type) {
       return "VARCHAR";
     case arrow::Type::BINARY:
     case arrow::Type::LARGE_BINARY:
+    case arrow::Type::FIXED_SIZE_BINARY:
       return "BLOB";
     case arrow::Type::DATE32:
       return "DATE";
-    case arrow::Type::TIMESTAMP:
+    case arrow::Type::DECIMAL128: {
+      const auto& d = static_cast<const arrow::Decimal128Type&>(type);
+      if (d.scale() < 0 || d.scale() > d.precision()) return std::nullopt;
+      return "DECIMAL(" + std::to_string(d.precision()) + "," +
+             std::to_string(d.scale()) + ")";
+    }
+    case arrow::Type::TIME32:
+    case arrow::Type::TIME64:
+      return "TIME";  // µs; DuckDB's import cuts time64[ns] to µs
+    case arrow::Type::TIMESTAMP: {
       // An instant when the Arrow type names a zone (kelt's timestamp[us, UTC]), a
-      // wall-clock value otherwise.
-      return static_cast<const arrow::TimestampType&>(type).timezone().empty()
-                 ? "TIMESTAMP"
-                 : "TIMESTAMP WITH TIME ZONE";
+      // wall-clock value otherwise, in the Arrow type's unit (DuckDB has all four).
+      const auto& ts = static_cast<const arrow::TimestampType&>(type);
+      if (!ts.timezone().empty()) return "TIMESTAMP WITH TIME ZONE";
+      switch (ts.unit()) {
+        case arrow::TimeUnit::SECOND:
+          return "TIMESTAMP_S";
+        case arrow::TimeUnit::MILLI:
+          return "TIMESTAMP_MS";
+        case arrow::TimeUnit::MICRO:
+          return "TIMESTAMP";
+        case arrow::TimeUnit::NANO:
+          return "TIMESTAMP_NS";
+      }
+      return std::nullopt;
+    }
+    case arrow::Type::DICTIONARY: {
+      // An enum lands as its symbol's text: robust to symbols added later, where an
+      // ENUM column would need an ALTER.
+      const auto& values = *static_cast<const arrow::DictionaryType&>(type).value_type();
+      if (values.id() == arrow::Type::STRING ||
+          values.id() == arrow::Type::LARGE_STRING) {
+        return "VARCHAR";
+      }
+      return std::nullopt;
+    }
+    case arrow::Type::LIST:
+    case arrow::Type::LARGE_LIST: {
+      auto item = DuckDbTypeOf(*type.field(0)->type());
+      if (!item) return std::nullopt;
+      return *item + "[]";
+    }
+    case arrow::Type::MAP: {
+      const auto& m = static_cast<const arrow::MapType&>(type);
+      auto key = DuckDbTypeOf(*m.key_type());
+      auto item = DuckDbTypeOf(*m.item_type());
+      if (!key || !item) return std::nullopt;
+      return "MAP(" + *key + ", " + *item + ")";
+    }
+    case arrow::Type::STRUCT:
+    case arrow::Type::DENSE_UNION:
+    case arrow::Type::SPARSE_UNION: {
+      if (type.num_fields() == 0) return std::nullopt;
+      std::string out = type.id() == arrow::Type::STRUCT ? "STRUCT(" : "UNION(";
+      for (int i = 0; i < type.num_fields(); ++i) {
+        auto child = DuckDbTypeOf(*type.field(i)->type());
+        if (!child) return std::nullopt;
+        if (i > 0) out += ", ";
+        out += QuoteIdentifier(type.field(i)->name()) + " " + *child;
+      }
+      return out + ")";
+    }
     default:
       return std::nullopt;
   }
@@ -196,7 +286,8 @@ struct RowRun {
 /// One destination table with what appending to it needs.
 struct TargetTable {
   TableName name;
-  std::shared_ptr<arrow::Schema> schema;
+  std::shared_ptr<arrow::Schema> schema;  // as given to Open()
+  std::shared_ptr<arrow::Schema> stored;  // after DuckDbRules(): what DuckDB is handed
   ConvertedSchemaPtr converted;
 };
 
@@ -376,6 +467,20 @@ class DuckDbSink final : public Sink {
     return columns;
   }
 
+  /// DuckDB's own spelling of the type `sql` (what duckdb_columns() reports).
+  Result<std::string> CanonicalType(const std::string& sql, const TableName& table) {
+    QueryResult result;
+    std::string query = "SELECT typeof(CAST(NULL AS " + sql + "))";
+    if (duckdb_query(con_.get(), query.c_str(), result.out()) != DuckDBSuccess) {
+      return Error(table, duckdb_result_error(&result.get()));
+    }
+    ChunkPtr chunk{duckdb_fetch_chunk(result.get())};
+    if (!chunk || duckdb_data_chunk_get_size(chunk.get()) == 0) {
+      return Error(table, "cannot read the spelling of type " + sql);
+    }
+    return std::string(VarcharAt(duckdb_data_chunk_get_vector(chunk.get(), 0), 0));
+  }
+
   /// Create `table` from `schema` when missing, else check that every column of
   /// `schema` exists with the same type (extra table columns are left alone: the
   /// appender fills them with their defaults).
@@ -417,6 +522,9 @@ class DuckDbSink final : public Sink {
                                ")");
       }
       if (it->second != wanted[i]) {
+        // Nested types: DuckDB quotes a field name only where it must.
+        KELT_ASSIGN_OR_RAISE(std::string canonical, CanonicalType(wanted[i], table));
+        if (it->second == canonical) continue;
         return Status::Invalid(name_ + ": table " + table.display + " column " + column +
                                " is " + it->second + ", the landing schema needs " +
                                wanted[i]);
@@ -426,7 +534,8 @@ class DuckDbSink final : public Sink {
   }
 
   Status EnsureTable(TargetTable& target, const std::shared_ptr<arrow::Schema>& schema) {
-    KELT_RETURN_NOT_OK(EnsureColumns(target.name, *schema, ""));
+    target.stored = internal::BoundarySchema(schema, DuckDbRules());
+    KELT_RETURN_NOT_OK(EnsureColumns(target.name, *target.stored, ""));
     target.schema = schema;
     if (schema->GetFieldIndex("_kafka_topic") >= 0 &&
         schema->GetFieldIndex("_kafka_partition") >= 0 &&
@@ -442,7 +551,7 @@ class DuckDbSink final : public Sink {
       }
     }
     ArrowSchema exported;
-    auto arrow_status = arrow::ExportSchema(*schema, &exported);
+    auto arrow_status = arrow::ExportSchema(*target.stored, &exported);
     if (!arrow_status.ok()) {
       return Status::Internal(name_ + ": cannot export the schema of table " +
                               target.name.display + ": " + arrow_status.ToString());
@@ -572,12 +681,30 @@ class DuckDbSink final : public Sink {
         return appender_error();
       }
     }
+    // The rows as DuckDB takes them (DuckDbRules()), rewritten once per batch.
+    const arrow::RecordBatch* rows = &batch;
+    std::shared_ptr<arrow::RecordBatch> rewritten;
+    if (target.stored != target.schema) {
+      arrow::ArrayVector columns;
+      for (int c = 0; c < batch.num_columns(); ++c) {
+        auto column = internal::ToBoundary(batch.column(c), DuckDbRules(),
+                                           batch.schema()->field(c)->name());
+        if (!column.ok()) {
+          return column.status().WithPrefix(name_ + ": table " + target.name.display +
+                                            ": ");
+        }
+        columns.push_back(std::move(*column));
+      }
+      rewritten =
+          arrow::RecordBatch::Make(target.stored, batch.num_rows(), std::move(columns));
+      rows = rewritten.get();
+    }
     constexpr int64_t kChunkRows = 2048;
     for (const RowRun& run : runs) {
       for (int64_t start = run.start; start < run.start + run.length;
            start += kChunkRows) {
         int64_t length = std::min(kChunkRows, run.start + run.length - start);
-        std::shared_ptr<arrow::RecordBatch> slice = batch.Slice(start, length);
+        std::shared_ptr<arrow::RecordBatch> slice = rows->Slice(start, length);
         ArrowArray exported;
         auto arrow_status = arrow::ExportRecordBatch(*slice, &exported);
         if (!arrow_status.ok()) {

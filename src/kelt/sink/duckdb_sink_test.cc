@@ -18,6 +18,7 @@
 #include "kelt/load.h"
 #include "kelt/schema.h"
 #include "kelt/sink.h"
+#include "kelt/sink/all_types_testing.h"
 #include "kelt/sink/sink_testing.h"
 #include "kelt/testing/assertions.h"
 
@@ -519,6 +520,187 @@ TEST_F(DuckDbSinkTest, LifecycleAndOptions) {
   EXPECT_EQ(resumed, (OffsetMap{{{"events", 0}, 3}}));
   ASSERT_OK(sink->Close());
   EXPECT_FALSE(sink->Resume({{"events", 0}}).ok());  // closed
+}
+
+// Every type a decoded Avro payload carries: the column types DuckDB reports, and the
+// values read back as DuckDB prints them.
+TEST_F(DuckDbSinkTest, LandsEveryDecodedPayloadType) {
+  auto window = testing::AllTypesWindow();
+  ASSERT_OK_AND_ASSIGN(auto sink, MakeDuckDbSink(Options()));
+  ASSERT_OK(sink->Open(window.batch->schema(), DeadLetterSchema()));
+  ASSERT_OK_AND_ASSIGN(auto written, sink->Write(window));
+  EXPECT_EQ(written, (OffsetMap{{{"t", 0}, 4}}));
+  ASSERT_OK(sink->Close());
+  // A second sink recognises the table it created (types compared as DuckDB spells
+  // them) and adds nothing for the same window.
+  ASSERT_OK_AND_ASSIGN(auto again, MakeDuckDbSink(Options()));
+  ASSERT_OK(again->Open(window.batch->schema(), DeadLetterSchema()));
+  ASSERT_OK(again->Write(window).status());
+  ASSERT_OK(again->Close());
+
+  Db db(path_);
+  std::vector<Row> types = db.Query(
+      "SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = 'landing' "
+      "ORDER BY column_index");
+  std::vector<Row> want_types = {
+      {"i32", "INTEGER"},
+      {"f32", "FLOAT"},
+      {"dec", "DECIMAL(10,2)"},
+      {"dec256", "VARCHAR"},
+      {"dec256s", "DECIMAL(20,3)"},
+      {"d", "DATE"},
+      {"t32", "TIME"},
+      {"t64", "TIME"},
+      {"ts_ms_utc", "TIMESTAMP WITH TIME ZONE"},
+      {"ts_us_utc", "TIMESTAMP WITH TIME ZONE"},
+      {"ts_ns_utc", "TIMESTAMP WITH TIME ZONE"},
+      {"ts_ms", "TIMESTAMP_MS"},
+      {"ts_us", "TIMESTAMP"},
+      {"ts_ns", "TIMESTAMP_NS"},
+      {"fsb", "BLOB"},
+      {"bin", "BLOB"},
+      {"s", "VARCHAR"},
+      {"b", "BOOLEAN"},
+      {"nul", "VARCHAR"},
+      {"e", "VARCHAR"},
+      {"st", "STRUCT(a INTEGER, \"inner\" STRUCT(x VARCHAR, y DOUBLE))"},
+      {"lst", "BIGINT[]"},
+      {"lst_st", "STRUCT(k VARCHAR, v INTEGER)[]"},
+      {"m", "MAP(VARCHAR, INTEGER)"},
+      {"u", "STRUCT(i INTEGER, s VARCHAR)"},
+      {"_kafka_topic", "VARCHAR"},
+      {"_kafka_partition", "BIGINT"},
+      {"_kafka_offset", "BIGINT"},
+  };
+  EXPECT_EQ(types, want_types);
+
+  // Timestamps as epoch numbers in their unit, so the session's time zone plays no part.
+  auto rows = db.Query(
+      "SELECT i32::VARCHAR, f32::VARCHAR, dec::VARCHAR, dec256, dec256s::VARCHAR, "
+      "d::VARCHAR, t32::VARCHAR, t64::VARCHAR, epoch_ms(ts_ms_utc)::VARCHAR, "
+      "epoch_us(ts_us_utc)::VARCHAR, epoch_us(ts_ns_utc)::VARCHAR, ts_ms::VARCHAR, "
+      "ts_us::VARCHAR, ts_ns::VARCHAR, hex(fsb), hex(bin), s, b::VARCHAR, nul, e, "
+      "st::VARCHAR, lst::VARCHAR, lst_st::VARCHAR, m::VARCHAR, u::VARCHAR, "
+      "_kafka_offset::VARCHAR FROM landing ORDER BY _kafka_offset");
+  ASSERT_EQ(rows.size(), 4u);
+  const std::optional<std::string> null;
+  EXPECT_EQ(rows[0], (Row{"1",
+                          "1.5",
+                          "12345678.90",
+                          "1234567890123456789012345678901234567890.0123456789",
+                          "12345678901234567.891",
+                          "1970-01-01",
+                          "00:00:00",
+                          "00:00:00",
+                          "0",
+                          "0",
+                          "0",
+                          "1970-01-01 00:00:00",
+                          "1970-01-01 00:00:00",
+                          "1970-01-01 00:00:00",
+                          "61626364",
+                          "",
+                          "héllo",
+                          "true",
+                          null,
+                          "RED",
+                          "{'a': 1, 'inner': {'x': p, 'y': 1.5}}",
+                          "[1, 2, 3]",
+                          "[{'k': a, 'v': 1}]",
+                          "{a=1, b=NULL}",
+                          "{'i': 5, 's': NULL}",
+                          "0"}));
+  EXPECT_EQ(rows[1], (Row{"-2147483648",
+                          "-0.25",
+                          "-0.05",
+                          "-1.5000000000",
+                          "-0.001",
+                          "2022-01-08",
+                          "12:34:56.789",
+                          "12:34:56.789012",
+                          "1700000000123",
+                          "1700000000123456",
+                          "1700000000123456",
+                          "2023-11-14 22:13:20.123",
+                          "2023-11-14 22:13:20.123456",
+                          "2023-11-14 22:13:20.123456789",
+                          "7778797A",
+                          "6869",
+                          "",
+                          "false",
+                          null,
+                          "GREEN",
+                          "{'a': NULL, 'inner': NULL}",
+                          "[]",
+                          "[]",
+                          "{}",
+                          "{'i': NULL, 's': five}",
+                          "1"}));
+  Row all_null(24, null);
+  all_null.push_back("{'i': NULL, 's': NULL}");  // a null union: every branch null
+  all_null.push_back("2");
+  EXPECT_EQ(rows[2], all_null);
+  // TIMESTAMP WITH TIME ZONE is µs: -1 ns lands as 0 (DuckDB's import truncates).
+  EXPECT_EQ(rows[3], (Row{"2147483647",
+                          "1e+30",
+                          "0.00",
+                          "0.0000000000",
+                          "0.000",
+                          "1969-12-31",
+                          "23:59:59.999",
+                          "23:59:59.999999",
+                          "-1",
+                          "-1",
+                          "0",
+                          "1969-12-31 23:59:59.999",
+                          "1969-12-31 23:59:59.999999",
+                          "1969-12-31 23:59:59.999999999",
+                          "30313233",
+                          "782279",
+                          "q\" b\\ t\t",
+                          "true",
+                          null,
+                          "RED",
+                          "{'a': 3, 'inner': {'x': NULL, 'y': -2.0}}",
+                          "[NULL, 4]",
+                          "[NULL, {'k': NULL, 'v': 2}]",
+                          "{z=26}",
+                          "{'i': NULL, 's': x}",
+                          "3"}));
+  // Nested values query as values, not text.
+  EXPECT_EQ(db.Query("SELECT st.inner.x, lst[2]::VARCHAR, m['z']::VARCHAR, u.s FROM "
+                     "landing WHERE _kafka_offset = 3"),
+            (std::vector<Row>{{null, "4", "26", "x"}}));
+  EXPECT_EQ(db.Scalar("SELECT count(*)::VARCHAR FROM landing"), "4");
+}
+
+// DuckDB's MAP refuses duplicate keys (an Avro map can carry them): the window fails
+// naming the table and stores nothing, offsets included.
+TEST_F(DuckDbSinkTest, MapWithDuplicateKeysFailsTheWindow) {
+  auto m = testing::ColumnFromJson(arrow::map(arrow::utf8(), arrow::int32()),
+                                   R"([[["a", 1], ["a", 2]]])");
+  ASSERT_TRUE(m);
+  auto schema = arrow::schema({arrow::field("m", m->type()),
+                               arrow::field("_kafka_topic", arrow::utf8()),
+                               arrow::field("_kafka_partition", arrow::int64()),
+                               arrow::field("_kafka_offset", arrow::int64())});
+  SinkWindow window;
+  window.batch =
+      arrow::RecordBatch::Make(schema, 1,
+                               {m, testing::ColumnFromJson(arrow::utf8(), R"(["t"])"),
+                                testing::ColumnFromJson(arrow::int64(), "[0]"),
+                                testing::ColumnFromJson(arrow::int64(), "[0]")});
+  window.spans.push_back(PartitionSpan{TopicPartition{"t", 0}, 0, 0, 1});
+  ASSERT_OK_AND_ASSIGN(auto sink, MakeDuckDbSink(Options()));
+  ASSERT_OK(sink->Open(schema, DeadLetterSchema()));
+  auto written = sink->Write(window);
+  ASSERT_FALSE(written.ok());
+  EXPECT_NE(written.status().message().find("table landing"), std::string::npos)
+      << written.status().ToString();
+  ASSERT_OK(sink->Close());
+  Db db(path_);
+  EXPECT_EQ(db.Scalar("SELECT count(*)::VARCHAR FROM landing"), "0");
+  EXPECT_EQ(db.Scalar("SELECT count(*)::VARCHAR FROM _kelt_offsets"), "0");
 }
 
 }  // namespace

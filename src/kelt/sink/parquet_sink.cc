@@ -53,6 +53,7 @@
 #include "kelt/common/parallel.h"
 #include "kelt/landing/filesystem.h"
 #include "kelt/log.h"
+#include "kelt/sink/boundary_types.h"
 
 namespace kelt {
 
@@ -173,6 +174,7 @@ class ParquetSink final : public Sink {
     KELT_ASSIGN_OR_RAISE(root_, OpenRoot(o_));
     landing_ = landing;
     dead_letter_ = dead_letter;
+    landing_file_ = internal::BoundarySchema(landing, FileRules());
     topic_col_ = landing->GetFieldIndex("_kafka_topic");
     partition_col_ = landing->GetFieldIndex("_kafka_partition");
     offset_col_ = landing->GetFieldIndex("_kafka_offset");
@@ -218,7 +220,8 @@ class ParquetSink final : public Sink {
     KELT_ASSIGN_OR_RAISE(dead_letter_props_, PropertiesOf(*dead_letter));
     parquet::ArrowWriterProperties::Builder ap;
     ap.store_schema();
-    ap.coerce_timestamps(arrow::TimeUnit::MICRO);
+    // Timestamps keep their unit (ms, µs and ns are Parquet units; seconds become ms):
+    // coercing ns to µs would fail on any sub-µs digit.
     ap.set_use_threads(false);
     arrow_props_ = ap.build();
     return Status::OK();
@@ -490,7 +493,7 @@ class ParquetSink final : public Sink {
     OpenFile f;
     f.dead_letter = dead_letter;
     f.rel_dir = TopicDir(tp.topic, dead_letter) + (dir.empty() ? "" : "/" + dir);
-    const auto& schema = dead_letter ? dead_letter_ : landing_;
+    const auto& schema = dead_letter ? dead_letter_ : landing_file_;
     if (root_.local) {
       KELT_ARROW_RETURN_NOT_OK(root_.fs->CreateDir(root_.Join(f.rel_dir), true));
       f.temp_path =
@@ -506,6 +509,27 @@ class ParquetSink final : public Sink {
                                                    arrow_props_));
     auto [ins, ok] = rot.files.emplace(key, std::move(f));
     return &ins->second;
+  }
+
+  // Parquet has no union type: a union column is stored as a struct with one nullable
+  // field per branch (internal/boundary_types.h). Every other type is native.
+  static internal::BoundaryRules FileRules() {
+    internal::BoundaryRules rules;
+    rules.union_as_struct = true;
+    return rules;
+  }
+
+  // `rows` in the landing files' schema.
+  Result<std::shared_ptr<arrow::RecordBatch>> ToFileRows(
+      const arrow::RecordBatch& rows) const {
+    arrow::ArrayVector columns;
+    for (int c = 0; c < rows.num_columns(); ++c) {
+      auto column = internal::ToBoundary(rows.column(c), FileRules(),
+                                         rows.schema()->field(c)->name());
+      if (!column.ok()) return column.status().WithPrefix("parquet sink: ");
+      columns.push_back(std::move(*column));
+    }
+    return arrow::RecordBatch::Make(landing_file_, rows.num_rows(), std::move(columns));
   }
 
   // Write one partition's rows (in offset order) into its rotation's files. Touches
@@ -527,7 +551,12 @@ class ParquetSink final : public Sink {
         KELT_ARROW_RETURN_NOT_OK(f->writer->NewBufferedRowGroup());
         f->touched = true;
       }
-      KELT_ARROW_RETURN_NOT_OK(f->writer->WriteRecordBatch(*slice));
+      if (dead_letter || landing_file_ == landing_) {
+        KELT_ARROW_RETURN_NOT_OK(f->writer->WriteRecordBatch(*slice));
+      } else {
+        KELT_ASSIGN_OR_RAISE(auto stored, ToFileRows(*slice));
+        KELT_ARROW_RETURN_NOT_OK(f->writer->WriteRecordBatch(*stored));
+      }
       rot.bytes += static_cast<int64_t>(arrow::util::TotalBufferSize(*slice));
       start = end;
     }
@@ -816,6 +845,8 @@ class ParquetSink final : public Sink {
   ParquetSinkOptions o_;
   Root root_;
   std::shared_ptr<arrow::Schema> landing_, dead_letter_;
+  // The landing schema as its files store it: unions become structs (Parquet has none).
+  std::shared_ptr<arrow::Schema> landing_file_;
   int topic_col_ = -1, partition_col_ = -1, offset_col_ = -1, by_col_ = -1;
   std::shared_ptr<parquet::WriterProperties> writer_props_;       // landing files
   std::shared_ptr<parquet::WriterProperties> dead_letter_props_;  // dead-letter files

@@ -7,6 +7,8 @@
 #include <parquet/arrow/reader.h>
 #include <parquet/file_reader.h>
 #include <parquet/metadata.h>
+#include <parquet/schema.h>
+#include <parquet/types.h>
 
 #include <filesystem>
 #include <fstream>
@@ -16,6 +18,7 @@
 #include "kelt/elt.h"
 #include "kelt/load.h"
 #include "kelt/schema.h"
+#include "kelt/sink/all_types_testing.h"
 #include "kelt/sink/sink_testing.h"
 #include "kelt/testing/assertions.h"
 
@@ -535,6 +538,90 @@ TEST(ParquetSink, ExportToParquetWritesOneFileAtomically) {
   EXPECT_OK(ExportToParquet(
       *landed.batch, dir.path() + "/missing/dir/x.parquet"));  // parents are created
   EXPECT_FALSE(ExportToParquet(*landed.batch, dir.path() + "/").ok());
+}
+
+// Every type a decoded Avro payload carries lands natively, except the union, which
+// becomes a struct with one nullable field per branch; the file reads back with the
+// batch's types (the stored Arrow schema) and values.
+TEST(ParquetSink, LandsEveryDecodedPayloadTypeAndReadsItBack) {
+  TempDir dir;
+  auto window = testing::AllTypesWindow();
+  ASSERT_OK_AND_ASSIGN(auto sink, MakeParquetSink(OptionsAt(dir.path())));
+  ASSERT_OK(sink->Open(window.batch->schema(), DeadLetterSchema()));
+  ASSERT_OK(sink->Resume({{"t", 0}}).status());
+  ASSERT_OK(sink->Write(window).status());
+  ASSERT_OK_AND_ASSIGN(auto durable, sink->Flush());
+  EXPECT_EQ(durable[(TopicPartition{"t", 0})], 4);
+  ASSERT_OK(sink->Close());
+  auto files = Files(dir.path());
+  ASSERT_EQ(files.size(), 1u);
+  auto table = ReadParquet(dir.path() + "/" + files[0]);
+  ASSERT_TRUE(table);
+  ASSERT_OK_AND_ASSIGN(auto read, table->CombineChunksToBatch());
+  ASSERT_EQ(read->num_rows(), 4);
+  const auto& batch = *window.batch;
+  ASSERT_EQ(read->num_columns(), batch.num_columns());
+  for (int c = 0; c < batch.num_columns(); ++c) {
+    const std::string& name = batch.schema()->field(c)->name();
+    SCOPED_TRACE(name);
+    EXPECT_EQ(read->schema()->field(c)->name(), name);
+    if (name == "u") continue;
+    EXPECT_TRUE(read->column(c)->type()->Equals(*batch.column(c)->type()))
+        << read->column(c)->type()->ToString();
+    EXPECT_TRUE(read->column(c)->Equals(*batch.column(c)))
+        << "read " << read->column(c)->ToString() << "\nwrote "
+        << batch.column(c)->ToString();
+  }
+  auto union_struct = arrow::struct_(
+      {arrow::field("i", arrow::int32()), arrow::field("s", arrow::utf8())});
+  auto want_union = testing::ColumnFromJson(
+      union_struct, R"([{"i": 5, "s": null}, {"i": null, "s": "five"},
+                        {"i": null, "s": null}, {"i": null, "s": "x"}])");
+  auto u = read->GetColumnByName("u");
+  ASSERT_TRUE(u);
+  EXPECT_TRUE(u->type()->Equals(*union_struct)) << u->type()->ToString();
+  EXPECT_TRUE(u->Equals(*want_union)) << u->ToString();
+  auto ns =
+      std::static_pointer_cast<arrow::TimestampArray>(read->GetColumnByName("ts_ns"));
+  EXPECT_EQ(ns->Value(1), 1700000000123456789);
+  // In Parquet's own terms (what readers without the stored Arrow schema see):
+  // timestamps keep their unit and say whether they are UTC instants.
+  auto in = arrow::io::ReadableFile::Open(dir.path() + "/" + files[0]);
+  ASSERT_OK(in);
+  auto meta = parquet::ParquetFileReader::Open(*in)->metadata();
+  const parquet::SchemaDescriptor& parquet_schema = *meta->schema();
+  auto logical = [&](const std::string& path) {
+    int i = parquet_schema.ColumnIndex(path);
+    EXPECT_GE(i, 0) << path;
+    return i < 0 ? nullptr : parquet_schema.Column(i)->logical_type();
+  };
+  struct TimestampCase {
+    std::string column;
+    parquet::LogicalType::TimeUnit::unit unit;
+    bool utc;
+  };
+  for (const auto& c : std::vector<TimestampCase>{
+           {"ts_ms_utc", parquet::LogicalType::TimeUnit::MILLIS, true},
+           {"ts_us_utc", parquet::LogicalType::TimeUnit::MICROS, true},
+           {"ts_ns_utc", parquet::LogicalType::TimeUnit::NANOS, true},
+           {"ts_ms", parquet::LogicalType::TimeUnit::MILLIS, false},
+           {"ts_ns", parquet::LogicalType::TimeUnit::NANOS, false}}) {
+    auto t = logical(c.column);
+    ASSERT_TRUE(t && t->is_timestamp()) << c.column;
+    const auto& ts = static_cast<const parquet::TimestampLogicalType&>(*t);
+    EXPECT_EQ(ts.time_unit(), c.unit) << c.column;
+    EXPECT_EQ(ts.is_adjusted_to_utc(), c.utc) << c.column;
+  }
+  auto dec = logical("dec256");
+  ASSERT_TRUE(dec && dec->is_decimal());
+  EXPECT_EQ(static_cast<const parquet::DecimalLogicalType&>(*dec).precision(), 50);
+  auto t32 = logical("t32");
+  EXPECT_TRUE(t32 && t32->is_time());
+  auto e = logical("e");
+  EXPECT_TRUE(e && e->is_string());
+  // The union is a group of one optional column per branch.
+  EXPECT_GE(parquet_schema.ColumnIndex("u.i"), 0);
+  EXPECT_GE(parquet_schema.ColumnIndex("u.s"), 0);
 }
 
 }  // namespace

@@ -4,13 +4,19 @@
 #include <arrow/api.h>
 #include <libpq-fe.h>
 
+#include <arrow/util/decimal.h>
+
 #include <bit>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <memory>
 
 #include "kelt/common/text.h"
+#include "kelt/sink/boundary_types.h"
 
 namespace kelt::pg {
 namespace {
@@ -101,6 +107,143 @@ std::vector<std::string> GuessSecrets(std::string_view conninfo) {
   return out;
 }
 
+// Whether every value of `type` (nested types included) has a JSON form.
+bool HasJsonForm(const arrow::DataType& type) {
+  switch (type.id()) {
+    case arrow::Type::NA:
+    case arrow::Type::BOOL:
+    case arrow::Type::INT8:
+    case arrow::Type::INT16:
+    case arrow::Type::INT32:
+    case arrow::Type::INT64:
+    case arrow::Type::UINT8:
+    case arrow::Type::UINT16:
+    case arrow::Type::UINT32:
+    case arrow::Type::UINT64:
+    case arrow::Type::FLOAT:
+    case arrow::Type::DOUBLE:
+    case arrow::Type::STRING:
+    case arrow::Type::LARGE_STRING:
+    case arrow::Type::BINARY:
+    case arrow::Type::LARGE_BINARY:
+    case arrow::Type::FIXED_SIZE_BINARY:
+    case arrow::Type::DECIMAL128:
+    case arrow::Type::DECIMAL256:
+    case arrow::Type::DATE32:
+    case arrow::Type::TIME32:
+    case arrow::Type::TIME64:
+    case arrow::Type::TIMESTAMP:
+      return true;
+    case arrow::Type::DICTIONARY:
+      return HasJsonForm(*static_cast<const arrow::DictionaryType&>(type).value_type());
+    case arrow::Type::STRUCT:
+    case arrow::Type::LIST:
+    case arrow::Type::LARGE_LIST:
+    case arrow::Type::FIXED_SIZE_LIST:
+    case arrow::Type::MAP:
+    case arrow::Type::DENSE_UNION:
+    case arrow::Type::SPARSE_UNION:
+      for (const auto& f : type.fields()) {
+        if (!HasJsonForm(*f->type())) return false;
+      }
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The unscaled value of a decimal as decimal digits ("-1234" for -12.34 at scale 2).
+std::string DecimalDigits(const arrow::Array& a, int64_t row) {
+  if (a.type_id() == arrow::Type::DECIMAL128) {
+    return arrow::Decimal128(static_cast<const arrow::Decimal128Array&>(a).GetValue(row))
+        .ToIntegerString();
+  }
+  return arrow::Decimal256(static_cast<const arrow::Decimal256Array&>(a).GetValue(row))
+      .ToIntegerString();
+}
+
+int32_t DecimalScale(const arrow::DataType& type) {
+  return static_cast<const arrow::DecimalType&>(type).scale();
+}
+
+// PostgreSQL's binary NUMERIC (src/backend/utils/adt/numeric.c, numeric_send): digit
+// count, weight (of the first base-10000 digit), sign, display scale, then the
+// base-10000 digits, most significant first, without leading or trailing zero digits.
+void AppendNumeric(std::string_view unscaled, int32_t scale, std::string* out) {
+  bool negative = !unscaled.empty() && unscaled[0] == '-';
+  std::string digits(negative ? unscaled.substr(1) : unscaled);
+  if (scale < 0) {  // 12 at scale -3 is 12000
+    digits.append(static_cast<size_t>(-scale), '0');
+    scale = 0;
+  }
+  if (digits.size() <= static_cast<size_t>(scale)) {
+    digits.insert(0, static_cast<size_t>(scale) + 1 - digits.size(), '0');
+  }
+  std::string integer = digits.substr(0, digits.size() - scale);
+  std::string fraction = digits.substr(digits.size() - scale);
+  integer.insert(0, (4 - integer.size() % 4) % 4, '0');
+  fraction.append((4 - fraction.size() % 4) % 4, '0');
+  std::vector<int16_t> groups;
+  auto group_of = [](std::string_view four) {
+    return static_cast<int16_t>((four[0] - '0') * 1000 + (four[1] - '0') * 100 +
+                                (four[2] - '0') * 10 + (four[3] - '0'));
+  };
+  for (size_t i = 0; i < integer.size(); i += 4)
+    groups.push_back(group_of(integer.substr(i, 4)));
+  for (size_t i = 0; i < fraction.size(); i += 4) {
+    groups.push_back(group_of(fraction.substr(i, 4)));
+  }
+  int weight = static_cast<int>(integer.size() / 4) - 1;
+  size_t first = 0;
+  while (first < groups.size() && groups[first] == 0) {
+    ++first;
+    --weight;
+  }
+  size_t last = groups.size();
+  while (last > first && groups[last - 1] == 0) --last;
+  const size_t n = last - first;
+  if (n == 0) {  // zero: no digits, weight 0, positive
+    weight = 0;
+    negative = false;
+  }
+  PutLength(out, static_cast<int32_t>(8 + 2 * n));
+  PutU16(out, static_cast<uint16_t>(n));
+  PutU16(out, static_cast<uint16_t>(static_cast<int16_t>(weight)));
+  PutU16(out, negative ? 0x4000 : 0x0000);
+  PutU16(out, static_cast<uint16_t>(scale));
+  for (size_t i = first; i < last; ++i) PutU16(out, static_cast<uint16_t>(groups[i]));
+}
+
+// "HH:MM:SS.ffffff" (or 9 fraction digits with `nanos`) of a time of day in the unit
+// given by `per_second` (1, 1e3, 1e6, 1e9).
+std::string FormatTimeOfDay(int64_t v, int64_t per_second) {
+  if (v < 0) v = 0;
+  int64_t seconds = v / per_second;
+  int64_t fraction = v % per_second;
+  const int digits = per_second == 1'000'000'000 ? 9 : 6;
+  int64_t scaled = digits == 9 ? fraction : fraction * (1'000'000 / per_second);
+  char buf[96];
+  std::snprintf(
+      buf, sizeof(buf), "%02lld:%02lld:%02lld.%0*lld",
+      static_cast<long long>(seconds / 3600), static_cast<long long>(seconds / 60 % 60),
+      static_cast<long long>(seconds % 60), digits, static_cast<long long>(scaled));
+  return buf;
+}
+
+int64_t TimeUnitsPerSecond(arrow::TimeUnit::type unit) {
+  switch (unit) {
+    case arrow::TimeUnit::SECOND:
+      return 1;
+    case arrow::TimeUnit::MILLI:
+      return 1'000;
+    case arrow::TimeUnit::MICRO:
+      return 1'000'000;
+    case arrow::TimeUnit::NANO:
+      return 1'000'000'000;
+  }
+  return 1;
+}
+
 }  // namespace
 
 Result<PgType> PgTypeOf(const arrow::DataType& type, std::string_view column) {
@@ -130,10 +273,51 @@ Result<PgType> PgTypeOf(const arrow::DataType& type, std::string_view column) {
                  : PgType::kTimestampTz;
     case arrow::Type::DATE32:
       return PgType::kDate;
+    case arrow::Type::DECIMAL128:
+    case arrow::Type::DECIMAL256:
+      return PgType::kNumeric;
+    case arrow::Type::TIME32:
+    case arrow::Type::TIME64:
+      return PgType::kTime;
+    case arrow::Type::FIXED_SIZE_BINARY:
+      return PgType::kBytea;
+    case arrow::Type::NA:
+      return PgType::kText;
+    case arrow::Type::DICTIONARY: {
+      const auto& values = *static_cast<const arrow::DictionaryType&>(type).value_type();
+      if (values.id() == arrow::Type::STRING ||
+          values.id() == arrow::Type::LARGE_STRING) {
+        return PgType::kText;
+      }
+      break;
+    }
+    case arrow::Type::STRUCT:
+    case arrow::Type::LIST:
+    case arrow::Type::LARGE_LIST:
+    case arrow::Type::FIXED_SIZE_LIST:
+    case arrow::Type::MAP:
+    case arrow::Type::DENSE_UNION:
+    case arrow::Type::SPARSE_UNION:
+      if (HasJsonForm(type)) return PgType::kJsonb;
+      break;
     default:
-      return Status::Invalid("column '" + std::string(column) + "': Arrow type " +
-                             type.ToString() + " has no PostgreSQL mapping");
+      break;
   }
+  return Status::Invalid("column '" + std::string(column) + "': Arrow type " +
+                         type.ToString() + " has no PostgreSQL mapping");
+}
+
+std::string PgColumnSql(const arrow::DataType& type, PgType pg) {
+  if (pg == PgType::kNumeric) {
+    const auto& d = static_cast<const arrow::DecimalType&>(type);
+    // PostgreSQL takes precision 1..1000 and, before 15, a scale in 0..precision.
+    if (d.precision() >= 1 && d.precision() <= 1000 && d.scale() >= 0 &&
+        d.scale() <= d.precision()) {
+      return "NUMERIC(" + std::to_string(d.precision()) + "," +
+             std::to_string(d.scale()) + ")";
+    }
+  }
+  return std::string(PgTypeSql(pg));
 }
 
 std::string_view PgTypeSql(PgType type) {
@@ -160,6 +344,12 @@ std::string_view PgTypeSql(PgType type) {
       return "TIMESTAMP";
     case PgType::kDate:
       return "DATE";
+    case PgType::kNumeric:
+      return "NUMERIC";
+    case PgType::kTime:
+      return "TIME";
+    case PgType::kJsonb:
+      return "JSONB";
   }
   return "TEXT";
 }
@@ -190,6 +380,14 @@ bool PgTypeAccepts(PgType type, std::string_view t) {
       return t.starts_with("timestamp") && t.ends_with("without time zone");
     case PgType::kDate:
       return t == "date";
+    case PgType::kNumeric:
+      // Any precision: the server checks that a value fits the column's typmod.
+      return t.starts_with("numeric");
+    case PgType::kTime:
+      return t.starts_with("time") && !t.starts_with("timestamp") &&
+             t.ends_with("without time zone");
+    case PgType::kJsonb:
+      return t == "jsonb";
   }
   return false;
 }
@@ -326,8 +524,13 @@ Result<BinaryCopyEncoder> BinaryCopyEncoder::Make(const arrow::RecordBatch& batc
     c.array = batch.column(i).get();
     c.name = name;
     c.type = types[i];
-    if (c.array->type_id() == arrow::Type::TIMESTAMP) {
-      switch (static_cast<const arrow::TimestampType&>(*c.array->type()).unit()) {
+    if (c.array->type_id() == arrow::Type::TIMESTAMP ||
+        c.array->type_id() == arrow::Type::TIME32 ||
+        c.array->type_id() == arrow::Type::TIME64) {
+      const arrow::DataType& t = *c.array->type();
+      switch (t.id() == arrow::Type::TIMESTAMP
+                  ? static_cast<const arrow::TimestampType&>(t).unit()
+                  : static_cast<const arrow::TimeType&>(t).unit()) {
         case arrow::TimeUnit::SECOND:
           c.micros_per_unit = 1'000'000;
           break;
@@ -404,7 +607,9 @@ Status BinaryCopyEncoder::AppendRow(int64_t row, std::string* out) const {
   PutU16(out, static_cast<uint16_t>(columns_.size()));
   for (const Column& c : columns_) {
     const arrow::Array& a = *c.array;
-    if (a.IsNull(row)) {
+    const bool is_union = a.type_id() == arrow::Type::DENSE_UNION ||
+                          a.type_id() == arrow::Type::SPARSE_UNION;
+    if (a.IsNull(row) || (is_union && internal::IsUnionNull(a, row))) {
       PutLength(out, -1);
       continue;
     }
@@ -444,17 +649,66 @@ Status BinaryCopyEncoder::AppendRow(int64_t row, std::string* out) const {
         break;
       case PgType::kText:
       case PgType::kBytea: {
+        const arrow::Array* values = &a;
+        int64_t at = row;
+        if (a.type_id() == arrow::Type::DICTIONARY) {  // an enum: its symbol
+          const auto& dict = static_cast<const arrow::DictionaryArray&>(a);
+          values = dict.dictionary().get();
+          at = dict.GetValueIndex(row);
+          if (values->IsNull(at)) {
+            PutLength(out, -1);
+            break;
+          }
+        }
         std::string_view v;
-        switch (a.type_id()) {
+        switch (values->type_id()) {
           case arrow::Type::STRING:
           case arrow::Type::BINARY:
-            v = static_cast<const arrow::BinaryArray&>(a).GetView(row);
+            v = static_cast<const arrow::BinaryArray&>(*values).GetView(at);
+            break;
+          case arrow::Type::FIXED_SIZE_BINARY:
+            v = static_cast<const arrow::FixedSizeBinaryArray&>(*values).GetView(at);
             break;
           default:  // LARGE_STRING, LARGE_BINARY
-            v = static_cast<const arrow::LargeBinaryArray&>(a).GetView(row);
+            v = static_cast<const arrow::LargeBinaryArray&>(*values).GetView(at);
             break;
         }
         st = AppendText(c, v, out);
+        break;
+      }
+      case PgType::kNumeric:
+        AppendNumeric(DecimalDigits(a, row), DecimalScale(*a.type()), out);
+        break;
+      case PgType::kTime: {
+        int64_t v = a.type_id() == arrow::Type::TIME32
+                        ? static_cast<const arrow::Time32Array&>(a).Value(row)
+                        : static_cast<const arrow::Time64Array&>(a).Value(row);
+        int64_t micros = c.nanos ? v / 1000 : v * c.micros_per_unit;
+        if (micros < 0 || micros > 86'400'000'000) {
+          st = Status::TypeError("column '" + c.name + "': time of day " +
+                                 std::to_string(v) + " is outside 00:00 to 24:00");
+          break;
+        }
+        PutLength(out, 8);
+        PutU64(out, static_cast<uint64_t>(micros));
+        break;
+      }
+      case PgType::kJsonb: {
+        // jsonb's binary format: a version byte (1), then the JSON text.
+        const size_t length_at = out->size();
+        PutLength(out, 0);
+        out->push_back(1);
+        st = AppendJson(c, a, row, out);
+        if (!st.ok()) break;
+        const size_t length = out->size() - length_at - 4;
+        if (length > static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
+          st = Status::TypeError("column '" + c.name + "': JSON value of " +
+                                 std::to_string(length) + " bytes is too large");
+          break;
+        }
+        std::string patch;
+        PutLength(&patch, static_cast<int32_t>(length));
+        out->replace(length_at, 4, patch);
         break;
       }
       case PgType::kTimestampTz:
@@ -499,6 +753,257 @@ Status BinaryCopyEncoder::AppendRow(int64_t row, std::string* out) const {
     }
   }
   return {};
+}
+
+Status BinaryCopyEncoder::AppendJsonText(const Column& c, std::string_view v,
+                                         std::string* out) const {
+  if (!text::IsValidUtf8(v)) {
+    return Status::TypeError("column '" + c.name +
+                             "': text inside the JSON value is "
+                             "not valid UTF-8");
+  }
+  size_t nul = v.find('\0');
+  if (nul == std::string_view::npos) {
+    text::AppendJsonString(out, v);
+    return {};
+  }
+  // jsonb cannot hold \u0000 either.
+  if (nul_ == NulPolicy::kReject) {
+    return Status::TypeError(
+        "column '" + c.name +
+        "': text inside the JSON value contains a NUL byte at "
+        "byte " +
+        std::to_string(nul) +
+        ", which PostgreSQL JSONB cannot store (replace_nul_in_text lands it as U+FFFD)");
+  }
+  std::string replaced;
+  replaced.reserve(v.size() + 8);
+  for (char ch : v) {
+    if (ch == '\0') {
+      replaced += "\xEF\xBF\xBD";
+    } else {
+      replaced += ch;
+    }
+  }
+  text::AppendJsonString(out, replaced);
+  return {};
+}
+
+// One value in JSON: numbers as JSON numbers (decimals in their exact text; NaN and
+// ±Infinity as the strings "NaN", "Infinity", "-Infinity", which JSON has no number
+// for), text as strings, bytes as base64 strings, dates "YYYY-MM-DD", times
+// "HH:MM:SS.ffffff", timestamps RFC 3339 ("…Z" with a time zone, no offset without),
+// enums as their symbol, structs as objects, lists as arrays, maps as objects (a key
+// that is not text is written as its JSON text; of duplicate keys jsonb keeps the
+// last), a union as its branch's value, nulls as null.
+Status BinaryCopyEncoder::AppendJson(const Column& c, const arrow::Array& a, int64_t row,
+                                     std::string* out) const {
+  if (a.IsNull(row)) {
+    out->append("null");
+    return {};
+  }
+  auto append_float = [out](auto v) {
+    if (std::isnan(v)) {
+      out->append("\"NaN\"");
+    } else if (std::isinf(v)) {
+      out->append(v > 0 ? "\"Infinity\"" : "\"-Infinity\"");
+    } else {
+      char buf[64];
+      auto r = std::to_chars(buf, buf + sizeof(buf), v);
+      out->append(buf, r.ptr);
+    }
+  };
+  auto append_int = [out](auto v) {
+    char buf[32];
+    auto r = std::to_chars(buf, buf + sizeof(buf), v);
+    out->append(buf, r.ptr);
+  };
+  switch (a.type_id()) {
+    case arrow::Type::NA:
+      out->append("null");
+      return {};
+    case arrow::Type::BOOL:
+      out->append(static_cast<const arrow::BooleanArray&>(a).Value(row) ? "true"
+                                                                        : "false");
+      return {};
+    case arrow::Type::INT8:
+      append_int(static_cast<const arrow::Int8Array&>(a).Value(row));
+      return {};
+    case arrow::Type::INT16:
+      append_int(static_cast<const arrow::Int16Array&>(a).Value(row));
+      return {};
+    case arrow::Type::INT32:
+      append_int(static_cast<const arrow::Int32Array&>(a).Value(row));
+      return {};
+    case arrow::Type::INT64:
+      append_int(static_cast<const arrow::Int64Array&>(a).Value(row));
+      return {};
+    case arrow::Type::UINT8:
+      append_int(static_cast<const arrow::UInt8Array&>(a).Value(row));
+      return {};
+    case arrow::Type::UINT16:
+      append_int(static_cast<const arrow::UInt16Array&>(a).Value(row));
+      return {};
+    case arrow::Type::UINT32:
+      append_int(static_cast<const arrow::UInt32Array&>(a).Value(row));
+      return {};
+    case arrow::Type::UINT64:
+      append_int(static_cast<const arrow::UInt64Array&>(a).Value(row));
+      return {};
+    case arrow::Type::FLOAT:
+      append_float(static_cast<const arrow::FloatArray&>(a).Value(row));
+      return {};
+    case arrow::Type::DOUBLE:
+      append_float(static_cast<const arrow::DoubleArray&>(a).Value(row));
+      return {};
+    case arrow::Type::STRING:
+      return AppendJsonText(c, static_cast<const arrow::StringArray&>(a).GetView(row),
+                            out);
+    case arrow::Type::LARGE_STRING:
+      return AppendJsonText(
+          c, static_cast<const arrow::LargeStringArray&>(a).GetView(row), out);
+    case arrow::Type::BINARY:
+    case arrow::Type::LARGE_BINARY:
+    case arrow::Type::FIXED_SIZE_BINARY: {
+      std::string_view v =
+          a.type_id() == arrow::Type::BINARY
+              ? static_cast<const arrow::BinaryArray&>(a).GetView(row)
+          : a.type_id() == arrow::Type::LARGE_BINARY
+              ? static_cast<const arrow::LargeBinaryArray&>(a).GetView(row)
+              : static_cast<const arrow::FixedSizeBinaryArray&>(a).GetView(row);
+      text::AppendJsonString(out, text::Base64Encode(v));
+      return {};
+    }
+    case arrow::Type::DECIMAL128:
+      out->append(
+          arrow::Decimal128(static_cast<const arrow::Decimal128Array&>(a).GetValue(row))
+              .ToString(DecimalScale(*a.type())));
+      return {};
+    case arrow::Type::DECIMAL256:
+      out->append(
+          arrow::Decimal256(static_cast<const arrow::Decimal256Array&>(a).GetValue(row))
+              .ToString(DecimalScale(*a.type())));
+      return {};
+    case arrow::Type::DATE32:
+      text::AppendJsonString(
+          out,
+          text::FormatDateDays(static_cast<const arrow::Date32Array&>(a).Value(row)));
+      return {};
+    case arrow::Type::TIME32:
+    case arrow::Type::TIME64: {
+      int64_t v = a.type_id() == arrow::Type::TIME32
+                      ? static_cast<const arrow::Time32Array&>(a).Value(row)
+                      : static_cast<const arrow::Time64Array&>(a).Value(row);
+      text::AppendJsonString(
+          out,
+          FormatTimeOfDay(v, TimeUnitsPerSecond(
+                                 static_cast<const arrow::TimeType&>(*a.type()).unit())));
+      return {};
+    }
+    case arrow::Type::TIMESTAMP: {
+      const auto& type = static_cast<const arrow::TimestampType&>(*a.type());
+      const int64_t v = static_cast<const arrow::TimestampArray&>(a).Value(row);
+      const int64_t per_second = TimeUnitsPerSecond(type.unit());
+      int64_t micros = 0;
+      int64_t sub_micro = -1;  // the ns digits below µs, for ns timestamps
+      if (per_second == 1'000'000'000) {
+        micros = v / 1000 - ((v % 1000) < 0 ? 1 : 0);
+        sub_micro = v - micros * 1000;
+      } else if (__builtin_mul_overflow(v, 1'000'000 / per_second, &micros)) {
+        return Status::TypeError("column '" + c.name +
+                                 "': timestamp inside the JSON value is out of range");
+      }
+      std::string t = text::FormatTimestampMicros(micros);  // "…ffffffZ"
+      if (!t.empty() && t.back() == 'Z') t.pop_back();
+      if (sub_micro >= 0) {
+        char ns[24];
+        std::snprintf(ns, sizeof(ns), "%03lld", static_cast<long long>(sub_micro));
+        t += ns;
+      }
+      if (!type.timezone().empty()) t += 'Z';
+      text::AppendJsonString(out, t);
+      return {};
+    }
+    case arrow::Type::DICTIONARY: {
+      const auto& dict = static_cast<const arrow::DictionaryArray&>(a);
+      return AppendJson(c, *dict.dictionary(), dict.GetValueIndex(row), out);
+    }
+    case arrow::Type::STRUCT: {
+      const auto& st = static_cast<const arrow::StructArray&>(a);
+      out->push_back('{');
+      for (int i = 0; i < st.num_fields(); ++i) {
+        if (i > 0) out->push_back(',');
+        KELT_RETURN_NOT_OK(AppendJsonText(c, st.type()->field(i)->name(), out));
+        out->push_back(':');
+        // field() applies the struct's offset.
+        KELT_RETURN_NOT_OK(AppendJson(c, *st.field(i), row, out));
+      }
+      out->push_back('}');
+      return {};
+    }
+    case arrow::Type::MAP: {
+      const auto& map = static_cast<const arrow::MapArray&>(a);
+      out->push_back('{');
+      for (int64_t i = map.value_offset(row); i < map.value_offset(row + 1); ++i) {
+        if (i > map.value_offset(row)) out->push_back(',');
+        const arrow::Array& keys = *map.keys();
+        if (keys.type_id() == arrow::Type::STRING ||
+            keys.type_id() == arrow::Type::LARGE_STRING ||
+            keys.type_id() == arrow::Type::DICTIONARY) {
+          KELT_RETURN_NOT_OK(AppendJson(c, keys, i, out));
+        } else {
+          std::string key;
+          KELT_RETURN_NOT_OK(AppendJson(c, keys, i, &key));
+          text::AppendJsonString(out, key);
+        }
+        out->push_back(':');
+        KELT_RETURN_NOT_OK(AppendJson(c, *map.items(), i, out));
+      }
+      out->push_back('}');
+      return {};
+    }
+    case arrow::Type::LIST:
+    case arrow::Type::LARGE_LIST:
+    case arrow::Type::FIXED_SIZE_LIST: {
+      int64_t begin = 0;
+      int64_t end = 0;
+      const arrow::Array* values = nullptr;
+      if (a.type_id() == arrow::Type::LIST) {
+        const auto& l = static_cast<const arrow::ListArray&>(a);
+        begin = l.value_offset(row);
+        end = l.value_offset(row + 1);
+        values = l.values().get();
+      } else if (a.type_id() == arrow::Type::LARGE_LIST) {
+        const auto& l = static_cast<const arrow::LargeListArray&>(a);
+        begin = l.value_offset(row);
+        end = l.value_offset(row + 1);
+        values = l.values().get();
+      } else {
+        const auto& l = static_cast<const arrow::FixedSizeListArray&>(a);
+        begin = l.value_offset(row);
+        end = begin + l.value_length(row);
+        values = l.values().get();
+      }
+      out->push_back('[');
+      for (int64_t i = begin; i < end; ++i) {
+        if (i > begin) out->push_back(',');
+        KELT_RETURN_NOT_OK(AppendJson(c, *values, i, out));
+      }
+      out->push_back(']');
+      return {};
+    }
+    case arrow::Type::DENSE_UNION: {
+      const auto& u = static_cast<const arrow::DenseUnionArray&>(a);
+      return AppendJson(c, *u.field(u.child_id(row)), u.value_offset(row), out);
+    }
+    case arrow::Type::SPARSE_UNION: {
+      const auto& u = static_cast<const arrow::SparseUnionArray&>(a);
+      return AppendJson(c, *u.field(u.child_id(row)), row, out);
+    }
+    default:
+      return Status::TypeError("column '" + c.name + "': Arrow type " +
+                               a.type()->ToString() + " has no JSON form");
+  }
 }
 
 }  // namespace kelt::pg

@@ -36,17 +36,28 @@ enum class PgType : uint8_t {
   kTimestampTz,
   kTimestamp,
   kDate,
+  kNumeric,  ///< decimal128/256 as NUMERIC(p,s), binary numeric format
+  kTime,     ///< time32/time64 as TIME (µs; ns truncated)
+  kJsonb,    ///< struct, list, map and union values as one JSON document each
 };
 
 /// Return the type of a landing column: Int64→BIGINT, Float64→DOUBLE PRECISION,
 /// Bool→BOOLEAN, Utf8→TEXT (RDP_COMPATIBILITY.md §6), timestamp with a time
 /// zone→TIMESTAMPTZ (any unit; stored in µs), without→TIMESTAMP, date32→DATE,
-/// binary→BYTEA, and the narrower Arrow integers and float32. Other Arrow types are
-/// kInvalid naming `column`.
+/// binary→BYTEA, and the narrower Arrow integers and float32; for decoded Avro and
+/// Protobuf payloads also decimal128/256→NUMERIC, time32/time64→TIME,
+/// fixed_size_binary→BYTEA, dictionary<int, utf8> (enums)→TEXT, the null type→TEXT
+/// (always NULL), and struct, list, map, dense/sparse union→JSONB (sink/README.md
+/// says why jsonb and not composite types, and how each value is written in JSON).
+/// Other Arrow types, also when nested, are kInvalid naming `column`.
 Result<PgType> PgTypeOf(const arrow::DataType& type, std::string_view column);
 
 /// The type as CREATE TABLE spells it ("BIGINT").
 std::string_view PgTypeSql(PgType type);
+
+/// The column type of `type` (mapped to `pg`) as CREATE TABLE spells it: PgTypeSql,
+/// except a decimal, which keeps its precision and scale ("NUMERIC(10,2)").
+std::string PgColumnSql(const arrow::DataType& type, PgType pg);
 
 /// True when an existing column of type `format_type` (pg_catalog.format_type output,
 /// e.g. "bigint", "character varying(20)") takes this type's binary COPY format.
@@ -119,9 +130,12 @@ class BinaryCopyEncoder {
     const arrow::Array* array = nullptr;
     std::string name;
     PgType type = PgType::kText;
-    int64_t micros_per_unit = 1;  // timestamps: s=1e6, ms=1e3, us=1; ns divides
+    int64_t micros_per_unit = 1;  // timestamps, times: s=1e6, ms=1e3, us=1; ns divides
     bool nanos = false;
   };
+  Status AppendJson(const Column& c, const arrow::Array& a, int64_t row,
+                    std::string* out) const;
+  Status AppendJsonText(const Column& c, std::string_view v, std::string* out) const;
   BinaryCopyEncoder(std::vector<Column> columns, NulPolicy nul)
       : columns_(std::move(columns)), nul_(nul) {}
   Status AppendText(const Column& c, std::string_view v, std::string* out) const;

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 
+#include "kelt/sink/all_types_testing.h"
 #include "kelt/testing/assertions.h"
 
 namespace kelt::pg {
@@ -90,7 +91,7 @@ TEST(PostgresCopyTest, TypeMappingFollowsTheContract) {
   EXPECT_EQ(*PgTypeOf(*arrow::binary(), "c"), PgType::kBytea);
   EXPECT_EQ(PgTypeSql(PgType::kDoublePrecision), "DOUBLE PRECISION");
   EXPECT_EQ(PgTypeSql(PgType::kTimestampTz), "TIMESTAMPTZ");
-  auto bad = PgTypeOf(*arrow::list(arrow::int64()), "tags");
+  auto bad = PgTypeOf(*arrow::list(arrow::duration(arrow::TimeUnit::SECOND)), "tags");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("'tags'"), std::string::npos);
 }
@@ -300,6 +301,202 @@ TEST(PostgresCopyTest, MakeChecksTheTypes) {
   EXPECT_FALSE(
       BinaryCopyEncoder::Make(*batch, {PgType::kBigInt}, NulPolicy::kReject).ok());
   EXPECT_FALSE(BinaryCopyEncoder::Make(*batch, {}, NulPolicy::kReject).ok());
+}
+
+TEST(PostgresCopyTest, DecodedPayloadTypesMapToColumns) {
+  struct Case {
+    std::shared_ptr<arrow::DataType> type;
+    PgType pg;
+    std::string sql;
+  };
+  std::vector<Case> cases = {
+      {arrow::int32(), PgType::kInteger, "INTEGER"},
+      {arrow::float32(), PgType::kReal, "REAL"},
+      {arrow::decimal128(10, 2), PgType::kNumeric, "NUMERIC(10,2)"},
+      {arrow::decimal256(50, 10), PgType::kNumeric, "NUMERIC(50,10)"},
+      {arrow::decimal128(5, -2), PgType::kNumeric, "NUMERIC"},
+      {arrow::time32(arrow::TimeUnit::MILLI), PgType::kTime, "TIME"},
+      {arrow::time64(arrow::TimeUnit::MICRO), PgType::kTime, "TIME"},
+      {arrow::timestamp(arrow::TimeUnit::NANO), PgType::kTimestamp, "TIMESTAMP"},
+      {arrow::timestamp(arrow::TimeUnit::MILLI, "UTC"), PgType::kTimestampTz,
+       "TIMESTAMPTZ"},
+      {arrow::fixed_size_binary(4), PgType::kBytea, "BYTEA"},
+      {arrow::dictionary(arrow::int32(), arrow::utf8()), PgType::kText, "TEXT"},
+      {arrow::null(), PgType::kText, "TEXT"},
+      {arrow::struct_({arrow::field("a", arrow::int32())}), PgType::kJsonb, "JSONB"},
+      {arrow::list(arrow::int64()), PgType::kJsonb, "JSONB"},
+      {arrow::map(arrow::utf8(), arrow::int32()), PgType::kJsonb, "JSONB"},
+      {testing::TestUnionType(), PgType::kJsonb, "JSONB"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.type->ToString());
+    ASSERT_OK_AND_ASSIGN(PgType pg, PgTypeOf(*c.type, "c"));
+    EXPECT_EQ(pg, c.pg);
+    EXPECT_EQ(PgColumnSql(*c.type, pg), c.sql);
+  }
+  EXPECT_TRUE(PgTypeAccepts(PgType::kNumeric, "numeric(10,2)"));
+  EXPECT_TRUE(PgTypeAccepts(PgType::kNumeric, "numeric"));
+  EXPECT_FALSE(PgTypeAccepts(PgType::kNumeric, "double precision"));
+  EXPECT_TRUE(PgTypeAccepts(PgType::kTime, "time without time zone"));
+  EXPECT_TRUE(PgTypeAccepts(PgType::kTime, "time(3) without time zone"));
+  EXPECT_FALSE(PgTypeAccepts(PgType::kTime, "timestamp without time zone"));
+  EXPECT_FALSE(PgTypeAccepts(PgType::kTime, "time with time zone"));
+  EXPECT_TRUE(PgTypeAccepts(PgType::kJsonb, "jsonb"));
+  EXPECT_FALSE(PgTypeAccepts(PgType::kJsonb, "json"));
+  EXPECT_FALSE(PgTypeOf(*arrow::dictionary(arrow::int32(), arrow::int64()), "c").ok());
+}
+
+// A NUMERIC in binary: ndigits, weight, sign, dscale, then base-10000 digits.
+std::string Numeric(std::initializer_list<uint16_t> head,
+                    std::initializer_list<uint16_t> digits) {
+  std::string out;
+  for (uint16_t v : head) {
+    out.push_back(static_cast<char>(v >> 8));
+    out.push_back(static_cast<char>(v));
+  }
+  for (uint16_t v : digits) {
+    out.push_back(static_cast<char>(v >> 8));
+    out.push_back(static_cast<char>(v));
+  }
+  return out;
+}
+
+TEST(PostgresCopyTest, DecimalsUseTheBinaryNumericFormat) {
+  auto batch = testing::AllTypesBatch();
+  auto dec = OneColumn(batch->GetColumnByName("dec"));
+  auto e = Encoder(*dec);
+  // 12345678.90: 1234 5678 . 9000, weight 1, scale 2.
+  EXPECT_EQ(Field(e, 0), Numeric({3, 1, 0, 2}, {1234, 5678, 9000}));
+  // -0.05: one digit 0500 at weight -1, negative.
+  EXPECT_EQ(Field(e, 1), Numeric({1, 0xFFFF, 0x4000, 2}, {500}));
+  EXPECT_EQ(Field(e, 2), std::nullopt);
+  EXPECT_EQ(Field(e, 3), Numeric({0, 0, 0, 2}, {}));  // zero has no digits
+  auto wide = OneColumn(batch->GetColumnByName("dec256"));
+  auto w = Encoder(*wide);
+  EXPECT_EQ(Field(w, 0),
+            Numeric({13, 9, 0, 10}, {1234, 5678, 9012, 3456, 7890, 1234, 5678, 9012, 3456,
+                                     7890, 123, 4567, 8900}));
+  EXPECT_EQ(Field(w, 1), Numeric({2, 0, 0x4000, 10}, {1, 5000}));
+  // A negative scale: 12 at scale -3 is 12000 (1 2000, weight 1, scale 0).
+  arrow::Decimal128Builder nb(arrow::decimal128(5, -3));
+  ASSERT_OK(nb.Append(arrow::Decimal128(12)));
+  ASSERT_OK_AND_ASSIGN(auto neg, nb.Finish());
+  EXPECT_EQ(Field(Encoder(*OneColumn(neg)), 0), Numeric({2, 1, 0, 0}, {1, 2000}));
+}
+
+TEST(PostgresCopyTest, TimesOfDayAreMicroseconds) {
+  auto batch = testing::AllTypesBatch();
+  auto t32 = Encoder(*OneColumn(batch->GetColumnByName("t32")));
+  // 12:34:56.789 = 45296789000 µs = 0x0000000A_8BE6_2608
+  EXPECT_EQ(Field(t32, 1), std::string("\0\0\0\x0a\x8b\xe6\x26\x08", 8));
+  auto t64 = Encoder(*OneColumn(batch->GetColumnByName("t64")));
+  // 23:59:59.999999 = 86399999999 µs = 0x00000014_1DD7_5FFF
+  EXPECT_EQ(Field(t64, 3), std::string("\0\0\0\x14\x1d\xd7\x5f\xff", 8));
+  EXPECT_EQ(Field(t64, 2), std::nullopt);
+}
+
+TEST(PostgresCopyTest, EnumsFixedBinaryAndNullColumns) {
+  auto batch = testing::AllTypesBatch();
+  auto e = Encoder(*OneColumn(batch->GetColumnByName("e")));
+  EXPECT_EQ(Field(e, 0), "RED");
+  EXPECT_EQ(Field(e, 1), "GREEN");
+  EXPECT_EQ(Field(e, 2), std::nullopt);
+  auto fsb = Encoder(*OneColumn(batch->GetColumnByName("fsb")));
+  EXPECT_EQ(Field(fsb, 1), "wxyz");
+  EXPECT_EQ(Field(fsb, 2), std::nullopt);
+  auto nul = Encoder(*OneColumn(batch->GetColumnByName("nul")));
+  EXPECT_EQ(Field(nul, 0), std::nullopt);
+}
+
+// The JSON of each jsonb value (after jsonb's version byte 1).
+std::vector<std::optional<std::string>> JsonColumn(const std::shared_ptr<arrow::Array>& a,
+                                                   NulPolicy nul = NulPolicy::kReject) {
+  auto batch = OneColumn(a);
+  auto e = Encoder(*batch, nul);
+  std::vector<std::optional<std::string>> out;
+  for (int64_t row = 0; row < a->length(); ++row) {
+    auto v = Field(e, row);
+    if (v) {
+      EXPECT_EQ(v->substr(0, 1), "\x01");
+      v = v->substr(1);
+    }
+    out.push_back(v);
+  }
+  return out;
+}
+
+TEST(PostgresCopyTest, NestedValuesAreJsonb) {
+  using J = std::vector<std::optional<std::string>>;
+  auto batch = testing::AllTypesBatch();
+  EXPECT_EQ(JsonColumn(batch->GetColumnByName("st")),
+            (J{R"({"a":1,"inner":{"x":"p","y":1.5}})", R"({"a":null,"inner":null})",
+               std::nullopt, R"({"a":3,"inner":{"x":null,"y":-2}})"}));
+  EXPECT_EQ(JsonColumn(batch->GetColumnByName("lst")),
+            (J{"[1,2,3]", "[]", std::nullopt, "[null,4]"}));
+  EXPECT_EQ(
+      JsonColumn(batch->GetColumnByName("lst_st")),
+      (J{R"([{"k":"a","v":1}])", "[]", std::nullopt, R"([null,{"k":null,"v":2}])"}));
+  EXPECT_EQ(JsonColumn(batch->GetColumnByName("m")),
+            (J{R"({"a":1,"b":null})", "{}", std::nullopt, R"({"z":26})"}));
+  // A union is its branch's value; a null branch value is SQL NULL.
+  EXPECT_EQ(JsonColumn(batch->GetColumnByName("u")),
+            (J{"5", R"("five")", std::nullopt, R"("x")"}));
+  // Sliced arrays start at their own first row.
+  EXPECT_EQ(JsonColumn(batch->GetColumnByName("lst_st")->Slice(3)),
+            (J{R"([null,{"k":null,"v":2}])"}));
+}
+
+TEST(PostgresCopyTest, ScalarsInsideJsonb) {
+  using J = std::vector<std::optional<std::string>>;
+  auto batch = testing::AllTypesBatch();
+  std::vector<std::string> names = {"f32", "dec",       "dec256s",   "d",     "t32",
+                                    "t64", "ts_ms_utc", "ts_ns_utc", "ts_ms", "fsb",
+                                    "bin", "s",         "b",         "nul",   "e"};
+  arrow::ArrayVector children;
+  arrow::FieldVector fields;
+  for (const auto& n : names) {
+    children.push_back(batch->GetColumnByName(n));
+    fields.push_back(batch->schema()->GetFieldByName(n));
+  }
+  ASSERT_OK_AND_ASSIGN(auto st, arrow::StructArray::Make(children, fields));
+  auto json = JsonColumn(st);
+  ASSERT_EQ(json.size(), 4u);
+  EXPECT_EQ(json[1],
+            R"({"f32":-0.25,"dec":-0.05,"dec256s":-0.001,"d":"2022-01-08",)"
+            R"("t32":"12:34:56.789000","t64":"12:34:56.789012",)"
+            R"("ts_ms_utc":"2023-11-14T22:13:20.123000Z",)"
+            R"("ts_ns_utc":"2023-11-14T22:13:20.123456789Z",)"
+            R"("ts_ms":"2023-11-14T22:13:20.123000","fsb":"d3h5eg==","bin":"aGk=",)"
+            R"("s":"","b":false,"nul":null,"e":"GREEN"})");
+  EXPECT_EQ(json[3],
+            R"({"f32":1e+30,"dec":0.00,"dec256s":0.000,"d":"1969-12-31",)"
+            R"("t32":"23:59:59.999000","t64":"23:59:59.999999",)"
+            R"("ts_ms_utc":"1969-12-31T23:59:59.999000Z",)"
+            R"("ts_ns_utc":"1969-12-31T23:59:59.999999999Z",)"
+            R"("ts_ms":"1969-12-31T23:59:59.999000","fsb":"MDEyMw==","bin":"eCJ5",)"
+            R"("s":"q\" b\\ t\t","b":true,"nul":null,"e":"RED"})");
+  EXPECT_EQ(json[2], R"({"f32":null,"dec":null,"dec256s":null,"d":null,"t32":null,)"
+                     R"("t64":null,"ts_ms_utc":null,"ts_ns_utc":null,"ts_ms":null,)"
+                     R"("fsb":null,"bin":null,"s":null,"b":null,"nul":null,"e":null})");
+  // NaN and infinities have no JSON number: they are strings.
+  arrow::DoubleBuilder db;
+  ASSERT_OK(db.AppendValues({std::nan(""), INFINITY, -INFINITY, 0.1}));
+  ASSERT_OK_AND_ASSIGN(auto doubles, db.Finish());
+  ASSERT_OK_AND_ASSIGN(auto list,
+                       arrow::ListArray::FromArrays(
+                           *testing::ColumnFromJson(arrow::int32(), "[0, 4]"), *doubles));
+  EXPECT_EQ(JsonColumn(list), (J{R"(["NaN","Infinity","-Infinity",0.1])"}));
+  // NUL inside JSON text: rejected naming the column, or U+FFFD.
+  auto nul_text =
+      testing::ColumnFromJson(arrow::list(arrow::utf8()), R"([["a\u0000b"]])");
+  auto e = Encoder(*OneColumn(nul_text, "tags"));
+  std::string out;
+  Status bad = e.AppendRow(0, &out);
+  EXPECT_EQ(bad.code(), StatusCode::kTypeError);
+  EXPECT_NE(bad.message().find("'tags'"), std::string::npos) << bad.ToString();
+  EXPECT_TRUE(out.empty());
+  EXPECT_EQ(JsonColumn(nul_text, NulPolicy::kReplace), (J{"[\"a\xEF\xBF\xBD"
+                                                          "b\"]"}));
 }
 
 }  // namespace

@@ -284,7 +284,7 @@ Status PostgresSink::PrepareTable(Target* t, bool create) {
       columns += ", ";
       copy_columns += ", ";
     }
-    columns += q + " " + std::string(pg::PgTypeSql(*type));
+    columns += q + " " + pg::PgColumnSql(*field->type(), *type);
     copy_columns += q;
   }
   t->copy_sql =
@@ -327,7 +327,7 @@ Status PostgresSink::PrepareTable(Target* t, bool create) {
   for (int i = 0; i < t->schema->num_fields(); ++i) {
     const std::string& column = t->schema->field(i)->name();
     auto it = have.find(column);
-    std::string want(pg::PgTypeSql(t->types[i]));
+    std::string want = pg::PgColumnSql(*t->schema->field(i)->type(), t->types[i]);
     if (it == have.end()) {
       return Status::Invalid(Prefix(t) + "has no column '" + column +
                              "' (the batch needs " + want + ")");
