@@ -226,11 +226,25 @@ int RunValidate(const ConfigArgs& args) {
   std::cout << "  brokers " << c->elt.consumer.brokers << ", group "
             << c->elt.consumer.group_id << ", topics";
   for (const auto& t : c->elt.consumer.topics) std::cout << " " << t;
-  std::cout << "\n  schema (" << c->schema_origin
-            << "): " << kelt::WithIdentityColumns(c->elt.landing).fields.size()
-            << " columns:";
-  for (const auto& f : kelt::WithIdentityColumns(c->elt.landing).fields) {
-    std::cout << " " << f.name << ":" << kelt::TypeName(f.type);
+  std::cout << "\n  schema (" << c->schema_origin << "): ";
+  if (c->elt.load.avro) {
+    // The columns derived from the registry's schema, as Arrow types.
+    auto loader =
+        kelt::Loader::Make(kelt::WithIdentityColumns(c->elt.landing), c->elt.load);
+    if (!loader.ok()) {
+      Fail(loader.status(), "validate");
+      return 1;
+    }
+    const auto& schema = (*loader)->arrow_schema();
+    std::cout << schema->num_fields() << " columns:";
+    for (const auto& f : schema->fields()) {
+      std::cout << "\n    " << f->name() << ": " << f->type()->ToString();
+    }
+  } else {
+    std::cout << kelt::WithIdentityColumns(c->elt.landing).fields.size() << " columns:";
+    for (const auto& f : kelt::WithIdentityColumns(c->elt.landing).fields) {
+      std::cout << " " << f.name << ":" << kelt::TypeName(f.type);
+    }
   }
   std::cout << "\n  window: " << c->elt.window.max_records << " records, "
             << c->elt.window.max_bytes << " bytes, " << c->elt.window.max_wait.count()
@@ -317,7 +331,7 @@ int main(int argc, char** argv) {
 
   ConfigArgs validate_args;
   auto* validate_cmd = app.add_subcommand(
-      "validate", "Check a config (and its schema) without connecting to anything");
+      "validate", "Check a config and its schema (connecting only to a schema registry it names)");
   validate_args.AddTo(validate_cmd);
   validate_cmd->add_flag("--list-keys", validate_args.list_keys,
                          "print every config key (Markdown table) and exit");

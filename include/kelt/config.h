@@ -17,6 +17,7 @@
 
 #include "kelt/elt.h"
 #include "kelt/log.h"
+#include "kelt/registry.h"
 #include "kelt/sink.h"
 #include "kelt/status.h"
 
@@ -48,8 +49,15 @@ std::string_view ProgressModeName(ProgressMode mode);
 struct EltConfig {
   EltOptions elt;
   std::vector<SinkConfig> sinks;
-  /// Where the landing schema came from: a file path (resolved), or "inline".
+  /// Where the landing schema came from: a file path (resolved), "inline", or
+  /// "registry <url> subject <s> version <v> (id <i>)".
   std::string schema_origin;
+  /// The Schema Registry (`registry.*`): payloads in its wire format, and the subject
+  /// whose latest schema is the landing's (`schema: registry:<subject>`; empty: none).
+  /// With a subject, `elt.load.avro` reads the payloads and `elt.landing` holds the
+  /// `_kafka_*` columns only.
+  RegistryOptions registry;
+  std::string schema_subject;
   /// Prometheus endpoint: port 0 means off.
   int metrics_port = 0;
   std::string metrics_host = "127.0.0.1";

@@ -41,8 +41,8 @@ std::optional<BadRecordPolicy> ParseBadRecordPolicy(std::string_view name);
 
 /// Payloads in the Confluent wire format with Avro bodies (a magic byte 0, the writer
 /// schema's id, the Avro binary body). The landing's payload columns are the reader
-/// schema's (AvroSchema::ToArrowSchema, each top-level column nullable: a tombstone lands
-/// as a row of nulls), before the `_kafka_*` columns of the landing Schema, which then
+/// schema's (AvroSchema::ToArrowSchema, with every column and nested field nullable: a
+/// tombstone lands as a row of nulls), before the `_kafka_*` columns of the landing Schema, which then
 /// holds only those. Each record is decoded by a plan from its writer schema to the
 /// reader schema (Avro's resolution rules), compiled at the first record of each id.
 struct AvroPayload {

@@ -338,7 +338,52 @@ void With(const YAML::Node& map, const char* key, F&& set) {
   if (v.IsDefined()) set(v);
 }
 
+// `schema: registry:<subject>` or `schema: {registry: <subject>}` or
+// `schema: {registry: {subject: …, url: …}}`: remember the subject (and the URL, which
+// `registry.url` may give instead); ResolveRegistrySchema fetches it once every key is
+// read. True when `v` is one of these forms.
+bool ReadRegistrySchema(Reader& r, const YAML::Node& v, EltConfig& c) {
+  constexpr std::string_view kPrefix = "registry:";
+  if (v.IsScalar()) {
+    std::string_view t = v.Scalar();
+    if (t.substr(0, kPrefix.size()) != kPrefix) return false;
+    c.schema_subject = std::string(t.substr(kPrefix.size()));
+    if (c.schema_subject.empty()) r.Error("schema", v, "registry: names no subject");
+    return true;
+  }
+  if (!v.IsMap() || !v["registry"].IsDefined()) return false;
+  if (v.size() != 1) {
+    r.Error("schema", v, "a registry schema has one key, registry (subject, url)");
+    return true;
+  }
+  YAML::Node reg = v["registry"];
+  if (reg.IsScalar()) {
+    if (auto s = r.String("schema.registry", reg)) c.schema_subject = *s;
+  } else if (reg.IsMap()) {
+    for (const auto& kv : reg) {
+      const std::string key = kv.first.Scalar();
+      if (key == "subject") {
+        if (auto s = r.String("schema.registry.subject", kv.second)) c.schema_subject = *s;
+      } else if (key == "url") {
+        if (auto s = r.String("schema.registry.url", kv.second)) c.registry.url = *s;
+      } else {
+        r.Error("schema.registry." + key, kv.first,
+                "unknown key; expected subject or url (credentials: registry.*)");
+      }
+    }
+  } else {
+    r.Error("schema.registry", reg, "expected a subject name or {subject, url}");
+    return true;
+  }
+  if (c.schema_subject.empty() && !r.HasError("schema.registry")) {
+    r.Error("schema.registry", reg, "names no subject");
+  }
+  return true;
+}
+
 void ReadSchema(Reader& r, const YAML::Node& v, EltConfig& c) {
+  c.schema_subject.clear();
+  if (ReadRegistrySchema(r, v, c)) return;
   std::string json;
   if (v.IsScalar()) {
     auto s = r.String("schema", v);
@@ -395,6 +440,65 @@ void ReadSchema(Reader& r, const YAML::Node& v, EltConfig& c) {
     return;
   }
   c.elt.landing = std::move(*schema);
+}
+
+// The landing of a registry subject: its latest schema is the reader schema of the
+// payloads, the landing Schema has the identity columns and the record's time.
+void ResolveRegistrySchema(Reader& r, const YAML::Node& v, EltConfig& c) {
+  if (c.registry.url.empty()) {
+    r.Error("schema", v,
+            "a registry schema needs the registry's URL (registry.url, --registry-url, "
+            "KELT_REGISTRY_URL)");
+    return;
+  }
+  auto made = SchemaRegistry::Make(c.registry);
+  if (!made.ok()) {
+    r.Error("registry", v, made.status().message());
+    return;
+  }
+  std::shared_ptr<SchemaRegistry> registry = std::move(*made);
+  auto latest = registry->Latest(c.schema_subject);
+  if (!latest.ok()) {
+    r.Error("schema", v,
+            "registry " + registry->display_url() + ": " + latest.status().message());
+    return;
+  }
+  const RegisteredSchema& schema = **latest;
+  if (schema.format != SchemaFormat::kAvro) {
+    r.Error("schema", v,
+            "subject '" + c.schema_subject + "' holds a " +
+                std::string(SchemaFormatName(schema.format)) +
+                " schema; kelt lands AVRO subjects from a registry so far");
+    return;
+  }
+  auto avro = std::make_shared<AvroPayload>();
+  avro->reader_schema = schema.text;
+  avro->reader_schema_id = schema.id;
+  avro->writer_schema = [registry](int32_t id) -> Result<std::string> {
+    KELT_ASSIGN_OR_RAISE(auto writer, registry->ById(id));
+    if (writer->format != SchemaFormat::kAvro) {
+      return Status::Invalid("schema id " + std::to_string(id) + " is a " +
+                             std::string(SchemaFormatName(writer->format)) +
+                             " schema, not AVRO");
+    }
+    return writer->text;
+  };
+  c.elt.load.avro = std::move(avro);
+  Schema landing;
+  landing.fields.emplace_back("_kafka_topic", TypeId::kUtf8);
+  landing.fields.emplace_back("_kafka_partition", TypeId::kInt64);
+  landing.fields.emplace_back("_kafka_offset", TypeId::kInt64);
+  landing.fields.emplace_back("_kafka_timestamp", TypeId::kTimestamp);
+  auto loader = Loader::Make(landing, c.elt.load);
+  if (!loader.ok()) {
+    r.Error("schema", v,
+            "subject '" + c.schema_subject + "': " + loader.status().message());
+    return;
+  }
+  c.elt.landing = std::move(landing);
+  c.schema_origin = "registry " + registry->display_url() + " subject " +
+                    c.schema_subject + " version " + std::to_string(schema.version) +
+                    " (id " + std::to_string(schema.id) + ")";
 }
 
 // --- the key table -------------------------------------------------------------------
@@ -665,10 +769,40 @@ const std::vector<KeySpec>& Specs() {
             .Consumer());
     add(Custom("schema", "path|map", "(required)",
                {"--schema", "landing_schema",
-                "landing schema: a JSON file (relative to the config file) or inline"},
+                "landing schema: a JSON file (relative to the config file), inline, or "
+                "registry:<subject> (the subject's latest Avro schema)"},
                [](Reader& r, const std::string&, const YAML::Node& v, const Target& t) {
                  ReadSchema(r, v, t.config);
                }));
+    add(Str("registry.url", [](EltConfig & c) -> auto& { return c.registry.url; },
+            {"--registry-url", "registry_url",
+             "Schema Registry base URL (Apicurio: …/apis/ccompat/v7), for "
+             "`schema: registry:<subject>`"}));
+    add(Str("registry.username", [](EltConfig & c) -> auto& { return c.registry.username; },
+            {"", "", "Schema Registry basic-auth user (Confluent Cloud: the API key)"}));
+    add(Str("registry.password", [](EltConfig & c) -> auto& { return c.registry.password; },
+            {"", "", "Schema Registry basic-auth password"})
+            .Secret());
+    add(Str("registry.bearer_token",
+            [](EltConfig & c) -> auto& { return c.registry.bearer_token; },
+            {"", "", "Schema Registry bearer token (OAuth)"})
+            .Secret());
+    add(Path("registry.ca_location",
+             [](EltConfig & c) -> auto& { return c.registry.ca_location; },
+             {"", "", "CA bundle (PEM) of the registry's TLS certificate"}));
+    add(Path("registry.certificate_location",
+             [](EltConfig & c) -> auto& { return c.registry.certificate_location; },
+             {"", "", "client certificate (PEM) for mutual TLS to the registry"}));
+    add(Path("registry.key_location",
+             [](EltConfig & c) -> auto& { return c.registry.key_location; },
+             {"", "", "client key (PEM) for mutual TLS to the registry"}));
+    add(Str("registry.key_password",
+            [](EltConfig & c) -> auto& { return c.registry.key_password; },
+            {"", "", "password of the client key"})
+            .Secret());
+    add(Int("registry.timeout_ms",
+            [](EltConfig & c) -> auto& { return c.registry.timeout; }, 1, INT32_MAX,
+            {"", "", "limit of each registry request"}));
     add(Enum("on_bad_record",
              [](EltConfig & c) -> auto& { return c.elt.load.on_bad_record; },
              std::vector{BadRecordPolicy::kFail, BadRecordPolicy::kSkip,
@@ -941,6 +1075,9 @@ void ReadRoot(Reader& r, const YAML::Node& root, EltConfig& c) {
   CheckConsumer(r, root, co);
   if (!root["schema"].IsDefined())
     r.Error("schema", root, "required (the landing schema)");
+  if (!c.schema_subject.empty() && !r.HasError("schema")) {
+    ResolveRegistrySchema(r, root["schema"], c);
+  }
 
   YAML::Node sinks = root["sinks"];
   if (!sinks.IsDefined()) {

@@ -46,6 +46,52 @@ bool ReadHeader(std::string_view payload, int32_t* id) {
   return true;
 }
 
+// `type` with every field below it nullable (map keys stay required, as Arrow wants):
+// a tombstone, a null record or a null union lands nulls in fields the reader schema
+// requires, and sinks refuse nulls in a non-nullable field.
+std::shared_ptr<arrow::DataType> Relaxed(const std::shared_ptr<arrow::DataType>& type) {
+  auto fields = [](const arrow::FieldVector& in) {
+    arrow::FieldVector out;
+    for (const auto& f : in) out.push_back(f->WithType(Relaxed(f->type()))->WithNullable(true));
+    return out;
+  };
+  switch (type->id()) {
+    case arrow::Type::STRUCT:
+      return arrow::struct_(fields(type->fields()));
+    case arrow::Type::LIST:
+      return arrow::list(fields(type->fields())[0]);
+    case arrow::Type::MAP: {
+      const auto& m = static_cast<const arrow::MapType&>(*type);
+      return std::make_shared<arrow::MapType>(
+          m.key_field(), m.item_field()->WithType(Relaxed(m.item_type()))->WithNullable(true),
+          m.keys_sorted());
+    }
+    case arrow::Type::DENSE_UNION: {
+      const auto& u = static_cast<const arrow::UnionType&>(*type);
+      return arrow::dense_union(fields(type->fields()), u.type_codes());
+    }
+    default:
+      return type;
+  }
+}
+
+// The same data under its Relaxed type (no copy: the buffers are shared).
+std::shared_ptr<arrow::ArrayData> WithType(const std::shared_ptr<arrow::ArrayData>& data,
+                                           const std::shared_ptr<arrow::DataType>& type) {
+  auto out = data->Copy();
+  out->type = type;
+  if (type->id() == arrow::Type::MAP) {
+    out->child_data[0] = WithType(data->child_data[0],
+                                  static_cast<const arrow::MapType&>(*type).value_type());
+  } else if (type->id() != arrow::Type::DICTIONARY) {
+    for (size_t i = 0; i < out->child_data.size(); ++i) {
+      out->child_data[i] =
+          WithType(data->child_data[i], type->field(static_cast<int>(i))->type());
+    }
+  }
+  return out;
+}
+
 std::string SchemaIdName(int32_t id) {
   return id >= 0 ? "schema id " + std::to_string(id) : "the reader schema";
 }
@@ -193,7 +239,9 @@ class AvroLoad final : public Loader::Impl {
   Status Plan(const Schema& metadata, const arrow::Schema& payload) {
     metadata_ = metadata;
     arrow::FieldVector fields;
-    for (const auto& f : payload.fields()) fields.push_back(f->WithNullable(true));
+    for (const auto& f : payload.fields()) {
+      fields.push_back(f->WithType(Relaxed(f->type()))->WithNullable(true));
+    }
     payload_ = arrow::schema(fields);
     if (!metadata.fields.empty()) {
       KELT_ASSIGN_OR_RAISE(ColumnPlan plan, ColumnPlan::Make(metadata));
@@ -274,7 +322,7 @@ class AvroLoad final : public Loader::Impl {
     arrow::ArrayVector parts;
     for (const Segment& s : segments_) {
       if (s.batch) {
-        parts.push_back(s.batch->column(c));
+        parts.push_back(arrow::MakeArray(WithType(s.batch->column_data(c), type)));
       } else {
         auto nulls = arrow::MakeArrayOfNull(type, s.nulls);
         if (!nulls.ok()) return Status::IOError(nulls.status().ToString());

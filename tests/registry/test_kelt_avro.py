@@ -1,0 +1,190 @@
+# Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
+"""`kelt run --schema registry:<subject>` on a topic that confluent-kafka's AvroSerializer
+wrote, with two versions of the subject's schema mid-topic, into Parquet, DuckDB and
+PostgreSQL: the landed types and values, tombstones, and a record kelt cannot read.
+
+Needs the registry (KELT_REGISTRY_ENV), the broker (KELT_KAFKA_ENV), PostgreSQL
+(KELT_PG_ENV) and the binary under test (KELT_BIN): tests/CMakeLists.txt's registry_tests.
+"""
+import datetime
+import decimal
+import json
+import os
+import pathlib
+import subprocess
+import uuid
+
+import duckdb
+import pyarrow.dataset as ds
+import pytest
+from confluent_kafka import Producer
+from confluent_kafka.schema_registry import SchemaRegistryClient
+from confluent_kafka.schema_registry.avro import AvroSerializer
+from confluent_kafka.serialization import MessageField, SerializationContext
+
+from kelt_services.common import read_env
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def env_file(name):
+    path = os.environ.get(name)
+    if not path or not os.path.exists(path):
+        pytest.fail(f"{name} must name a running service's env file")
+    return read_env(pathlib.Path(path))
+
+
+@pytest.fixture(scope="module")
+def kelt():
+    path = os.environ.get("KELT_BIN")
+    assert path and os.access(path, os.X_OK), "KELT_BIN must name the kelt binary"
+    return path
+
+
+@pytest.fixture(scope="module")
+def broker():
+    return env_file("KELT_KAFKA_ENV")
+
+
+@pytest.fixture(scope="module")
+def pg():
+    return env_file("KELT_PG_ENV")
+
+
+ORDER_V1 = {
+    "type": "record", "name": "Order", "namespace": "shop",
+    "fields": [
+        {"name": "id", "type": "long"},
+        {"name": "customer", "type": "string"},
+        {"name": "amount", "type": {"type": "bytes", "logicalType": "decimal",
+                                    "precision": 10, "scale": 2}},
+        {"name": "placed", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+        {"name": "status", "type": {"type": "enum", "name": "Status",
+                                    "symbols": ["NEW", "PAID", "SHIPPED"]}},
+        {"name": "tags", "type": {"type": "array", "items": "string"}},
+        {"name": "address", "type": ["null", {
+            "type": "record", "name": "Address",
+            "fields": [{"name": "city", "type": "string"},
+                       {"name": "zip", "type": ["null", "string"], "default": None}]}],
+         "default": None},
+    ],
+}
+# Version 2 adds an optional field (a BACKWARD-compatible change).
+ORDER_V2 = dict(ORDER_V1, fields=ORDER_V1["fields"] + [
+    {"name": "coupon", "type": ["null", "string"], "default": None}])
+
+T0 = datetime.datetime(2026, 12, 1, 12, 0, tzinfo=datetime.timezone.utc)
+
+
+def order(i, v2=False):
+    o = {"id": i, "customer": f"c{i % 7}", "amount": decimal.Decimal(i) / 4,
+         "placed": T0 + datetime.timedelta(seconds=i),
+         "status": ["NEW", "PAID", "SHIPPED"][i % 3],
+         "tags": [f"t{k}" for k in range(i % 3)],
+         "address": None if i % 5 == 0 else {"city": f"city{i % 4}",
+                                             "zip": None if i % 2 else str(10000 + i)}}
+    if v2:
+        o["coupon"] = f"SAVE{i}" if i % 2 == 0 else None
+    return o
+
+
+def create_topic(kelt, broker, name, partitions):
+    subprocess.run(
+        ["bash", str(ROOT / "scripts/kafka.sh"), "create-topic", name, str(partitions),
+         "--dir", broker["KELT_KAFKA_DIR"]],
+        check=True, capture_output=True, timeout=120, env={**os.environ, "KELT_CLI": kelt})
+
+
+def test_an_avro_topic_of_two_schema_versions_lands_in_every_sink(
+        kelt, broker, pg, registry_url, tmp_path):
+    topic = "avro-" + uuid.uuid4().hex[:10]
+    subject = topic + "-value"
+    create_topic(kelt, broker, topic, 2)
+    client = SchemaRegistryClient({"url": registry_url})
+    ctx = SerializationContext(topic, MessageField.VALUE)
+    v1 = AvroSerializer(client, json.dumps(ORDER_V1))
+    v2 = AvroSerializer(client, json.dumps(ORDER_V2))
+    producer = Producer({"bootstrap.servers": broker["KELT_KAFKA_BOOTSTRAP"]})
+    expected = {}
+    for i in range(60):
+        producer.produce(topic, key=str(i).encode(), value=v1(order(i), ctx), partition=i % 2)
+        expected[i] = order(i)
+    for i in range(60, 100):
+        producer.produce(topic, key=str(i).encode(), value=v2(order(i, True), ctx),
+                         partition=i % 2)
+        expected[i] = order(i, True)
+    producer.produce(topic, key=b"gone", value=None, partition=0)            # a tombstone
+    producer.produce(topic, key=b"json", value=b'{"id": 1}', partition=1)    # not Avro
+    assert producer.flush(30) == 0
+
+    conninfo = pg["KELT_PG_CONNINFO"]
+    table = "orders_" + uuid.uuid4().hex[:8]
+    config = tmp_path / "kelt.yaml"
+    config.write_text(json.dumps({
+        "brokers": broker["KELT_KAFKA_BOOTSTRAP"], "group": topic + "-g", "topics": [topic],
+        "schema": f"registry:{subject}", "registry": {"url": registry_url},
+        "until_caught_up": True, "on_bad_record": "dead_letter",
+        "sinks": [{"parquet": {"root": str(tmp_path / "landing")}},
+                  {"duckdb": {"path": str(tmp_path / "orders.duckdb"), "table": "orders"}},
+                  {"postgres": {"conninfo": conninfo, "table": table}}],
+    }))
+    shown = subprocess.run([kelt, "validate", "--config", str(config)], capture_output=True,
+                           text=True, timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    assert f"subject {subject} version 2" in shown.stdout, shown.stdout
+    assert "address: struct<city: string, zip: string>" in shown.stdout, shown.stdout
+    assert "amount: decimal128(10, 2)" in shown.stdout, shown.stdout
+
+    run = subprocess.run([kelt, "run", "--config", str(config), "--progress", "none"],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+
+    # Parquet: the Arrow types of the reader schema (version 2), every value.
+    landed = ds.dataset(str(tmp_path / "landing" / topic), format="parquet").to_table()
+    schema = landed.schema
+    assert str(schema.field("amount").type) == "decimal128(10, 2)"
+    assert str(schema.field("placed").type) == "timestamp[ms, tz=UTC]"
+    assert str(schema.field("tags").type.value_type) == "string"
+    assert schema.field("address").type.num_fields == 2
+    assert str(schema.field("coupon").type) == "string"
+    rows = {r["id"]: r for r in landed.to_pylist() if r["id"] is not None}
+    assert sorted(rows) == list(range(100))
+    for i, o in expected.items():
+        r = rows[i]
+        for k in ("customer", "amount", "placed", "status", "tags", "address"):
+            assert r[k] == o[k], (i, k, r[k], o[k])
+        assert r["coupon"] == o.get("coupon"), i
+    tombstones = [r for r in landed.to_pylist() if r["id"] is None]
+    assert len(tombstones) == 1 and tombstones[0]["_kafka_partition"] == 0
+    dead = ds.dataset(str(tmp_path / "landing" / "_dead_letter" / topic),
+                      format="parquet").to_table().to_pylist()
+    assert [d["_error_code"] for d in dead] == ["MALFORMED_PAYLOAD"]
+
+    # DuckDB: nested columns as STRUCT / LIST, the enum as text.
+    with duckdb.connect(str(tmp_path / "orders.duckdb"), read_only=True) as db:
+        got = db.execute(
+            "SELECT id, amount::VARCHAR, status, len(tags), address.city, coupon "
+            "FROM orders WHERE id IN (7, 64) ORDER BY id").fetchall()
+    assert got == [(7, "1.75", "PAID", 1, "city3", None), (64, "16.00", "PAID", 1, "city0",
+                                                           "SAVE64")]
+
+    # PostgreSQL: numeric, timestamptz, nested values as jsonb.
+    psql = subprocess.run(
+        ["psql", conninfo, "-At", "-c",
+         f"SELECT id, amount, status, tags::text, address->>'city', coupon "
+         f"FROM \"{table}\" WHERE id IN (7, 64) ORDER BY id"],
+        capture_output=True, text=True, timeout=60)
+    assert psql.returncode == 0, psql.stderr
+    assert psql.stdout.splitlines() == ['7|1.75|PAID|["t0"]|city3|',
+                                        '64|16.00|PAID|["t0"]|city0|SAVE64']
+
+
+def test_a_subject_that_does_not_exist_is_a_config_error(kelt, broker, registry_url,
+                                                         tmp_path):
+    run = subprocess.run(
+        [kelt, "validate", "--brokers", broker["KELT_KAFKA_BOOTSTRAP"], "--group", "g",
+         "--topic", "t", "--schema", "registry:no-such-subject-value",
+         "--registry-url", registry_url, "--parquet", str(tmp_path)],
+        capture_output=True, text=True, timeout=60)
+    assert run.returncode != 0
+    assert "no-such-subject-value" in run.stderr, run.stderr
