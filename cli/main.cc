@@ -331,7 +331,8 @@ int main(int argc, char** argv) {
 
   ConfigArgs validate_args;
   auto* validate_cmd = app.add_subcommand(
-      "validate", "Check a config and its schema (connecting only to a schema registry it names)");
+      "validate",
+      "Check a config and its schema (connecting only to a schema registry it names)");
   validate_args.AddTo(validate_cmd);
   validate_cmd->add_flag("--list-keys", validate_args.list_keys,
                          "print every config key (Markdown table) and exit");

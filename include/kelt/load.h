@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "kelt/record.h"
@@ -42,9 +43,10 @@ std::optional<BadRecordPolicy> ParseBadRecordPolicy(std::string_view name);
 /// Payloads in the Confluent wire format with Avro bodies (a magic byte 0, the writer
 /// schema's id, the Avro binary body). The landing's payload columns are the reader
 /// schema's (AvroSchema::ToArrowSchema, with every column and nested field nullable: a
-/// tombstone lands as a row of nulls), before the `_kafka_*` columns of the landing Schema, which then
-/// holds only those. Each record is decoded by a plan from its writer schema to the
-/// reader schema (Avro's resolution rules), compiled at the first record of each id.
+/// tombstone lands as a row of nulls), before the `_kafka_*` columns of the landing
+/// Schema, which then holds only those. Each record is decoded by a plan from its writer
+/// schema to the reader schema (Avro's resolution rules), compiled at the first record of
+/// each id.
 struct AvroPayload {
   /// The reader schema (Avro schema JSON): the registry subject's latest at start.
   std::string reader_schema;
@@ -58,7 +60,20 @@ struct AvroPayload {
   std::function<Result<std::string>(int32_t id)> writer_schema;
   /// Bytes after a record body are an error (TRAILING_BYTES) unless allowed.
   bool allow_trailing_bytes = false;
+  /// The subject's latest schema now (its id and Avro schema JSON). When set, the
+  /// landing may grow: a writer schema with every reader column (same types) and more
+  /// stops the window (kCancelled, Loader::newer_writer_schema()) so that the caller
+  /// loads it again with EvolvedAvroPayload's reader. When unset, a writer's extra
+  /// fields are left out, as Avro's resolution rules say.
+  std::function<Result<std::pair<int32_t, std::string>>()> latest_schema;
 };
+
+/// The payload whose reader schema takes writer schema `writer_id`'s added columns: the
+/// subject's latest (`current.latest_schema`) when it has every column of the writer,
+/// else the writer's own schema. The landing only grows: each current column keeps its
+/// name and type; the new ones are nullable.
+Result<std::shared_ptr<const AvroPayload>> EvolvedAvroPayload(const AvroPayload& current,
+                                                              int32_t writer_id);
 
 struct LoadOptions {
   BadRecordPolicy on_bad_record = BadRecordPolicy::kFail;
@@ -138,6 +153,10 @@ class Loader {
 
   /// True when a column reads record headers (callers may skip collecting them).
   bool needs_headers() const;
+  /// Avro payloads that may grow (AvroPayload::latest_schema): the id of the writer
+  /// schema with columns the reader lacks that stopped the window (Append returned
+  /// kCancelled), else -1. Cleared by Finish().
+  int32_t newer_writer_schema() const;
   /// The landing Schema it was made with (with an Avro payload: the `_kafka_*` columns).
   const Schema& schema() const;
   /// The landed batches' schema: every column, payload and metadata.

@@ -363,7 +363,8 @@ bool ReadRegistrySchema(Reader& r, const YAML::Node& v, EltConfig& c) {
     for (const auto& kv : reg) {
       const std::string key = kv.first.Scalar();
       if (key == "subject") {
-        if (auto s = r.String("schema.registry.subject", kv.second)) c.schema_subject = *s;
+        if (auto s = r.String("schema.registry.subject", kv.second))
+          c.schema_subject = *s;
       } else if (key == "url") {
         if (auto s = r.String("schema.registry.url", kv.second)) c.registry.url = *s;
       } else {
@@ -778,9 +779,11 @@ const std::vector<KeySpec>& Specs() {
             {"--registry-url", "registry_url",
              "Schema Registry base URL (Apicurio: …/apis/ccompat/v7), for "
              "`schema: registry:<subject>`"}));
-    add(Str("registry.username", [](EltConfig & c) -> auto& { return c.registry.username; },
+    add(Str("registry.username",
+            [](EltConfig & c) -> auto& { return c.registry.username; },
             {"", "", "Schema Registry basic-auth user (Confluent Cloud: the API key)"}));
-    add(Str("registry.password", [](EltConfig & c) -> auto& { return c.registry.password; },
+    add(Str("registry.password",
+            [](EltConfig & c) -> auto& { return c.registry.password; },
             {"", "", "Schema Registry basic-auth password"})
             .Secret());
     add(Str("registry.bearer_token",

@@ -52,7 +52,8 @@ bool ReadHeader(std::string_view payload, int32_t* id) {
 std::shared_ptr<arrow::DataType> Relaxed(const std::shared_ptr<arrow::DataType>& type) {
   auto fields = [](const arrow::FieldVector& in) {
     arrow::FieldVector out;
-    for (const auto& f : in) out.push_back(f->WithType(Relaxed(f->type()))->WithNullable(true));
+    for (const auto& f : in)
+      out.push_back(f->WithType(Relaxed(f->type()))->WithNullable(true));
     return out;
   };
   switch (type->id()) {
@@ -63,7 +64,8 @@ std::shared_ptr<arrow::DataType> Relaxed(const std::shared_ptr<arrow::DataType>&
     case arrow::Type::MAP: {
       const auto& m = static_cast<const arrow::MapType&>(*type);
       return std::make_shared<arrow::MapType>(
-          m.key_field(), m.item_field()->WithType(Relaxed(m.item_type()))->WithNullable(true),
+          m.key_field(),
+          m.item_field()->WithType(Relaxed(m.item_type()))->WithNullable(true),
           m.keys_sorted());
     }
     case arrow::Type::DENSE_UNION: {
@@ -92,6 +94,25 @@ std::shared_ptr<arrow::ArrayData> WithType(const std::shared_ptr<arrow::ArrayDat
   return out;
 }
 
+// The landing columns of an Avro schema: its Arrow schema, every field nullable.
+Result<std::shared_ptr<arrow::Schema>> PayloadColumns(const AvroSchema& schema) {
+  KELT_ASSIGN_OR_RAISE(auto arrow_schema, schema.ToArrowSchema());
+  arrow::FieldVector fields;
+  for (const auto& f : arrow_schema->fields()) {
+    fields.push_back(f->WithType(Relaxed(f->type()))->WithNullable(true));
+  }
+  return arrow::schema(std::move(fields));
+}
+
+// True when `wider` has every column of `narrow` with the same type, and more.
+bool Grows(const arrow::Schema& narrow, const arrow::Schema& wider) {
+  for (const auto& f : narrow.fields()) {
+    auto w = wider.GetFieldByName(f->name());
+    if (w == nullptr || !w->type()->Equals(*f->type())) return false;
+  }
+  return wider.num_fields() > narrow.num_fields();
+}
+
 std::string SchemaIdName(int32_t id) {
   return id >= 0 ? "schema id " + std::to_string(id) : "the reader schema";
 }
@@ -116,13 +137,13 @@ class AvroLoad final : public Loader::Impl {
       return reader.status().WithPrefix("the reader schema (" +
                                         SchemaIdName(avro.reader_schema_id) + "): ");
     }
-    auto payload = reader->ToArrowSchema();
+    auto payload = PayloadColumns(*reader);
     if (!payload.ok()) {
       return payload.status().WithPrefix("the reader schema (" +
                                          SchemaIdName(avro.reader_schema_id) + "): ");
     }
     std::unique_ptr<AvroLoad> load(new AvroLoad(options, std::move(*reader)));
-    KELT_RETURN_NOT_OK(load->Plan(metadata, **payload));
+    KELT_RETURN_NOT_OK(load->Plan(metadata, std::move(*payload)));
     return std::unique_ptr<Loader::Impl>(std::move(load));
   }
 
@@ -211,10 +232,12 @@ class AvroLoad final : public Loader::Impl {
     stats_ = LoadStats{};
     row_capacity_ = 0;
     segments_.clear();
+    newer_ = -1;
     return out;
   }
 
   bool needs_headers() const override { return plan_ && plan_->needs_headers(); }
+  int32_t newer_writer_schema() const override { return newer_; }
   const Schema& schema() const override { return metadata_; }
   const std::shared_ptr<arrow::Schema>& arrow_schema() const override {
     return arrow_schema_;
@@ -236,20 +259,17 @@ class AvroLoad final : public Loader::Impl {
   AvroLoad(const LoadOptions& options, AvroSchema reader)
       : options_(options), reader_(std::move(reader)) {}
 
-  Status Plan(const Schema& metadata, const arrow::Schema& payload) {
+  Status Plan(const Schema& metadata, std::shared_ptr<arrow::Schema> payload) {
     metadata_ = metadata;
-    arrow::FieldVector fields;
-    for (const auto& f : payload.fields()) {
-      fields.push_back(f->WithType(Relaxed(f->type()))->WithNullable(true));
-    }
-    payload_ = arrow::schema(fields);
+    payload_ = std::move(payload);
+    arrow::FieldVector fields = payload_->fields();
     if (!metadata.fields.empty()) {
       KELT_ASSIGN_OR_RAISE(ColumnPlan plan, ColumnPlan::Make(metadata));
       plan_ = std::make_unique<ColumnPlan>(std::move(plan));
       writers_ = plan_->MakeWriters();
       converter_ = std::make_unique<ValueConverter>(*plan_, writers_, false);
       for (const auto& f : plan_->arrow_schema()->fields()) {
-        if (payload.GetFieldIndex(f->name()) >= 0) {
+        if (payload_->GetFieldIndex(f->name()) >= 0) {
           return Status::Invalid("landing schema: column '" + f->name() +
                                  "' is both a field of the reader schema and a "
                                  "metadata column");
@@ -285,6 +305,14 @@ class AvroLoad final : public Loader::Impl {
       bad(kErrorIncompatibleSchema,
           "writer schema id " + std::to_string(id) +
               " is not a valid Avro schema: " + writer.status().message());
+    } else if (auto columns = PayloadColumns(*writer); options_.avro->latest_schema &&
+                                                       columns.ok() &&
+                                                       Grows(*payload_, **columns)) {
+      // The subject moved on: the caller grows the landing and loads the window again.
+      newer_ = id;
+      return Status::Cancelled("writer schema id " + std::to_string(id) +
+                               " has columns " + reader_name +
+                               " lacks: the landing schema grows");
     } else if (auto plan = AvroPlan::Compile(*writer, reader_); !plan.ok()) {
       bad(kErrorIncompatibleSchema, "writer schema id " + std::to_string(id) +
                                         " cannot be read as " + reader_name + ": " +
@@ -385,6 +413,8 @@ class AvroLoad final : public Loader::Impl {
   std::vector<Segment> segments_;   // the window's finished runs, in order
   DeadLetterWriter dead_letters_;
   int64_t row_capacity_ = 0;
+  int32_t newer_ =
+      -1;  // a writer schema with columns the reader lacks stopped the window
   LoadStats stats_;
 };
 
@@ -396,3 +426,42 @@ Result<std::unique_ptr<Loader::Impl>> MakeAvroLoad(const Schema& metadata,
 }
 
 }  // namespace kelt::load
+
+namespace kelt {
+
+Result<std::shared_ptr<const AvroPayload>> EvolvedAvroPayload(const AvroPayload& current,
+                                                              int32_t writer_id) {
+  auto parse = [](const std::string& text,
+                  const std::string& what) -> Result<std::shared_ptr<arrow::Schema>> {
+    auto schema = AvroSchema::Parse(text);
+    if (!schema.ok()) return schema.status().WithPrefix(what + ": ");
+    auto columns = load::PayloadColumns(*schema);
+    if (!columns.ok()) return columns.status().WithPrefix(what + ": ");
+    return *columns;
+  };
+  const std::string reader_name = load::SchemaIdName(current.reader_schema_id);
+  KELT_ASSIGN_OR_RAISE(auto reader, parse(current.reader_schema, reader_name));
+  if (!current.writer_schema) return Status::Invalid("no source of writer schemas");
+  KELT_ASSIGN_OR_RAISE(std::string writer_text, current.writer_schema(writer_id));
+  const std::string writer_name = "schema id " + std::to_string(writer_id);
+  KELT_ASSIGN_OR_RAISE(auto writer, parse(writer_text, writer_name));
+  if (!load::Grows(*reader, *writer)) {
+    return Status::Invalid(writer_name + " does not only add columns to " + reader_name);
+  }
+  auto next = std::make_shared<AvroPayload>(current);
+  next->reader_schema = std::move(writer_text);
+  next->reader_schema_id = writer_id;
+  if (current.latest_schema) {
+    KELT_ASSIGN_OR_RAISE(auto latest, current.latest_schema());
+    auto columns = parse(latest.second, "schema id " + std::to_string(latest.first));
+    // The latest has the writer's columns (and maybe more): land them all now.
+    if (columns.ok() &&
+        ((*columns)->Equals(*writer) || load::Grows(*writer, **columns))) {
+      next->reader_schema = std::move(latest.second);
+      next->reader_schema_id = latest.first;
+    }
+  }
+  return std::shared_ptr<const AvroPayload>(std::move(next));
+}
+
+}  // namespace kelt

@@ -225,6 +225,43 @@ TEST_F(AvroLoadTest, TheLandingSchemaListsOnlyMetadataColumns) {
   EXPECT_EQ(w.batch->num_columns(), 3);
 }
 
+TEST_F(AvroLoadTest, AWriterSchemaWithMoreColumnsStopsTheWindowAndTheLandingGrows) {
+  auto avro = std::make_shared<AvroPayload>();
+  avro->reader_schema = kV1;
+  avro->reader_schema_id = 1;
+  avro->writer_schema = [this](int32_t id) { return registry_(id); };
+  avro->latest_schema = []() -> Result<std::pair<int32_t, std::string>> {
+    return std::pair<int32_t, std::string>{2, kV2};
+  };
+  LoadOptions o;
+  o.on_bad_record = BadRecordPolicy::kDeadLetter;
+  o.avro = avro;
+  const Schema metadata({{"_kafka_offset", TypeId::kInt64}});
+  ASSERT_OK_AND_ASSIGN(auto loader, Loader::Make(metadata, o));
+  const std::vector<std::string> window = {
+      Wire(1, Long(1) + Str("a")), Wire(2, Long(2) + Str("b") + Long(1) + Double(0.5))};
+  ASSERT_OK(loader->Append(View(window[0], 0)));
+  Status st = loader->Append(View(window[1], 1));
+  ASSERT_EQ(st.code(), StatusCode::kCancelled) << st.ToString();
+  EXPECT_EQ(loader->newer_writer_schema(), 2);
+  // Id 3 changes a column's type: not a growth.
+  EXPECT_NOT_OK(EvolvedAvroPayload(*avro, 3));
+
+  ASSERT_OK_AND_ASSIGN(auto grown, EvolvedAvroPayload(*avro, 2));
+  EXPECT_EQ(grown->reader_schema_id, 2);
+  o.avro = grown;
+  ASSERT_OK_AND_ASSIGN(auto again, Loader::Make(metadata, o));
+  EXPECT_EQ(again->arrow_schema()->ToString(),
+            "id: int64\nname: string\nscore: double\n_kafka_offset: int64");
+  for (size_t i = 0; i < window.size(); ++i) {
+    ASSERT_OK(again->Append(View(window[i], static_cast<int64_t>(i))));
+  }
+  ASSERT_OK_AND_ASSIGN(LoadedWindow w, again->Finish());
+  ExpectColumn(*w.batch, "score", "[null, 0.5]");
+  ExpectColumn(*w.batch, "_kafka_offset", "[0, 1]");
+  EXPECT_EQ(again->newer_writer_schema(), -1);
+}
+
 TEST_F(AvroLoadTest, AnInvalidReaderSchemaIsRefusedAtMake) {
   auto avro = std::make_shared<AvroPayload>();
   avro->reader_schema =

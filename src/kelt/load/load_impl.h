@@ -25,6 +25,7 @@ class Loader::Impl {
   virtual const std::shared_ptr<arrow::Schema>& arrow_schema() const = 0;
   /// Tests and the fuzzer compare the JSON readers; nothing for other payloads.
   virtual void set_force_dom(bool) {}
+  virtual int32_t newer_writer_schema() const { return -1; }
 };
 
 namespace load {

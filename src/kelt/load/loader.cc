@@ -273,6 +273,7 @@ Status Loader::Append(const StreamRecord& record) {
 
 Result<LoadedWindow> Loader::Finish() { return impl_->Finish(); }
 bool Loader::needs_headers() const { return impl_->needs_headers(); }
+int32_t Loader::newer_writer_schema() const { return impl_->newer_writer_schema(); }
 const Schema& Loader::schema() const { return impl_->schema(); }
 const std::shared_ptr<arrow::Schema>& Loader::arrow_schema() const {
   return impl_->arrow_schema();
