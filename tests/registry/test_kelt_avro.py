@@ -11,11 +11,14 @@ import decimal
 import json
 import os
 import pathlib
+import signal
 import subprocess
+import time
 import uuid
 
 import duckdb
 import pyarrow.dataset as ds
+import pyarrow.parquet as pq
 import pytest
 from confluent_kafka import Producer
 from confluent_kafka.schema_registry import SchemaRegistryClient
@@ -188,3 +191,85 @@ def test_a_subject_that_does_not_exist_is_a_config_error(kelt, broker, registry_
         capture_output=True, text=True, timeout=60)
     assert run.returncode != 0
     assert "no-such-subject-value" in run.stderr, run.stderr
+
+
+def test_a_new_schema_version_mid_run_adds_a_column_in_every_sink(
+        kelt, broker, pg, registry_url, tmp_path):
+    """The subject moves on while kelt runs: the landing grows by the new column in
+    Parquet (new files), DuckDB and PostgreSQL (ALTER TABLE), old rows read null."""
+    topic = "avro-" + uuid.uuid4().hex[:10]
+    subject = topic + "-value"
+    create_topic(kelt, broker, topic, 1)
+    client = SchemaRegistryClient({"url": registry_url})
+    ctx = SerializationContext(topic, MessageField.VALUE)
+    producer = Producer({"bootstrap.servers": broker["KELT_KAFKA_BOOTSTRAP"]})
+    v1 = AvroSerializer(client, json.dumps(ORDER_V1))
+    for i in range(20):
+        producer.produce(topic, value=v1(order(i), ctx))
+    assert producer.flush(30) == 0
+
+    conninfo = pg["KELT_PG_CONNINFO"]
+    table = "orders_" + uuid.uuid4().hex[:8]
+    config = tmp_path / "kelt.yaml"
+    config.write_text(json.dumps({
+        "brokers": broker["KELT_KAFKA_BOOTSTRAP"], "group": topic + "-g", "topics": [topic],
+        "schema": {"registry": {"subject": subject, "url": registry_url}},
+        "window": {"max_wait_ms": 200},
+        "sinks": [{"parquet": {"root": str(tmp_path / "landing"), "rotate_age_ms": 300}},
+                  {"duckdb": {"path": str(tmp_path / "orders.duckdb"), "table": "orders"}},
+                  {"postgres": {"conninfo": conninfo, "table": table}}],
+    }))
+    proc = subprocess.Popen([kelt, "run", "--config", str(config), "--progress", "none",
+                             "--log-level", "info"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        def landed_ids():
+            root = tmp_path / "landing" / topic
+            ids = set()
+            for f in root.rglob("*.parquet") if root.exists() else []:
+                ids.update(pq.read_table(f, columns=["id"]).column("id").to_pylist())
+            return ids
+
+        def wait_for(n):
+            deadline = time.time() + 60
+            while time.time() < deadline and len(landed_ids()) < n:
+                assert proc.poll() is None, proc.communicate()
+                time.sleep(0.2)
+            assert len(landed_ids()) >= n
+
+        # The Parquet sink publishes a file per rotation: rotate by age quickly.
+        wait_for(20)
+        v2 = AvroSerializer(client, json.dumps(ORDER_V2))
+        for i in range(20, 30):
+            producer.produce(topic, value=v2(order(i, True), ctx))
+        assert producer.flush(30) == 0
+        wait_for(30)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, out + err
+    assert "the landing schema grows" in err, err
+    assert "columns added: coupon" in err, err
+
+    files = list((tmp_path / "landing" / topic).rglob("*.parquet"))
+    assert len(files) >= 2
+    with_coupon = [f for f in files if "coupon" in pq.read_schema(f).names]
+    assert with_coupon and len(with_coupon) < len(files)
+    rows = {}
+    for f in files:
+        for r in pq.read_table(f).to_pylist():
+            rows[r["id"]] = r.get("coupon")
+    assert sorted(rows) == list(range(30))
+    assert all(rows[i] is None for i in range(20))
+    assert [rows[i] for i in range(20, 30)] == [order(i, True)["coupon"] for i in range(20, 30)]
+
+    with duckdb.connect(str(tmp_path / "orders.duckdb"), read_only=True) as db:
+        got = db.execute("SELECT id, coupon FROM orders ORDER BY id").fetchall()
+    assert got == [(i, None) for i in range(20)] + \
+        [(i, order(i, True)["coupon"]) for i in range(20, 30)]
+    psql = subprocess.run(
+        ["psql", conninfo, "-At", "-c",
+         f"SELECT count(*), count(coupon) FROM \"{table}\""],
+        capture_output=True, text=True, timeout=60)
+    assert psql.returncode == 0, psql.stderr
+    assert psql.stdout.strip() == "30|5"

@@ -439,8 +439,53 @@ class EltLoop::Impl {
   // Large windows load on every core (contiguous shares, in order); Join makes them one
   // batch for the sinks. A bad record under kFail abandons the window: nothing of it
   // was written or committed (the loader's error names the record).
+  // Avro payloads: a writer schema that adds columns (the subject moved on) stops the
+  // load; the landing grows and the window loads again (at most a few times: each
+  // growth adds columns).
   Result<std::vector<LoadedWindow>> Load(const Window& w) {
-    return LoadWindowParallel(w, loaders_, o_.min_records_per_loader);
+    for (int growth = 0;; ++growth) {
+      auto parts = LoadWindowParallel(w, loaders_, o_.min_records_per_loader);
+      if (parts.ok() || !o_.load.avro || growth >= 16) return parts;
+      int32_t newer = -1;
+      for (const auto& loader : loaders_) {
+        newer = std::max(newer, loader->newer_writer_schema());
+      }
+      if (newer < 0) return parts;
+      KELT_RETURN_NOT_OK(GrowLanding(newer));
+    }
+  }
+
+  // Read Avro payloads with the reader schema that takes writer schema `writer_id`'s
+  // added columns, and have every sink add them (after the window in flight is written).
+  Status GrowLanding(int32_t writer_id) {
+    const int32_t before = o_.load.avro->reader_schema_id;
+    auto grown = EvolvedAvroPayload(*o_.load.avro, writer_id);
+    if (!grown.ok()) return grown.status().WithPrefix("growing the landing schema: ");
+    LoadOptions load = o_.load;
+    load.avro = std::move(*grown);
+    KELT_ASSIGN_OR_RAISE(auto loaders, MakeLoaderPerCore(landing_, load));
+    const std::shared_ptr<arrow::Schema>& schema = loaders[0]->arrow_schema();
+    KELT_RETURN_NOT_OK(Settle());
+    std::string added;
+    for (const auto& f : schema->fields()) {
+      if (loaders_[0]->arrow_schema()->GetFieldIndex(f->name()) < 0) {
+        added += (added.empty() ? "" : ", ") + f->name();
+      }
+    }
+    for (auto& sink : sinks_) {
+      if (Status st = sink->Evolve(schema); !st.ok()) {
+        ++stats_.sink_errors;
+        failed_sinks_.insert(sink.get());
+        return st.WithPrefix("sink " + sink->name() + ": growing the landing schema: ");
+      }
+    }
+    Log(LogLevel::kInfo, "elt",
+        "the landing schema grows: reader schema id " + std::to_string(before) + " -> " +
+            std::to_string(load.avro->reader_schema_id) + " (met writer schema id " +
+            std::to_string(writer_id) + "), columns added: " + added);
+    o_.load = std::move(load);
+    loaders_ = std::move(loaders);
+    return Status::OK();
   }
 
   // The parts' rows and dead letters as one batch each (HandOff sums their stats).
