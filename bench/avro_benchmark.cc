@@ -10,7 +10,12 @@
 // every 10,000 records, as the ELT loop cuts windows). After the runs it prints
 // records/s and the kelt/Avro C speed-up.
 //
-// Run: build/release/bench/avro_benchmark [--records=N] [google benchmark flags], e.g.
+// AvroLoadWindows10k is the whole Load step (wire-format header, metadata columns). With
+// --python=PYTHON it is also compared with confluent-kafka's AvroDeserializer + pyarrow
+// (bench/python/avro_deserializer_baseline.py) on the same payloads, in the same run.
+//
+// Run: build/release/bench/avro_benchmark [--records=N] [--python=.venv/bin/python
+//      [--python_repetitions=N]] [google benchmark flags], e.g.
 //      --benchmark_repetitions=5 (the figures then use each contender's fastest run)
 #include <arrow/api.h>
 #include <benchmark/benchmark.h>
@@ -18,12 +23,15 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <unistd.h>
 #include <map>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "kelt/avro.h"
+#include "kelt/load.h"
 #include "kelt/avro/avro_c_testing.h"
 #include "ratio_reporter.h"
 
@@ -162,6 +170,52 @@ void BM_AvroDecodeWindows10k(benchmark::State& state) {
   SetCounters(state, c);
 }
 
+// The Load step on the same records in the registry's wire format (schema id 1), with
+// the ELT loop's metadata columns, in windows of 10,000.
+void BM_AvroLoadWindows10k(benchmark::State& state) {
+  const Corpus& c = GetCorpus();
+  static const std::vector<std::string> payloads = [&] {
+    std::vector<std::string> out;
+    for (const std::string& body : c.bodies) out.push_back(std::string("\0\0\0\0\1", 5) + body);
+    return out;
+  }();
+  auto avro = std::make_shared<kelt::AvroPayload>();
+  avro->reader_schema = kSchema;
+  avro->reader_schema_id = 1;
+  avro->writer_schema = [](int32_t) -> kelt::Result<std::string> {
+    return std::string(kSchema);
+  };
+  kelt::LoadOptions options;
+  options.avro = avro;
+  const kelt::Schema metadata({{"_kafka_topic", kelt::TypeId::kUtf8},
+                               {"_kafka_partition", kelt::TypeId::kInt64},
+                               {"_kafka_offset", kelt::TypeId::kInt64},
+                               {"_kafka_timestamp", kelt::TypeId::kTimestamp}});
+  auto loader = kelt::Loader::Make(metadata, options).MoveValueUnsafe();
+  constexpr size_t kWindow = 10000;
+  kelt::RecordView r;
+  r.topic = "bench";
+  for (auto _ : state) {
+    int64_t rows = 0;
+    for (size_t start = 0; start < payloads.size(); start += kWindow) {
+      const size_t end = std::min(payloads.size(), start + kWindow);
+      if (!loader->Reserve(static_cast<int64_t>(end - start), 0).ok()) std::abort();
+      for (size_t i = start; i < end; ++i) {
+        r.offset = static_cast<int64_t>(i);
+        r.timestamp_ms = 1700000000000 + static_cast<int64_t>(i);
+        r.value = payloads[i];
+        if (!loader->Append(r).ok()) std::abort();
+      }
+      auto window = loader->Finish();
+      if (!window.ok()) std::abort();
+      rows += window->batch->num_rows();
+      benchmark::DoNotOptimize(window->batch);
+    }
+    if (rows != static_cast<int64_t>(payloads.size())) std::abort();
+  }
+  SetCounters(state, c);
+}
+
 // The floor: Avro C reading each body into one reused generic value and every field
 // read back out of it.
 void BM_AvroCDecode(benchmark::State& state) {
@@ -171,7 +225,7 @@ void BM_AvroCDecode(benchmark::State& state) {
   avro_value_t* v = (*value)->value();
   kelt::avro::testing::ReaderHandle reader(avro_reader_memory(nullptr, 0));
   for (auto _ : state) {
-    int64_t acc = 0;
+    uint64_t acc = 0;  // wraps: only the reads count
     for (const std::string& body : c.bodies) {
       avro_reader_memory_set_source(reader.get(), body.data(),
                                     static_cast<int64_t>(body.size()));
@@ -184,24 +238,24 @@ void BM_AvroCDecode(benchmark::State& state) {
       size_t n = 0;
       avro_value_get_by_index(v, 0, &f, nullptr);
       avro_value_get_long(&f, &l);
-      acc += l;
+      acc += static_cast<uint64_t>(l);
       avro_value_get_by_index(v, 1, &f, nullptr);
       avro_value_get_long(&f, &l);
-      acc += l;
+      acc += static_cast<uint64_t>(l);
       avro_value_get_by_index(v, 2, &f, nullptr);
       avro_value_get_double(&f, &d);
-      acc += static_cast<int64_t>(d);
+      acc += static_cast<uint64_t>(static_cast<int64_t>(d));
       avro_value_get_by_index(v, 3, &f, nullptr);
       avro_value_get_boolean(&f, &b);
-      acc += b;
+      acc += static_cast<uint64_t>(b);
       for (size_t k = 4; k < 7; ++k) {
         avro_value_get_by_index(v, k, &f, nullptr);
         avro_value_get_string(&f, &s, &n);
-        acc += static_cast<int64_t>(n);
+        acc += n;
       }
       avro_value_get_by_index(v, 7, &f, nullptr);
       avro_value_get_long(&f, &l);
-      acc += l;
+      acc += static_cast<uint64_t>(l);
     }
     benchmark::DoNotOptimize(acc);
   }
@@ -211,13 +265,52 @@ void BM_AvroCDecode(benchmark::State& state) {
 BENCHMARK(BM_AvroDecode)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_AvroDecodeWindows10k)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_AvroCDecode)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_AvroLoadWindows10k)->Unit(benchmark::kMillisecond);
+
+// confluent-kafka's AvroDeserializer + pyarrow on the same payloads (a Python script run
+// by `python`, the best of `repetitions`): its seconds, or a negative number.
+double PythonBaseline(const std::string& python, int repetitions) {
+  const Corpus& c = GetCorpus();
+  char dir_template[] = "/tmp/kelt-avro-bench-XXXXXX";
+  const char* dir = mkdtemp(dir_template);
+  if (dir == nullptr) return -1;
+  const std::string payloads = std::string(dir) + "/payloads";
+  const std::string schema = std::string(dir) + "/schema.avsc";
+  {
+    std::ofstream out(payloads, std::ios::binary);
+    for (const std::string& body : c.bodies) {
+      const uint32_t n = static_cast<uint32_t>(body.size() + 5);
+      out.write(reinterpret_cast<const char*>(&n), 4);
+      out.write("\0\0\0\0\1", 5);
+      out.write(body.data(), static_cast<std::streamsize>(body.size()));
+    }
+    std::ofstream(schema) << kSchema;
+  }
+  const std::string cmd = "'" + python + "' '" KELT_SOURCE_DIR
+                          "/bench/python/avro_deserializer_baseline.py' '" + payloads +
+                          "' '" + schema + "' " + std::to_string(repetitions);
+  double seconds = -1;
+  if (FILE* p = popen(cmd.c_str(), "r")) {
+    if (std::fscanf(p, "%lf", &seconds) != 1) seconds = -1;
+    if (pclose(p) != 0) seconds = -1;
+  }
+  std::remove(payloads.c_str());
+  std::remove(schema.c_str());
+  rmdir(dir);
+  return seconds;
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::string python;
+  int python_repetitions = 1;
   for (int i = 1; i < argc; ++i) {
     if (std::strncmp(argv[i], "--records=", 10) == 0)
       g_records = std::atoll(argv[i] + 10);
+    if (std::strncmp(argv[i], "--python=", 9) == 0) python = argv[i] + 9;
+    if (std::strncmp(argv[i], "--python_repetitions=", 21) == 0)
+      python_repetitions = std::atoi(argv[i] + 21);
   }
   benchmark::Initialize(&argc, argv);
   GetCorpus();
@@ -231,8 +324,8 @@ int main(int argc, char** argv) {
   std::printf("\n== Avro decode (%lld records, %.1f MB, avg %.0f bytes/record) ==\n",
               static_cast<long long>(c.bodies.size()), static_cast<double>(c.bytes) / 1e6,
               static_cast<double>(c.bytes) / static_cast<double>(c.bodies.size()));
-  for (const char* name :
-       {"BM_AvroDecode", "BM_AvroDecodeWindows10k", "BM_AvroCDecode"}) {
+  for (const char* name : {"BM_AvroDecode", "BM_AvroDecodeWindows10k", "BM_AvroCDecode",
+                           "BM_AvroLoadWindows10k"}) {
     if (!s.count(name)) continue;
     std::printf("%-26s %12.0f records/s  %8.1f MB/s\n", name, rate(name),
                 static_cast<double>(c.bytes) / s[name] / 1e6);
@@ -244,6 +337,17 @@ int main(int argc, char** argv) {
   if (s.count("BM_AvroDecodeWindows10k") && s.count("BM_AvroCDecode")) {
     std::printf("speed-up kelt AvroDecodeWindows10k vs Avro C decode:  %.2fx\n",
                 s["BM_AvroCDecode"] / s["BM_AvroDecodeWindows10k"]);
+  }
+  if (!python.empty() && s.count("BM_AvroLoadWindows10k")) {
+    const double py = PythonBaseline(python, python_repetitions);
+    if (py <= 0) {
+      std::fprintf(stderr, "the Python baseline failed (%s)\n", python.c_str());
+      return 1;
+    }
+    std::printf("%-26s %12.0f records/s\n", "confluent+pyarrow",
+                static_cast<double>(c.bodies.size()) / py);
+    std::printf("speed-up kelt AvroLoadWindows10k vs AvroDeserializer + pyarrow: %.1fx\n",
+                py / s["BM_AvroLoadWindows10k"]);
   }
   benchmark::Shutdown();
   return 0;

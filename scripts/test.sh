@@ -93,7 +93,14 @@ cat java/target/surefire-reports/TEST-*.xml | grep -o '<testsuite [^>]*' \
 step "wrapper suites: Python (pip install ., pytest, the consume benchmark on 100k records)"
 # Reuses build/python/<tag> and ccache: fast after the first build.
 "$KELT_VENV/bin/python" -m pip install --quiet --no-build-isolation --no-deps .
-"$KELT_VENV/bin/python" -m pytest -q -p no:cacheprovider python/tests
+# A Schema Registry for python/tests/test_registry.py (stopped with the broker).
+wrappers_registry="$KELT_ROOT/build/release/registry-wrappers"
+bash scripts/registry.sh start --dir "$wrappers_registry" >/dev/null
+trap 'bash scripts/kafka.sh stop --dir "$wrappers_kafka" >/dev/null 2>&1 || true
+      bash scripts/registry.sh stop --dir "$wrappers_registry" >/dev/null 2>&1 || true' EXIT
+KELT_REGISTRY_ENV="$wrappers_registry/env" \
+  "$KELT_VENV/bin/python" -m pytest -q -p no:cacheprovider python/tests
+bash scripts/registry.sh stop --dir "$wrappers_registry" >/dev/null
 "$KELT_VENV/bin/python" bench/python/consume_benchmark.py --records 100000 --repetitions 1
 bash scripts/kafka.sh stop --dir "$wrappers_kafka" >/dev/null
 trap - EXIT
