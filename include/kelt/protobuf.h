@@ -100,7 +100,7 @@ class ProtobufPlan {
 enum class ProtobufErrorKind : uint8_t {
   kTruncated,        ///< "TRUNCATED": the body ends inside a tag or value
   kBadVarint,        ///< "BAD_VARINT": a varint longer than 10 bytes
-  kBadFieldNumber,   ///< "BAD_FIELD_NUMBER": field number 0
+  kBadFieldNumber,   ///< "BAD_FIELD_NUMBER": 0, or beyond 2^29 - 1
   kWrongWireType,    ///< "WRONG_WIRE_TYPE": a known field with another wire type
   kBadWireType,      ///< "BAD_WIRE_TYPE": wire type 6 or 7
   kBadGroup,         ///< "BAD_GROUP": an unmatched or too deeply nested group

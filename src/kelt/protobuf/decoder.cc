@@ -212,7 +212,7 @@ class ProtobufDecoder::Impl {
         what = "a varint longer than 10 bytes";
         break;
       case ProtobufErrorKind::kBadFieldNumber:
-        what = "field number 0";
+        what = "field number 0 or beyond 2^29 - 1";
         break;
       case ProtobufErrorKind::kWrongWireType:
         what = "a wire type the field cannot have";
@@ -421,7 +421,16 @@ class ProtobufDecoder::Impl {
           auto index = static_cast<int32_t>(child - msg.children.data());
           int32_t& current = oneofs[child->oneof];
           if (current != index) {
-            if (current >= 0) slots_[msg.children[current].id].clear();
+            if (current >= 0) {
+              // A member the wire replaces is still checked, as libprotobuf parses it.
+              const Node& replaced = msg.children[current];
+              std::vector<Occurrence>& gone = slots_[replaced.id];
+              if (IsMessageLike(replaced.kind) &&
+                  !MessageValue(replaced, gone.data(), gone.size(), /*write=*/false)) {
+                return false;
+              }
+              gone.clear();
+            }
             current = index;
           }
         }

@@ -318,6 +318,9 @@ TEST(ProtobufDecoderTest, BadBytesLeaveNoTrace) {
       {Wire().Tag(99, 3).Tag(98, 4).bytes, ProtobufErrorKind::kBadGroup, "", 2},
       {Wire().Len(15, "abc").bytes, ProtobufErrorKind::kBadPackedLength, "fixed[]", 0},
       {Wire().Len(7, "\xc3\x28").bytes, ProtobufErrorKind::kInvalidUtf8, "text", 0},
+      // A oneof member the wire replaces is still checked.
+      {Wire().Len(9, std::string("\0\1", 2)).Len(7, "u").bytes,
+       ProtobufErrorKind::kBadFieldNumber, "sub", 2},
       {Wire().Len(3, Wire().Len(1, "\xff").bytes).bytes, ProtobufErrorKind::kInvalidUtf8,
        "inner.name", 2},
       {Wire().Len(16, "ok").Tag(16, 2).Varint(1000000000).bytes,
