@@ -126,7 +126,9 @@ class ProtobufDecoder::Impl {
     whole.wire = kLenWire;
     if (!Message(program_->root, &whole, 1, /*write=*/false)) return ErrorStatus();
     write_status_ = arrow::Status::OK();
+    writing_ = true;
     Message(program_->root, &whole, 1, /*write=*/true);
+    writing_ = false;
     if (!write_status_.ok()) {
       error_ = {ProtobufErrorKind::kTooLarge, "", 0};
       return Status::ParseError("Protobuf message: " + write_status_.ToString());
@@ -246,6 +248,15 @@ class ProtobufDecoder::Impl {
   // --- reading -------------------------------------------------------------------------
 
   bool ReadVarint(uint64_t* pos, uint64_t end, uint64_t* out, const std::string& field) {
+    if (*pos < end && body_[*pos] < 0x80) [[likely]] {  // one byte: most tags and lengths
+      *out = body_[(*pos)++];
+      return true;
+    }
+    return ReadLongVarint(pos, end, out, field);
+  }
+
+  bool ReadLongVarint(uint64_t* pos, uint64_t end, uint64_t* out,
+                      const std::string& field) {
     uint64_t start = *pos;
     uint64_t result = 0;
     for (int i = 0; i < 10; ++i) {
@@ -404,7 +415,9 @@ class ProtobufDecoder::Impl {
             o.value = pos;
             o.length = static_cast<uint32_t>(length);
             pos += length;
-            if (packed) {
+            if (writing_) {
+              // checked by the first pass
+            } else if (packed) {
               if (!CheckPacked(*child, o)) return false;
             } else if (child->kind == NodeKind::kString && !text::IsValidUtf8(Bytes(o))) {
               return Fail(ProtobufErrorKind::kInvalidUtf8, child->path, tag_offset);
@@ -425,7 +438,7 @@ class ProtobufDecoder::Impl {
               // A member the wire replaces is still checked, as libprotobuf parses it.
               const Node& replaced = msg.children[current];
               std::vector<Occurrence>& gone = slots_[replaced.id];
-              if (IsMessageLike(replaced.kind) &&
+              if (!writing_ && IsMessageLike(replaced.kind) &&
                   !MessageValue(replaced, gone.data(), gone.size(), /*write=*/false)) {
                 return false;
               }
@@ -716,6 +729,7 @@ class ProtobufDecoder::Impl {
   int64_t num_rows_ = 0;
   ProtobufDecodeError error_;
   arrow::Status write_status_;
+  bool writing_ = false;  // the second pass: the bytes are known good
 };
 
 ProtobufDecoder::ProtobufDecoder(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

@@ -18,11 +18,7 @@ namespace gp = google::protobuf;
 
 namespace protobuf {
 
-const Node* Node::Child(int32_t number) const {
-  if (number >= 0 && static_cast<size_t>(number) < child_by_number.size()) {
-    int32_t i = child_by_number[number];
-    return i == 0 ? nullptr : &children[i - 1];
-  }
+const Node* Node::LargeChild(int32_t number) const {
   auto it = std::lower_bound(child_by_large_number.begin(), child_by_large_number.end(),
                              std::make_pair(number, 0));
   if (it == child_by_large_number.end() || it->first != number) return nullptr;

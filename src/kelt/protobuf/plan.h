@@ -75,7 +75,14 @@ struct Node {
   std::vector<std::pair<int32_t, int32_t>> child_by_large_number;  // sorted
 
   /// The child for a field number, or nullptr.
-  const Node* Child(int32_t number) const;
+  const Node* Child(int32_t number) const {
+    if (number >= 0 && static_cast<size_t>(number) < child_by_number.size()) {
+      int32_t i = child_by_number[number];
+      return i == 0 ? nullptr : &children[i - 1];
+    }
+    return LargeChild(number);
+  }
+  const Node* LargeChild(int32_t number) const;
   /// The enum's dictionary index for `number`, or -1.
   int32_t EnumIndex(int32_t number) const;
 };
