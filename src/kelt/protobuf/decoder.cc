@@ -547,7 +547,9 @@ class ProtobufDecoder::Impl {
     auto* s = static_cast<arrow::StructBuilder*>(value_builders_[node.id]);
     for (const Node& child : node.children) {
       arrow::ArrayBuilder* b = builders_[child.id];
-      if (child.presence) {
+      if (child.kind == NodeKind::kMessage && !child.repeated) {
+        AppendNullStruct(child);  // so its own not-null children hold no nulls
+      } else if (child.presence) {
         Check(b->AppendNull());
       } else if (child.kind == NodeKind::kEnum && !child.repeated) {
         AppendDefault(child, b);

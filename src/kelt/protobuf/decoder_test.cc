@@ -363,6 +363,25 @@ TEST(ProtobufDecoderTest, ErrorMessagesNameFieldAndByte) {
                 "UTF-8 (INVALID_UTF8)");
 }
 
+// Inside a null struct, a not-null field holds no null (Parquet writers check that).
+TEST(ProtobufDecoderTest, NullStructsHoldNoNullsInNotNullFields) {
+  Fixture f = Make(R"(
+syntax = "proto3";
+message Leaf { int32 n = 1; optional int32 o = 2; }
+message Mid { Leaf leaf = 1; string s = 2; }
+message Top { Mid mid = 1; }
+)",
+                   {2});
+  auto batch = DecodeChecked(f, {"", "mid { s: 'x' }"});
+  ExpectColumn(*batch, "mid", R"([null, {"leaf": null, "s": "x"}])");
+  auto mid = std::static_pointer_cast<arrow::StructArray>(batch->column(0));
+  EXPECT_EQ(mid->field(1)->null_count(), 0);  // s
+  auto leaf = std::static_pointer_cast<arrow::StructArray>(mid->field(0));
+  EXPECT_EQ(leaf->null_count(), 2);
+  EXPECT_EQ(leaf->field(0)->null_count(), 0);  // n
+  EXPECT_EQ(leaf->field(1)->null_count(), 2);  // o
+}
+
 TEST(ProtobufDecoderTest, NestedIndexSelectsTheMessage) {
   Fixture f = Make(R"(
 syntax = "proto3";

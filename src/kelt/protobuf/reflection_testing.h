@@ -102,7 +102,9 @@ class ReflectionReference {
     for (size_t i = 0; i < node.children.size(); ++i) {
       const Node& child = node.children[i];
       arrow::ArrayBuilder* c = s->child_builder(static_cast<int>(i)).get();
-      if (child.presence) {
+      if (child.kind == NodeKind::kMessage && !child.repeated) {
+        NullStruct(child, c);
+      } else if (child.presence) {
         (void)c->AppendNull();
       } else if (child.kind == NodeKind::kEnum && !child.repeated) {
         (void)static_cast<arrow::Int32Builder*>(c)->Append(child.enum_default_index);
