@@ -118,6 +118,7 @@ void BM_ProtobufDecode(benchmark::State& state) {
   const Corpus& c = GetCorpus();
   auto decoder = kelt::ProtobufDecoder::Make(Plan()).MoveValueUnsafe();
   for (auto _ : state) {
+    if (!decoder->Reserve(static_cast<int64_t>(c.bodies.size())).ok()) std::abort();
     for (const std::string& body : c.bodies) {
       if (!decoder->Append(body).ok()) std::abort();
     }

@@ -133,6 +133,9 @@ class ProtobufDecoder {
   ProtobufDecoder(const ProtobufDecoder&) = delete;
   ProtobufDecoder& operator=(const ProtobufDecoder&) = delete;
 
+  /// Make room for `records` more rows of the top-level columns.
+  Status Reserve(int64_t records);
+
   /// Append one message body as a row. On bad bytes return kParseError naming the
   /// field and byte offset, e.g. "Protobuf message: field 'address.zip' at byte 17:
   /// truncated"; last_error() has the parts. A failed message leaves no trace: every

@@ -114,6 +114,14 @@ class ProtobufDecoder::Impl {
     return Status::OK();
   }
 
+  Status Reserve(int64_t records) {
+    KELT_ARROW_RETURN_NOT_OK(root_builder_->Reserve(records));
+    for (const Node& child : program_->root.children) {
+      KELT_ARROW_RETURN_NOT_OK(builders_[child.id]->Reserve(records));
+    }
+    return Status::OK();
+  }
+
   Status Append(std::string_view body) {
     if (body.size() > std::numeric_limits<uint32_t>::max()) {
       error_ = {ProtobufErrorKind::kTooLarge, "", 0};
@@ -745,6 +753,7 @@ Result<std::unique_ptr<ProtobufDecoder>> ProtobufDecoder::Make(
   return std::unique_ptr<ProtobufDecoder>(new ProtobufDecoder(std::move(impl)));
 }
 
+Status ProtobufDecoder::Reserve(int64_t records) { return impl_->Reserve(records); }
 Status ProtobufDecoder::Append(std::string_view body) { return impl_->Append(body); }
 const ProtobufDecodeError& ProtobufDecoder::last_error() const {
   return impl_->last_error();

@@ -46,6 +46,7 @@ Fixture Make(std::string_view proto, std::vector<int32_t> indexes = {}) {
 // Decode `texts` (text format) and check the batch against the reference's.
 std::shared_ptr<arrow::RecordBatch> DecodeChecked(Fixture& f,
                                                   const std::vector<std::string>& texts) {
+  EXPECT_TRUE(f.decoder->Reserve(static_cast<int64_t>(texts.size())).ok());
   for (const std::string& text : texts) {
     std::string bytes = f.Encode(text);
     Status st = f.decoder->Append(bytes);
