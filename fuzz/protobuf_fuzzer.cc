@@ -13,7 +13,8 @@
 //   - kelt rejects what libprotobuf accepts only for what kelt checks and libprotobuf
 //     does not: a known field with a wire type it cannot have (libprotobuf keeps it as an
 //     unknown field), a Timestamp/Duration beyond int64 nanoseconds, a group deeper than
-//     kelt's limit, a tag beyond 32 bits (libprotobuf truncates it to a field number);
+//     kelt's limit, a tag beyond 32 bits (libprotobuf truncates it to a field number),
+//     Struct/Value nesting beyond 100 (libprotobuf counts its depth otherwise);
 //   - the batch is valid, and its first row is the good message, untouched.
 // Maps are left out: libprotobuf keeps a map's last duplicate key in hash order, kelt
 // every entry in wire order (README.md), so rows would differ by design.
@@ -37,6 +38,7 @@ package fuzz;
 import "google/protobuf/timestamp.proto";
 import "google/protobuf/duration.proto";
 import "google/protobuf/wrappers.proto";
+import "google/protobuf/struct.proto";
 enum E { A = 0; B = 1; C = 5; }
 message Sub { int32 x = 1; repeated string tags = 2; optional bytes raw = 3; }
 message Fz {
@@ -48,6 +50,7 @@ message Fz {
   oneof pick { string ps = 23; Sub psub = 24; int32 pi = 25; }
   google.protobuf.Timestamp at = 26; google.protobuf.Duration took = 27;
   google.protobuf.Int64Value wi = 28; google.protobuf.StringValue ws = 29;
+  google.protobuf.Struct st = 30; repeated google.protobuf.Value vs = 31;
 }
 )";
 
@@ -107,7 +110,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       Check(kind == kelt::ProtobufErrorKind::kWrongWireType ||
                 kind == kelt::ProtobufErrorKind::kOutOfRange ||
                 kind == kelt::ProtobufErrorKind::kBadGroup ||
-                kind == kelt::ProtobufErrorKind::kBadFieldNumber,
+                kind == kelt::ProtobufErrorKind::kBadFieldNumber ||
+                kind == kelt::ProtobufErrorKind::kTooDeep,
             "kelt rejects what libprotobuf accepts: " + st.ToString());
     }
   }

@@ -108,6 +108,7 @@ enum class ProtobufErrorKind : uint8_t {
   kInvalidUtf8,      ///< "INVALID_UTF8": a string field that is not UTF-8
   kOutOfRange,       ///< "OUT_OF_RANGE": a Timestamp/Duration beyond int64 ns
   kTooLarge,         ///< "TOO_LARGE": past an Arrow offset limit
+  kTooDeep,          ///< "TOO_DEEP": Struct/Value nested beyond 100 levels
 };
 
 /// "TRUNCATED", "BAD_VARINT", …

@@ -48,6 +48,8 @@ std::string_view ProtobufErrorKindName(ProtobufErrorKind kind) {
       return "OUT_OF_RANGE";
     case ProtobufErrorKind::kTooLarge:
       return "TOO_LARGE";
+    case ProtobufErrorKind::kTooDeep:
+      return "TOO_DEEP";
   }
   return "UNKNOWN";
 }
@@ -83,8 +85,10 @@ uint8_t WireTypeOf(WireCoding coding) {
 bool IsMessageLike(NodeKind kind) {
   return kind == NodeKind::kMessage || kind == NodeKind::kTimestamp ||
          kind == NodeKind::kDuration || kind == NodeKind::kWrapper ||
-         kind == NodeKind::kMap;
+         kind == NodeKind::kMap || kind == NodeKind::kJson;
 }
+
+constexpr int kMaxJsonDepth = 100;  // libprotobuf's recursion limit
 
 // One occurrence of a field in the bytes: a varint's or fixed value's raw bits, or a
 // LEN value's position and length in the body.
@@ -244,6 +248,9 @@ class ProtobufDecoder::Impl {
         break;
       case ProtobufErrorKind::kTooLarge:
         what = "too large";
+        break;
+      case ProtobufErrorKind::kTooDeep:
+        what = "Struct/Value nested too deep";
         break;
     }
     std::string msg = "Protobuf message: ";
@@ -609,6 +616,15 @@ class ProtobufDecoder::Impl {
         }
         return true;
       }
+      case NodeKind::kJson: {
+        json_.clear();
+        if (!Json(node, node.json, occs, n, 0, &json_)) return false;
+        if (write) {
+          Check(static_cast<arrow::StringBuilder*>(value_builders_[node.id])
+                    ->Append(json_));
+        }
+        return true;
+      }
       case NodeKind::kWrapper: {
         if (!Collect(node, occs, n)) return false;
         if (write) {
@@ -625,6 +641,217 @@ class ProtobufDecoder::Impl {
       default:
         return true;
     }
+  }
+
+  // Read one field of a Struct/Value/ListValue: its tag, then its value into `o`.
+  // Unknown numbers (`known` false) are skipped; *skip is then set.
+  bool JsonField(const Node& node, uint64_t* pos, uint64_t end, Occurrence* o,
+                 uint32_t* number, bool* skip, uint8_t (*expected)(uint32_t number)) {
+    const uint64_t tag_offset = *pos;
+    uint64_t tag = 0;
+    if (!ReadVarint(pos, end, &tag, node.path)) return false;
+    auto wire = static_cast<uint8_t>(tag & 7);
+    uint64_t n = tag >> 3;
+    if (n == 0 || n > 0x1fffffff) {
+      return Fail(ProtobufErrorKind::kBadFieldNumber, node.path, tag_offset);
+    }
+    *number = static_cast<uint32_t>(n);
+    uint8_t want = expected(*number);
+    *skip = want == 0xff;
+    if (*skip) return SkipField(wire, *number, pos, end, tag_offset, 0);
+    if (wire != want) {
+      return Fail(wire > kI32Wire ? ProtobufErrorKind::kBadWireType
+                                  : ProtobufErrorKind::kWrongWireType,
+                  node.path, tag_offset);
+    }
+    o->offset = static_cast<uint32_t>(tag_offset);
+    o->wire = wire;
+    switch (wire) {
+      case kVarintWire:
+        return ReadVarint(pos, end, &o->value, node.path);
+      case kI64Wire:
+        if (end - *pos < 8)
+          return Fail(ProtobufErrorKind::kTruncated, node.path, tag_offset);
+        std::memcpy(&o->value, body_ + *pos, 8);
+        *pos += 8;
+        return true;
+      default: {
+        uint64_t length = 0;
+        if (!ReadVarint(pos, end, &length, node.path)) return false;
+        if (length > end - *pos) {
+          return Fail(ProtobufErrorKind::kTruncated, node.path, tag_offset);
+        }
+        o->value = *pos;
+        o->length = static_cast<uint32_t>(length);
+        *pos += length;
+        return true;
+      }
+    }
+  }
+
+  // Append the JSON text of a Struct, Value or ListValue merged from `occs` to `out`:
+  // objects with keys sorted (a repeated key keeps its last value), a Value without a
+  // kind and non-finite numbers as null.
+  bool Json(const Node& node, protobuf::JsonMessage kind, const Occurrence* occs,
+            size_t n, int depth, std::string* out) {
+    using protobuf::JsonMessage;
+    if (depth > kMaxJsonDepth) {
+      return Fail(ProtobufErrorKind::kTooDeep, node.path, n > 0 ? occs[0].offset : 0);
+    }
+    switch (kind) {
+      case JsonMessage::kStruct: {
+        std::map<std::string_view, std::vector<Occurrence>> entries;
+        for (size_t k = 0; k < n; ++k) {
+          uint64_t pos = occs[k].value;
+          const uint64_t end = pos + occs[k].length;
+          while (pos < end) {
+            Occurrence entry;
+            uint32_t number = 0;
+            bool skip = false;
+            if (!JsonField(node, &pos, end, &entry, &number, &skip, [](uint32_t f) {
+                  return f == 1 ? kLenWire : uint8_t{0xff};
+                })) {
+              return false;
+            }
+            if (skip) continue;
+            std::string_view key;
+            std::vector<Occurrence> value;
+            uint64_t epos = entry.value;
+            const uint64_t eend = epos + entry.length;
+            while (epos < eend) {
+              Occurrence o;
+              if (!JsonField(node, &epos, eend, &o, &number, &skip, [](uint32_t f) {
+                    return f == 1 || f == 2 ? kLenWire : uint8_t{0xff};
+                  })) {
+                return false;
+              }
+              if (skip) continue;
+              if (number == 1) {
+                key = Bytes(o);
+                if (!text::IsValidUtf8(key)) {
+                  return Fail(ProtobufErrorKind::kInvalidUtf8, node.path, o.offset);
+                }
+              } else {
+                value.push_back(o);
+              }
+            }
+            entries[key] = std::move(value);
+          }
+        }
+        out->push_back('{');
+        bool first = true;
+        for (const auto& [key, value] : entries) {
+          if (!first) out->push_back(',');
+          first = false;
+          text::AppendJsonString(out, key);
+          out->push_back(':');
+          if (!Json(node, JsonMessage::kValue, value.data(), value.size(), depth + 1,
+                    out)) {
+            return false;
+          }
+        }
+        out->push_back('}');
+        return true;
+      }
+      case JsonMessage::kList: {
+        out->push_back('[');
+        bool first = true;
+        for (size_t k = 0; k < n; ++k) {
+          uint64_t pos = occs[k].value;
+          const uint64_t end = pos + occs[k].length;
+          while (pos < end) {
+            Occurrence o;
+            uint32_t number = 0;
+            bool skip = false;
+            if (!JsonField(node, &pos, end, &o, &number, &skip, [](uint32_t f) {
+                  return f == 1 ? kLenWire : uint8_t{0xff};
+                })) {
+              return false;
+            }
+            if (skip) continue;
+            if (!first) out->push_back(',');
+            first = false;
+            if (!Json(node, JsonMessage::kValue, &o, 1, depth + 1, out)) return false;
+          }
+        }
+        out->push_back(']');
+        return true;
+      }
+      case JsonMessage::kValue: {
+        uint32_t current = 0;  // the kind's field number, 0 = none
+        Occurrence scalar;
+        std::vector<Occurrence> nested;  // struct_value / list_value, to merge
+        for (size_t k = 0; k < n; ++k) {
+          uint64_t pos = occs[k].value;
+          const uint64_t end = pos + occs[k].length;
+          while (pos < end) {
+            Occurrence o;
+            uint32_t number = 0;
+            bool skip = false;
+            if (!JsonField(node, &pos, end, &o, &number, &skip, [](uint32_t f) {
+                  switch (f) {
+                    case 1:
+                    case 4:
+                      return kVarintWire;
+                    case 2:
+                      return kI64Wire;
+                    case 3:
+                    case 5:
+                    case 6:
+                      return kLenWire;
+                    default:
+                      return uint8_t{0xff};
+                  }
+                })) {
+              return false;
+            }
+            if (skip) continue;
+            if (number == 3 && !text::IsValidUtf8(Bytes(o))) {
+              return Fail(ProtobufErrorKind::kInvalidUtf8, node.path, o.offset);
+            }
+            if (current != number && (current == 5 || current == 6)) {
+              // The member the wire replaces is still checked, as libprotobuf parses it.
+              std::string scratch;
+              if (!Json(node, current == 5 ? JsonMessage::kStruct : JsonMessage::kList,
+                        nested.data(), nested.size(), depth + 1, &scratch)) {
+                return false;
+              }
+              nested.clear();
+            }
+            current = number;
+            if (number == 5 || number == 6) {
+              nested.push_back(o);
+            } else {
+              scalar = o;
+            }
+          }
+        }
+        switch (current) {
+          case 2: {
+            double d = 0;
+            std::memcpy(&d, &scalar.value, 8);
+            text::AppendJsonDouble(out, d);
+            return true;
+          }
+          case 3:
+            text::AppendJsonString(out, Bytes(scalar));
+            return true;
+          case 4:
+            *out += scalar.value != 0 ? "true" : "false";
+            return true;
+          case 5:
+            return Json(node, JsonMessage::kStruct, nested.data(), nested.size(),
+                        depth + 1, out);
+          case 6:
+            return Json(node, JsonMessage::kList, nested.data(), nested.size(), depth + 1,
+                        out);
+          default:
+            *out += "null";
+            return true;
+        }
+      }
+    }
+    return true;
   }
 
   bool Message(const Node& msg, const Occurrence* occs, size_t n, bool write) {
@@ -740,6 +967,7 @@ class ProtobufDecoder::Impl {
   ProtobufDecodeError error_;
   arrow::Status write_status_;
   bool writing_ = false;  // the second pass: the bytes are known good
+  std::string json_;      // a kJson value's text
 };
 
 ProtobufDecoder::ProtobufDecoder(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

@@ -119,6 +119,7 @@ package r;
 import "google/protobuf/timestamp.proto";
 import "google/protobuf/duration.proto";
 import "google/protobuf/wrappers.proto";
+import "google/protobuf/struct.proto";
 enum Color { RED = 0; GREEN = 1; BLUE = 2; }
 message Inner { string name = 1; int32 n = 2; repeated int32 xs = 3; }
 message R {
@@ -137,6 +138,9 @@ message R {
   repeated fixed32 fixed = 15;
   repeated string names = 16;
   google.protobuf.BoolValue maybe_bool = 17;
+  google.protobuf.Struct attrs = 18;
+  google.protobuf.Value any = 19;
+  repeated google.protobuf.ListValue lists = 20;
 }
 )";
 
@@ -158,7 +162,13 @@ TEST(ProtobufDecoderTest, MessagesListsMapsOneofsAndWellKnownTypes) {
              counts { key: "k" value: 7 } by_id { key: 4 value { name: "c" } }
              text: "t" at { seconds: 1700000000 nanos: 5 } took { seconds: -2 nanos: -1 }
              maybe_int { value: 0 } maybe_text { value: "w" }
-             packed: [-1, 2, -3] fixed: [7, 8] names: ["x", "y"] maybe_bool {})",
+             packed: [-1, 2, -3] fixed: [7, 8] names: ["x", "y"] maybe_bool {}
+             attrs { fields { key: "c" value { struct_value {} } }
+                     fields { key: "a" value { number_value: 1.5 } }
+                     fields { key: "b" value { list_value { values { bool_value: true }
+                       values { null_value: NULL_VALUE } values { string_value: "x" } } } } }
+             any {} lists {} lists { values { number_value: 1 }
+               values { struct_value { fields { key: "k" value { string_value: "v" } } } } })",
           R"(number: 9)", R"(sub { name: "s" })", ""});
   ExpectColumn(*batch, "text", R"(["t", null, null, null])");
   ExpectColumn(*batch, "number", "[null, 9, null, null]");
@@ -173,6 +183,10 @@ TEST(ProtobufDecoderTest, MessagesListsMapsOneofsAndWellKnownTypes) {
   ExpectColumn(*batch, "inner",
                R"([{"name": "a", "n": 1, "xs": [1, 2]}, null, null, null])");
   ExpectColumn(*batch, "counts", R"([[["k", 7]], [], [], []])");
+  ExpectColumn(*batch, "attrs",
+               R"(["{\"a\":1.5,\"b\":[true,null,\"x\"],\"c\":{}}", null, null, null])");
+  ExpectColumn(*batch, "any", R"(["null", null, null, null])");
+  ExpectColumn(*batch, "lists", R"([["[]", "[1.0,{\"k\":\"v\"}]"], [], [], []])");
   auto color = arrow::json::DictArrayFromJSONString(
       arrow::dictionary(arrow::int32(), arrow::utf8()), "[2, 0, 0, 0]",
       R"(["RED", "GREEN", "BLUE"])");
@@ -319,6 +333,8 @@ TEST(ProtobufDecoderTest, BadBytesLeaveNoTrace) {
       {Wire().Tag(99, 3).Tag(98, 4).bytes, ProtobufErrorKind::kBadGroup, "", 2},
       {Wire().Len(15, "abc").bytes, ProtobufErrorKind::kBadPackedLength, "fixed[]", 0},
       {Wire().Len(7, "\xc3\x28").bytes, ProtobufErrorKind::kInvalidUtf8, "text", 0},
+      {Wire().Len(18, Wire().Len(1, Wire().Len(1, "\xff").bytes).bytes).bytes,
+       ProtobufErrorKind::kInvalidUtf8, "attrs", 5},
       // A oneof member the wire replaces is still checked.
       {Wire().Len(9, std::string("\0\1", 2)).Len(7, "u").bytes,
        ProtobufErrorKind::kBadFieldNumber, "sub", 2},
@@ -466,6 +482,10 @@ void Fill(google::protobuf::Message* m, std::mt19937* rng, int depth) {
   for (int i = 0; i < d->field_count(); ++i) {
     const google::protobuf::FieldDescriptor* f = d->field(i);
     if ((*rng)() % 3 == 0) continue;  // absent
+    if (depth > 3 &&
+        f->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE) {
+      continue;  // Struct and Value nest without end
+    }
     if (f->is_map()) {
       // One entry at most: reflection lists a parsed map in hash order.
       if ((*rng)() % 2) FillValue(m, f, rng, depth);

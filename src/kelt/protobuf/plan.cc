@@ -61,6 +61,8 @@ std::shared_ptr<arrow::DataType> ValueType(const Node& node, bool dictionaries) 
       return arrow::duration(arrow::TimeUnit::NANO);
     case NodeKind::kWrapper:
       return ValueType(node.children[0], dictionaries);
+    case NodeKind::kJson:
+      return arrow::utf8();
     case NodeKind::kMessage: {
       arrow::FieldVector fields;
       for (const Node& child : node.children) {
@@ -267,6 +269,15 @@ class Compiler {
         node->coding = WireCoding::kLength;
         const gp::Descriptor* message = field->message_type();
         const std::string& name = message->full_name();
+        // Struct, Value and ListValue are recursive: they land as JSON text.
+        if (name == "google.protobuf.Struct" || name == "google.protobuf.Value" ||
+            name == "google.protobuf.ListValue") {
+          node->kind = NodeKind::kJson;
+          node->json = name == "google.protobuf.Struct"  ? JsonMessage::kStruct
+                       : name == "google.protobuf.Value" ? JsonMessage::kValue
+                                                         : JsonMessage::kList;
+          break;
+        }
         if (message->options().map_entry()) {
           node->kind = NodeKind::kMap;
           KELT_RETURN_NOT_OK(CompileMessage(message, path + "{}", node));
@@ -306,7 +317,7 @@ class Compiler {
     KELT_RETURN_NOT_OK(CompileValue(field, node->path, node));
     if (node->kind != NodeKind::kMessage && node->kind != NodeKind::kMap &&
         node->kind != NodeKind::kTimestamp && node->kind != NodeKind::kDuration &&
-        node->kind != NodeKind::kWrapper) {
+        node->kind != NodeKind::kWrapper) {  // kJson too: no CompileMessage
       node->id = next_id_++;
     }
     node->path = field->is_repeated() && !field->is_map() ? path + "[]" : path;

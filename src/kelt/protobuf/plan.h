@@ -40,7 +40,11 @@ enum class NodeKind : uint8_t {
   kDuration,   // google.protobuf.Duration → duration[ns]
   kWrapper,    // google.protobuf.*Value → its value, nullable
   kMap,        // map<K, V> → map<K', V'> (children: key, value)
+  kJson,       // google.protobuf.Struct/Value/ListValue → utf8, their JSON text
 };
+
+/// Which message a kJson node holds.
+enum class JsonMessage : uint8_t { kStruct, kValue, kList };
 
 /// How a value sits on the wire.
 enum class WireCoding : uint8_t {
@@ -67,6 +71,7 @@ struct Node {
   std::vector<std::string> enum_names;
   std::vector<std::pair<int32_t, int32_t>> enum_index;  // sorted by number
   int32_t enum_default_index = 0;
+  JsonMessage json = JsonMessage::kValue;  // kJson
   // kMessage/kTimestamp/kDuration/kWrapper/kMap: the fields (kMap: key, value).
   std::vector<Node> children;
   int32_t oneof_count = 0;

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kelt/common/text.h"
 #include "kelt/protobuf.h"
 #include "kelt/protobuf/plan.h"
 #include "kelt/protobuf/schema.h"
@@ -72,6 +73,60 @@ class ReflectionReference {
  private:
   using FD = google::protobuf::FieldDescriptor;
   using Refl = google::protobuf::Reflection;
+
+  // The decoder's JSON text of a Struct, Value or ListValue (keys sorted).
+  static void Json(const google::protobuf::Message& m, std::string* out) {
+    const google::protobuf::Descriptor* d = m.GetDescriptor();
+    const Refl* r = m.GetReflection();
+    if (d->full_name() == "google.protobuf.Struct") {
+      const FD* fields = d->FindFieldByNumber(1);
+      std::map<std::string, const google::protobuf::Message*> sorted;
+      for (int i = 0; i < r->FieldSize(m, fields); ++i) {
+        const google::protobuf::Message& e = r->GetRepeatedMessage(m, fields, i);
+        const auto* ed = e.GetDescriptor();
+        sorted[e.GetReflection()->GetString(e, ed->FindFieldByNumber(1))] =
+            &e.GetReflection()->GetMessage(e, ed->FindFieldByNumber(2));
+      }
+      out->push_back('{');
+      bool first = true;
+      for (const auto& [key, value] : sorted) {
+        if (!first) out->push_back(',');
+        first = false;
+        text::AppendJsonString(out, key);
+        out->push_back(':');
+        Json(*value, out);
+      }
+      out->push_back('}');
+    } else if (d->full_name() == "google.protobuf.ListValue") {
+      const FD* values = d->FindFieldByNumber(1);
+      out->push_back('[');
+      for (int i = 0; i < r->FieldSize(m, values); ++i) {
+        if (i > 0) out->push_back(',');
+        Json(r->GetRepeatedMessage(m, values, i), out);
+      }
+      out->push_back(']');
+    } else {  // Value
+      const FD* set = r->GetOneofFieldDescriptor(m, d->oneof_decl(0));
+      switch (set == nullptr ? 0 : set->number()) {
+        case 2:
+          text::AppendJsonDouble(out, r->GetDouble(m, set));
+          break;
+        case 3:
+          text::AppendJsonString(out, r->GetString(m, set));
+          break;
+        case 4:
+          *out += r->GetBool(m, set) ? "true" : "false";
+          break;
+        case 5:
+        case 6:
+          Json(r->GetMessage(m, set), out);
+          break;
+        default:
+          *out += "null";
+          break;
+      }
+    }
+  }
 
   // An open enum's unknown number: its text after the names (the decoder's rule).
   int32_t EnumIndex(const Node& node, int32_t number) {
@@ -200,6 +255,12 @@ class ReflectionReference {
     }
     const google::protobuf::Message& sub =
         rep ? r->GetRepeatedMessage(m, f, i) : r->GetMessage(m, f);
+    if (node.kind == NodeKind::kJson) {
+      std::string json;
+      Json(sub, &json);
+      (void)static_cast<arrow::StringBuilder*>(b)->Append(json);
+      return;
+    }
     const google::protobuf::Descriptor* d = sub.GetDescriptor();
     const Refl* sr = sub.GetReflection();
     switch (node.kind) {
