@@ -75,8 +75,9 @@ class ProtobufSchema {
 class ProtobufPlan {
  public:
   /// Compile the message the indexes select (see MessageName). kInvalid for a
-  /// recursive message (no Arrow type can hold it: "shop.Node.children: recursive
-  /// message shop.Node"), for proto2 group fields, and for bad indexes.
+  /// recursive message (no Arrow type can hold it: "children[]: recursive message
+  /// shop.Node"; google.protobuf.Struct/Value/ListValue land as JSON text instead), for
+  /// proto2 group fields, and for bad indexes.
   static Result<std::shared_ptr<const ProtobufPlan>> Compile(
       const ProtobufSchema& schema, const std::vector<int32_t>& message_indexes = {});
   ~ProtobufPlan();
