@@ -10,7 +10,8 @@ cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz
 mkdir -p build/fuzz/artifacts
 status=0
-for target in load_fuzzer dataset_json_fuzzer pipeline_json_fuzzer config_fuzzer avro_fuzzer; do
+for target in load_fuzzer dataset_json_fuzzer pipeline_json_fuzzer config_fuzzer avro_fuzzer \
+    protobuf_fuzzer; do
   corpus="build/fuzz/corpus/$target"
   mkdir -p "$corpus"
   echo "fuzzing $target for ${seconds}s"
