@@ -18,6 +18,7 @@
 #include "kelt/sink/evolve_testing.h"
 #include "kelt/sink/sink_testing.h"
 #include "kelt/testing/assertions.h"
+#include "kelt/transform.h"
 
 namespace kelt {
 namespace {
@@ -111,6 +112,33 @@ TEST(ParquetSinkEvolve, EndsTheOpenFilesAndStartsNewOnesWithTheNewSchema) {
               std::string::npos)
         << files[1];
   }
+
+  // Read as kelt's Transform reads a landing (read_parquet with union_by_name): the
+  // rows of the older files have null in the new columns.
+  ASSERT_OK_AND_ASSIGN(auto session, SqlSession::Make());
+  LandingSource source;
+  source.location = dir.path();
+  source.topic = "t";
+  ASSERT_OK(session->RegisterLanding("landed", source));
+  ASSERT_OK_AND_ASSIGN(
+      auto read, session->Query("SELECT concat_ws('|', _kafka_partition, _kafka_offset, "
+                                "name, coalesce(coupon, 'NULL'), "
+                                "coalesce(CAST(extra.a AS VARCHAR), 'NULL')) AS r "
+                                "FROM landed ORDER BY _kafka_partition, _kafka_offset"));
+  ASSERT_OK_AND_ASSIGN(auto combined, read->CombineChunks());
+  auto column =
+      std::static_pointer_cast<arrow::StringArray>(combined->column(0)->chunk(0));
+  std::vector<std::string> got;
+  for (int64_t i = 0; i < column->length(); ++i) got.push_back(column->GetString(i));
+  std::vector<std::string> want;
+  for (int p : {0, 1}) {
+    for (int64_t o = 0; o < 10; ++o) {
+      const std::string n = std::to_string(o);
+      want.push_back(std::to_string(p) + "|" + n + "|n" + n + "|" +
+                     (o < 5 ? "NULL|NULL" : "c" + n + "|" + std::to_string(o * 10)));
+    }
+  }
+  EXPECT_EQ(got, want);
 
   // Reopened with B: resumes after both files, removes leftovers of an interrupted
   // write in the new schema, and lands only what is new.
