@@ -78,6 +78,13 @@ class Sink {
     return OffsetMap{};
   }
 
+  /// The landing schema grew (a newer version of a registry subject added fields):
+  /// `landing` has every column of the current landing schema, by name, with the same
+  /// Arrow type (nullability aside), plus new nullable columns, in any order. Later
+  /// windows' batches have this schema. Rows already landed read the new columns as
+  /// null. Called between windows. The default refuses (kNotImplemented naming the sink).
+  virtual Status Evolve(const std::shared_ptr<arrow::Schema>& landing);
+
   /// Forget whatever is not yet durable for `partitions` (lost in a rebalance: their
   /// next owner re-reads those records from the durable point).
   virtual Status Drop(const std::vector<TopicPartition>& partitions) = 0;

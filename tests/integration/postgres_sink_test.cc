@@ -25,6 +25,7 @@
 #include "kelt/schema.h"
 #include "kelt/sink.h"
 #include "kelt/sink/all_types_testing.h"
+#include "kelt/sink/evolve_testing.h"
 #include "kelt/sink/sink_testing.h"
 #include "kelt/testing/assertions.h"
 
@@ -917,6 +918,128 @@ TEST_F(PostgresSinkTest, MapDuplicateKeysKeepTheLast) {
   ASSERT_OK(sink->Write(window).status());
   ASSERT_OK(sink->Close());
   EXPECT_EQ(db_.One("SELECT m::text FROM " + table), R"({"a": 2, "b": 3})");
+}
+
+// ---- Evolve --------------------------------------------------------------------------
+
+std::unique_ptr<Sink> OpenArrowSink(const PostgresSinkOptions& options,
+                                    const std::shared_ptr<arrow::Schema>& landing) {
+  auto sink = MakePostgresSink(options);
+  EXPECT_OK(sink);
+  if (!sink.ok()) return nullptr;
+  EXPECT_OK((*sink)->Open(landing, DeadLetterSchema()));
+  return std::move(*sink);
+}
+
+TEST_F(PostgresSinkTest, EvolveAddsNullableColumnsAndCopiesThem) {
+  using testing::EvolveSchemaA;
+  using testing::EvolveSchemaB;
+  using testing::EvolveWindow;
+  const std::string table = Unique("evolve");
+  {
+    auto sink = OpenArrowSink(Options(table), EvolveSchemaA());
+    ASSERT_NE(sink, nullptr);
+    ASSERT_OK_AND_ASSIGN(auto durable, sink->Write(EvolveWindow(EvolveSchemaA(), 0, 4)));
+    EXPECT_EQ(durable, (OffsetMap{{{"t", 0}, 5}}));
+    ASSERT_OK(sink->Evolve(EvolveSchemaB()));
+    // B lists its columns in another order than the table's: COPY names them.
+    ASSERT_OK_AND_ASSIGN(durable, sink->Write(EvolveWindow(EvolveSchemaB(), 5, 9)));
+    EXPECT_EQ(durable, (OffsetMap{{{"t", 0}, 10}}));
+    EXPECT_FALSE(sink->Write(EvolveWindow(EvolveSchemaA(), 10, 11)).ok());
+    ASSERT_OK(sink->Close());
+  }
+  auto types = db_.Query(
+      "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid "
+      "= '" +
+      table + "'::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum");
+  std::vector<std::string> got;
+  for (const Row& r : types) got.push_back(*r[0] + " " + *r[1]);
+  EXPECT_EQ(got,
+            (std::vector<std::string>{"id bigint", "name text", "_kafka_topic text",
+                                      "_kafka_partition bigint", "_kafka_offset bigint",
+                                      "coupon text", "extra jsonb"}));
+  auto rows =
+      db_.Query("SELECT id::text, name, coupon, extra->>'a', extra IS NULL FROM " +
+                table + " ORDER BY _kafka_offset");
+  ASSERT_EQ(rows.size(), 10u);
+  for (int64_t o = 0; o < 10; ++o) {
+    const std::string n = std::to_string(o);
+    Row want = o < 5 ? Row{n, "n" + n, std::nullopt, std::nullopt, "t"}
+                     : Row{n, "n" + n, "c" + n, std::to_string(o * 10), "f"};
+    EXPECT_EQ(rows[o], want) << "offset " << o;
+  }
+  EXPECT_EQ(OffsetOf("g", "t", 0), "10");
+  // Reopened with B: resumes after the evolved window and skips what it holds.
+  auto reopened = OpenArrowSink(Options(table), EvolveSchemaB());
+  ASSERT_NE(reopened, nullptr);
+  ASSERT_OK_AND_ASSIGN(auto resumed, reopened->Resume({{"t", 0}}));
+  EXPECT_EQ(resumed, (OffsetMap{{{"t", 0}, 10}}));
+  ASSERT_OK_AND_ASSIGN(auto durable,
+                       reopened->Write(EvolveWindow(EvolveSchemaB(), 8, 11)));
+  EXPECT_EQ(durable, (OffsetMap{{{"t", 0}, 12}}));
+  ASSERT_OK(reopened->Close());
+  EXPECT_EQ(db_.One("SELECT count(*) FROM " + table), "12");
+}
+
+TEST_F(PostgresSinkTest, EvolveOfATableAnotherSinkEvolvedTakesItsColumns) {
+  using testing::EvolveSchemaA;
+  using testing::EvolveSchemaB;
+  using testing::EvolveWindow;
+  const std::string table = Unique("evolve2");
+  // Two workers on A (own partitions), the first evolves the table first.
+  auto first = OpenArrowSink(Options(table), EvolveSchemaA());
+  auto second = OpenArrowSink(Options(table), EvolveSchemaA());
+  ASSERT_NE(first, nullptr);
+  ASSERT_NE(second, nullptr);
+  ASSERT_OK(first->Write(EvolveWindow(EvolveSchemaA(), 0, 1, {0})));
+  ASSERT_OK(second->Write(EvolveWindow(EvolveSchemaA(), 0, 1, {1})));
+  ASSERT_OK(first->Evolve(EvolveSchemaB()));
+  ASSERT_OK(first->Write(EvolveWindow(EvolveSchemaB(), 2, 3, {0})));
+  // The second still writes A into the evolved table until its own Evolve.
+  ASSERT_OK(second->Write(EvolveWindow(EvolveSchemaA(), 2, 2, {1})));
+  ASSERT_OK(second->Evolve(EvolveSchemaB()));
+  ASSERT_OK_AND_ASSIGN(auto durable,
+                       second->Write(EvolveWindow(EvolveSchemaB(), 3, 3, {1})));
+  EXPECT_EQ(durable, (OffsetMap{{{"t", 1}, 4}}));
+  ASSERT_OK(first->Close());
+  ASSERT_OK(second->Close());
+  EXPECT_EQ(db_.Query("SELECT _kafka_partition::text, _kafka_offset::text, coupon FROM " +
+                      table + " ORDER BY 1, 2"),
+            (std::vector<Row>{{"0", "0", std::nullopt},
+                              {"0", "1", std::nullopt},
+                              {"0", "2", "c2"},
+                              {"0", "3", "c3"},
+                              {"1", "0", std::nullopt},
+                              {"1", "1", std::nullopt},
+                              {"1", "2", std::nullopt},
+                              {"1", "3", "c3"}}));
+}
+
+TEST_F(PostgresSinkTest, EvolveRefusesATypeChangeAndAnExistingColumnOfAnotherType) {
+  using testing::EvolveSchemaA;
+  using testing::EvolveSchemaB;
+  using testing::EvolveWindow;
+  const std::string table = Unique("evolve3");
+  auto sink = OpenArrowSink(Options(table), EvolveSchemaA());
+  ASSERT_NE(sink, nullptr);
+  ASSERT_OK(sink->Write(EvolveWindow(EvolveSchemaA(), 0, 1)));
+  Status changed = sink->Evolve(testing::EvolveSchemaNameChanged());
+  EXPECT_EQ(changed.code(), StatusCode::kInvalid) << changed.ToString();
+  EXPECT_NE(changed.message().find("column 'name' is string"), std::string::npos)
+      << changed.ToString();
+  db_.Exec("ALTER TABLE " + table + " ADD COLUMN coupon bigint");
+  Status st = sink->Evolve(EvolveSchemaB());
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("column 'coupon' is bigint; the batch needs TEXT"),
+            std::string::npos)
+      << st.ToString();
+  // Rolled back (no extra column) and still writing A.
+  EXPECT_EQ(db_.One("SELECT count(*) FROM pg_attribute WHERE attrelid = '" + table +
+                    "'::regclass AND attname = 'extra'"),
+            "0");
+  ASSERT_OK(sink->Write(EvolveWindow(EvolveSchemaA(), 2, 3)));
+  ASSERT_OK(sink->Close());
+  EXPECT_EQ(db_.One("SELECT count(*) FROM " + table), "4");
 }
 
 }  // namespace

@@ -30,6 +30,7 @@
 #include "kelt/common/duckdb_handles.h"
 #include "kelt/sink.h"
 #include "kelt/sink/boundary_types.h"
+#include "kelt/sink/schema_evolution.h"
 
 namespace kelt {
 namespace {
@@ -350,6 +351,30 @@ class DuckDbSink final : public Sink {
     return result;
   }
 
+  /// One transaction adds the new columns (nullable, so landed rows read null); a
+  /// column that is already there (another sink evolved the table first) is taken when
+  /// its type is the one the new schema needs. The appender names its columns, so the
+  /// table's column order does not matter.
+  Status Evolve(const std::shared_ptr<arrow::Schema>& landing) override {
+    if (!con_) return Status::Invalid(name_ + ": not open");
+    KELT_RETURN_NOT_OK(
+        internal::AddedColumns(*landing_.schema, *landing, name_).status());
+    TargetTable next;
+    next.name = landing_.name;
+    next.schema = landing;
+    next.stored = internal::BoundarySchema(landing, DuckDbRules());
+    KELT_RETURN_NOT_OK(Exec("BEGIN TRANSACTION", next.name));
+    Status st = EnsureColumns(next.name, *next.stored, "", /*add_missing=*/true);
+    if (st.ok()) st = Exec("COMMIT", next.name);
+    if (!st.ok()) {
+      (void)Exec("ROLLBACK", next.name);  // a failed COMMIT has rolled back already
+      return st;
+    }
+    KELT_RETURN_NOT_OK(ConvertSchema(next));
+    landing_ = std::move(next);
+    return Status::OK();
+  }
+
   /// Every Write is durable at its COMMIT (DuckDB's WAL), so there is nothing to flush.
   Result<OffsetMap> Flush() override { return OffsetMap{}; }
 
@@ -483,9 +508,10 @@ class DuckDbSink final : public Sink {
 
   /// Create `table` from `schema` when missing, else check that every column of
   /// `schema` exists with the same type (extra table columns are left alone: the
-  /// appender fills them with their defaults).
+  /// appender fills them with their defaults); `add_missing` adds a missing column
+  /// (ALTER TABLE … ADD COLUMN, for Evolve) instead of failing.
   Status EnsureColumns(const TableName& table, const arrow::Schema& schema,
-                       const std::string& extra_ddl) {
+                       const std::string& extra_ddl, bool add_missing = false) {
     std::vector<std::string> wanted;
     for (const auto& field : schema.fields()) {
       auto type = DuckDbTypeOf(*field->type());
@@ -516,6 +542,12 @@ class DuckDbSink final : public Sink {
       auto it = std::find_if(existing.begin(), existing.end(), [&](const auto& c) {
         return EqualsIgnoreCase(c.first, column);
       });
+      if (it == existing.end() && add_missing) {
+        KELT_RETURN_NOT_OK(Exec("ALTER TABLE " + table.sql + " ADD COLUMN " +
+                                    QuoteIdentifier(column) + " " + wanted[i],
+                                table));
+        continue;
+      }
       if (it == existing.end()) {
         return Status::Invalid(name_ + ": table " + table.display +
                                " exists without column " + column + " (" + wanted[i] +
@@ -550,6 +582,11 @@ class DuckDbSink final : public Sink {
                  target.name));
       }
     }
+    return ConvertSchema(target);
+  }
+
+  /// DuckDB's conversion of `target.stored`, which each appended chunk is made with.
+  Status ConvertSchema(TargetTable& target) {
     ArrowSchema exported;
     auto arrow_status = arrow::ExportSchema(*target.stored, &exported);
     if (!arrow_status.ok()) {

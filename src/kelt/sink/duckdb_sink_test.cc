@@ -19,6 +19,7 @@
 #include "kelt/schema.h"
 #include "kelt/sink.h"
 #include "kelt/sink/all_types_testing.h"
+#include "kelt/sink/evolve_testing.h"
 #include "kelt/sink/sink_testing.h"
 #include "kelt/testing/assertions.h"
 
@@ -701,6 +702,141 @@ TEST_F(DuckDbSinkTest, MapWithDuplicateKeysFailsTheWindow) {
   Db db(path_);
   EXPECT_EQ(db.Scalar("SELECT count(*)::VARCHAR FROM landing"), "0");
   EXPECT_EQ(db.Scalar("SELECT count(*)::VARCHAR FROM _kelt_offsets"), "0");
+}
+
+// ---- Evolve --------------------------------------------------------------------------
+
+std::unique_ptr<Sink> OpenArrowSink(const DuckDbSinkOptions& options,
+                                    const std::shared_ptr<arrow::Schema>& landing) {
+  auto sink = MakeDuckDbSink(options);
+  EXPECT_OK(sink);
+  if (!sink.ok()) return nullptr;
+  EXPECT_OK((*sink)->Open(landing, DeadLetterSchema()));
+  return std::move(*sink);
+}
+
+TEST_F(DuckDbSinkTest, EvolveAddsNullableColumnsAndAppendsByName) {
+  using testing::EvolveSchemaA;
+  using testing::EvolveSchemaB;
+  using testing::EvolveWindow;
+  {
+    auto sink = OpenArrowSink(Options(), EvolveSchemaA());
+    ASSERT_TRUE(sink);
+    ASSERT_OK_AND_ASSIGN(auto durable, sink->Write(EvolveWindow(EvolveSchemaA(), 0, 4)));
+    EXPECT_EQ(durable, (OffsetMap{{{"t", 0}, 5}}));
+    ASSERT_OK(sink->Evolve(EvolveSchemaB()));
+    // Later batches have B (its columns in another order than the table's).
+    ASSERT_OK_AND_ASSIGN(durable, sink->Write(EvolveWindow(EvolveSchemaB(), 5, 9)));
+    EXPECT_EQ(durable, (OffsetMap{{{"t", 0}, 10}}));
+    auto stale = sink->Write(EvolveWindow(EvolveSchemaA(), 10, 11));
+    EXPECT_FALSE(stale.ok());
+    ASSERT_OK_AND_ASSIGN(auto flushed, sink->Flush());
+    EXPECT_TRUE(flushed.empty());
+    ASSERT_OK(sink->Close());
+  }
+  {
+    Db db(path_);
+    EXPECT_EQ(db.Query("SELECT column_name, data_type FROM duckdb_columns() WHERE "
+                       "table_name = 'landing' ORDER BY column_index"),
+              (std::vector<Row>{{"id", "BIGINT"},
+                                {"name", "VARCHAR"},
+                                {"_kafka_topic", "VARCHAR"},
+                                {"_kafka_partition", "BIGINT"},
+                                {"_kafka_offset", "BIGINT"},
+                                {"coupon", "VARCHAR"},
+                                {"extra", "STRUCT(a BIGINT)"}}));
+    auto rows = db.Query(
+        "SELECT id::VARCHAR, name, coupon, extra.a::VARCHAR, _kafka_offset::VARCHAR "
+        "FROM landing ORDER BY _kafka_offset");
+    ASSERT_EQ(rows.size(), 10u);
+    for (int64_t o = 0; o < 10; ++o) {
+      const std::string n = std::to_string(o);
+      Row want = o < 5 ? Row{n, "n" + n, std::nullopt, std::nullopt, n}
+                       : Row{n, "n" + n, "c" + n, std::to_string(o * 10), n};
+      EXPECT_EQ(rows[o], want) << "offset " << o;
+    }
+    // An old row's struct is NULL as a whole, not a struct of nulls.
+    EXPECT_EQ(db.Scalar("SELECT count(*)::VARCHAR FROM landing WHERE extra IS NULL"),
+              "5");
+  }
+  // Reopened with B: resumes after the evolved window and skips what it holds.
+  auto reopened = OpenArrowSink(Options(), EvolveSchemaB());
+  ASSERT_TRUE(reopened);
+  ASSERT_OK_AND_ASSIGN(auto resumed, reopened->Resume({{"t", 0}}));
+  EXPECT_EQ(resumed, (OffsetMap{{{"t", 0}, 10}}));
+  ASSERT_OK_AND_ASSIGN(auto durable,
+                       reopened->Write(EvolveWindow(EvolveSchemaB(), 8, 11)));
+  EXPECT_EQ(durable, (OffsetMap{{{"t", 0}, 12}}));
+  ASSERT_OK(reopened->Close());
+  Db db(path_);
+  EXPECT_EQ(db.Scalar("SELECT count(*)::VARCHAR FROM landing"), "12");
+}
+
+TEST_F(DuckDbSinkTest, EvolveOfATableAnotherSinkEvolvedTakesItsColumns) {
+  using testing::EvolveSchemaA;
+  using testing::EvolveSchemaB;
+  using testing::EvolveWindow;
+  {
+    auto first = OpenArrowSink(Options(), EvolveSchemaA());
+    ASSERT_TRUE(first);
+    ASSERT_OK(first->Write(EvolveWindow(EvolveSchemaA(), 0, 1)));
+    ASSERT_OK(first->Evolve(EvolveSchemaB()));
+    ASSERT_OK(first->Close());
+  }
+  // A second worker still on A: the table's extra columns are fine, and its own Evolve
+  // finds them there with the right types.
+  auto second = OpenArrowSink(Options(), EvolveSchemaA());
+  ASSERT_TRUE(second);
+  ASSERT_OK(second->Write(EvolveWindow(EvolveSchemaA(), 2, 3)));
+  ASSERT_OK(second->Evolve(EvolveSchemaB()));
+  ASSERT_OK_AND_ASSIGN(auto durable, second->Write(EvolveWindow(EvolveSchemaB(), 4, 5)));
+  EXPECT_EQ(durable, (OffsetMap{{{"t", 0}, 6}}));
+  ASSERT_OK(second->Close());
+  Db db(path_);
+  EXPECT_EQ(db.Query("SELECT _kafka_offset::VARCHAR, coupon FROM landing "
+                     "ORDER BY _kafka_offset"),
+            (std::vector<Row>{{"0", std::nullopt},
+                              {"1", std::nullopt},
+                              {"2", std::nullopt},
+                              {"3", std::nullopt},
+                              {"4", "c4"},
+                              {"5", "c5"}}));
+}
+
+TEST_F(DuckDbSinkTest, EvolveRefusesATypeChangeAndAnExistingColumnOfAnotherType) {
+  using testing::EvolveSchemaA;
+  using testing::EvolveSchemaB;
+  using testing::EvolveWindow;
+  {
+    auto sink = OpenArrowSink(Options(), EvolveSchemaA());
+    ASSERT_TRUE(sink);
+    ASSERT_OK(sink->Write(EvolveWindow(EvolveSchemaA(), 0, 1)));
+    Status changed = sink->Evolve(testing::EvolveSchemaNameChanged());
+    EXPECT_EQ(changed.code(), StatusCode::kInvalid) << changed.ToString();
+    EXPECT_NE(changed.message().find("column 'name' is string"), std::string::npos)
+        << changed.ToString();
+    ASSERT_OK(sink->Close());
+  }
+  {
+    Db db(path_);
+    ASSERT_TRUE(db.Exec("ALTER TABLE landing ADD COLUMN coupon BIGINT"));
+  }
+  auto sink = OpenArrowSink(Options(), EvolveSchemaA());
+  ASSERT_TRUE(sink);
+  Status st = sink->Evolve(EvolveSchemaB());
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(
+      st.message().find("column coupon is BIGINT, the landing schema needs VARCHAR"),
+      std::string::npos)
+      << st.ToString();
+  // Rolled back (no extra column) and still writing A.
+  ASSERT_OK(sink->Write(EvolveWindow(EvolveSchemaA(), 2, 3)));
+  ASSERT_OK(sink->Close());
+  Db db(path_);
+  EXPECT_EQ(db.Scalar("SELECT count(*)::VARCHAR FROM duckdb_columns() WHERE "
+                      "table_name = 'landing' AND column_name = 'extra'"),
+            "0");
+  EXPECT_EQ(db.Scalar("SELECT count(*)::VARCHAR FROM landing"), "4");
 }
 
 }  // namespace

@@ -54,6 +54,7 @@
 #include "kelt/landing/filesystem.h"
 #include "kelt/log.h"
 #include "kelt/sink/boundary_types.h"
+#include "kelt/sink/schema_evolution.h"
 
 namespace kelt {
 
@@ -128,6 +129,18 @@ struct Rotation {
   Status broken;
 };
 
+// Same column names and types in the same order (nullability and metadata aside).
+bool SameColumns(const arrow::Schema& a, const arrow::Schema& b) {
+  if (a.num_fields() != b.num_fields()) return false;
+  for (int i = 0; i < a.num_fields(); ++i) {
+    if (a.field(i)->name() != b.field(i)->name() ||
+        !a.field(i)->type()->Equals(*b.field(i)->type())) {
+      return false;
+    }
+  }
+  return true;
+}
+
 // Whether dictionary encoding is likely to pay for a column (ParquetSinkOptions
 // "auto"): numbers and timestamps are mostly unique (offsets, ids, amounts, event
 // times), and their dictionaries cost a hash table per column chunk for nothing.
@@ -172,51 +185,13 @@ class ParquetSink final : public Sink {
   Status Open(const std::shared_ptr<arrow::Schema>& landing,
               const std::shared_ptr<arrow::Schema>& dead_letter) override {
     KELT_ASSIGN_OR_RAISE(root_, OpenRoot(o_));
-    landing_ = landing;
+    KELT_RETURN_NOT_OK(UseLanding(landing));
     dead_letter_ = dead_letter;
-    landing_file_ = internal::BoundarySchema(landing, FileRules());
-    topic_col_ = landing->GetFieldIndex("_kafka_topic");
-    partition_col_ = landing->GetFieldIndex("_kafka_partition");
-    offset_col_ = landing->GetFieldIndex("_kafka_offset");
-    if (partition_col_ < 0 || offset_col_ < 0) {
-      return Status::Invalid(
-          "parquet sink needs the _kafka_partition and _kafka_offset columns in the "
-          "landing schema (file names carry the offsets)");
-    }
-    for (int col : {partition_col_, offset_col_, topic_col_}) {
-      if (col < 0) continue;
-      const auto& f = landing->field(col);
-      const arrow::Type::type want =
-          col == topic_col_ ? arrow::Type::STRING : arrow::Type::INT64;
-      if (f->type()->id() != want) {
-        return Status::Invalid("parquet sink: column '" + f->name() + "' must be " +
-                               (want == arrow::Type::STRING ? "utf8" : "int64") +
-                               ", not " + f->type()->ToString());
-      }
-    }
-    if (!o_.partition_by.empty()) {
-      by_col_ = landing->GetFieldIndex(o_.partition_by);
-      if (by_col_ < 0) {
-        return Status::Invalid("parquet sink partition_by: no landing column named '" +
-                               o_.partition_by + "'");
-      }
-      auto type = landing->field(by_col_)->type()->id();
-      if (!o_.time_layout.empty() && type != arrow::Type::TIMESTAMP &&
-          type != arrow::Type::DATE32) {
-        return Status::Invalid(
-            "parquet sink time_layout needs a Timestamp or Date column, '" +
-            o_.partition_by + "' is " + landing->field(by_col_)->type()->ToString());
-      }
-      if (!o_.time_layout.empty()) KELT_RETURN_NOT_OK(CheckTimeLayout());
-    } else if (!o_.time_layout.empty()) {
-      return Status::Invalid("parquet sink time_layout needs partition_by");
-    }
     if (o_.dead_letter_dir.empty()) o_.dead_letter_dir = "_dead_letter";
     if (o_.dead_letter_dir.find("..") != std::string::npos ||
         o_.dead_letter_dir[0] == '/') {
       return Status::Invalid("parquet sink dead_letter_dir must stay inside the root");
     }
-    KELT_ASSIGN_OR_RAISE(writer_props_, PropertiesOf(*landing));
     KELT_ASSIGN_OR_RAISE(dead_letter_props_, PropertiesOf(*dead_letter));
     parquet::ArrowWriterProperties::Builder ap;
     ap.store_schema();
@@ -224,6 +199,24 @@ class ParquetSink final : public Sink {
     // coercing ns to µs would fail on any sub-µs digit.
     ap.set_use_threads(false);
     arrow_props_ = ap.build();
+    return Status::OK();
+  }
+
+  // A file has one schema: the open rotations of every partition end here, published
+  // exactly as rotations that reached their size limit are (their durable points are
+  // reported by the next Write/Flush/Tick), and the next rows start files of `landing`.
+  // Dead-letter files end with their rotation; their schema does not change.
+  Status Evolve(const std::shared_ptr<arrow::Schema>& landing) override {
+    if (!landing_) return Status::Invalid(name() + ": Evolve before Open");
+    KELT_RETURN_NOT_OK(internal::AddedColumns(*landing_, *landing, name()).status());
+    OffsetMap advanced;
+    // On failure the old schema stays: the rotations that did not finish take no more
+    // rows, and Evolve (or Flush) can be called again.
+    KELT_RETURN_NOT_OK(FinishWhere([](const Rotation&) { return true; }, &advanced));
+    KELT_RETURN_NOT_OK(UseLanding(landing));  // no file is open: nothing else to switch
+    for (const auto& [tp, next] : advanced) {
+      unreported_[tp] = std::max(unreported_[tp], next);
+    }
     return Status::OK();
   }
 
@@ -245,6 +238,12 @@ class ParquetSink final : public Sink {
   Result<OffsetMap> Write(const SinkWindow& w) override {
     OffsetMap advanced;
     const arrow::RecordBatch& batch = *w.batch;
+    // Columns are found by position: the batch must have the schema of Open (or of the
+    // last Evolve).
+    if (!SameColumns(*batch.schema(), *landing_)) {
+      return Status::Invalid("parquet sink: batch schema " + batch.schema()->ToString() +
+                             " is not the landing schema " + landing_->ToString());
+    }
     // Rows come in runs of one partition: each run is written minus what is durable.
     auto& part = static_cast<const arrow::Int64Array&>(*batch.column(partition_col_));
     auto& off = static_cast<const arrow::Int64Array&>(*batch.column(offset_col_));
@@ -337,6 +336,57 @@ class ParquetSink final : public Sink {
         return parquet::Compression::UNCOMPRESSED;
     }
     return parquet::Compression::ZSTD;
+  }
+
+  // Take `landing` as the schema of the landing files to come: the metadata columns'
+  // positions, the partition_by column, the writer properties (set by column name).
+  Status UseLanding(const std::shared_ptr<arrow::Schema>& landing) {
+    int topic_col = landing->GetFieldIndex("_kafka_topic");
+    int partition_col = landing->GetFieldIndex("_kafka_partition");
+    int offset_col = landing->GetFieldIndex("_kafka_offset");
+    if (partition_col < 0 || offset_col < 0) {
+      return Status::Invalid(
+          "parquet sink needs the _kafka_partition and _kafka_offset columns in the "
+          "landing schema (file names carry the offsets)");
+    }
+    for (int col : {partition_col, offset_col, topic_col}) {
+      if (col < 0) continue;
+      const auto& f = landing->field(col);
+      const arrow::Type::type want =
+          col == topic_col ? arrow::Type::STRING : arrow::Type::INT64;
+      if (f->type()->id() != want) {
+        return Status::Invalid("parquet sink: column '" + f->name() + "' must be " +
+                               (want == arrow::Type::STRING ? "utf8" : "int64") +
+                               ", not " + f->type()->ToString());
+      }
+    }
+    int by_col = -1;
+    if (!o_.partition_by.empty()) {
+      by_col = landing->GetFieldIndex(o_.partition_by);
+      if (by_col < 0) {
+        return Status::Invalid("parquet sink partition_by: no landing column named '" +
+                               o_.partition_by + "'");
+      }
+      auto type = landing->field(by_col)->type()->id();
+      if (!o_.time_layout.empty() && type != arrow::Type::TIMESTAMP &&
+          type != arrow::Type::DATE32) {
+        return Status::Invalid(
+            "parquet sink time_layout needs a Timestamp or Date column, '" +
+            o_.partition_by + "' is " + landing->field(by_col)->type()->ToString());
+      }
+      if (!o_.time_layout.empty()) KELT_RETURN_NOT_OK(CheckTimeLayout());
+    } else if (!o_.time_layout.empty()) {
+      return Status::Invalid("parquet sink time_layout needs partition_by");
+    }
+    KELT_ASSIGN_OR_RAISE(auto writer_props, PropertiesOf(*landing));
+    landing_ = landing;
+    landing_file_ = internal::BoundarySchema(landing, FileRules());
+    topic_col_ = topic_col;
+    partition_col_ = partition_col;
+    offset_col_ = offset_col;
+    by_col_ = by_col;
+    writer_props_ = std::move(writer_props);
+    return Status::OK();
   }
 
   Status CheckTimeLayout() const {

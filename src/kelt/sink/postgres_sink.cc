@@ -17,6 +17,7 @@
 #include "kelt/sink.h"
 #include "kelt/sink/postgres_copy.h"
 #include "kelt/sink/postgres_load.h"
+#include "kelt/sink/schema_evolution.h"
 
 namespace kelt {
 namespace {
@@ -112,6 +113,7 @@ class PostgresSink final : public Sink {
               const std::shared_ptr<arrow::Schema>& dead_letter) override;
   Result<OffsetMap> Resume(const std::vector<TopicPartition>& partitions) override;
   Result<OffsetMap> Write(const SinkWindow& window) override;
+  Status Evolve(const std::shared_ptr<arrow::Schema>& landing) override;
   Result<OffsetMap> Flush() override { return OffsetMap{}; }  // durable at COMMIT
   Status Drop(const std::vector<TopicPartition>&) override { return {}; }
   /// pg::LoadTable: one transaction on a connection of its own, closed after.
@@ -415,6 +417,41 @@ Status PostgresSink::Open(const std::shared_ptr<arrow::Schema>& landing,
     return st;
   }
   opened_ = true;
+  return {};
+}
+
+// Under the DDL lock, one transaction adds each new column (ADD COLUMN IF NOT EXISTS:
+// another sink may have evolved the table first), then reads the table's columns back
+// as Open does, so a column that was already there with another type fails naming it.
+// The COPY statement lists the new columns from then on.
+Status PostgresSink::Evolve(const std::shared_ptr<arrow::Schema>& landing) {
+  KELT_RETURN_NOT_OK(EnsureReady());
+  KELT_RETURN_NOT_OK(internal::AddedColumns(*landing_.schema, *landing, name()).status());
+  Target next = landing_;
+  next.schema = landing;
+  Status st = [&]() -> Status {
+    KELT_RETURN_NOT_OK(BeginWithDdlLock());
+    KELT_RETURN_NOT_OK(QuoteTarget(&next));
+    for (const auto& field : landing->fields()) {
+      if (landing_.schema->GetFieldIndex(field->name()) >= 0) continue;
+      KELT_RETURN_NOT_OK(
+          pg::CheckIdentifier(field->name(), "column").WithPrefix(Prefix(&next)));
+      auto type = pg::PgTypeOf(*field->type(), field->name());
+      if (!type.ok()) return type.status().WithPrefix(Prefix(&next));
+      KELT_ASSIGN_OR_RAISE(std::string column, Quote(field->name()));
+      KELT_RETURN_NOT_OK(Command("ALTER TABLE " + next.quoted +
+                                     " ADD COLUMN IF NOT EXISTS " + column + " " +
+                                     pg::PgColumnSql(*field->type(), *type),
+                                 &next, "add column " + field->name()));
+    }
+    KELT_RETURN_NOT_OK(PrepareTable(&next, /*create=*/false));
+    return Command("COMMIT", nullptr, "commit");
+  }();
+  if (!st.ok()) {
+    Rollback();
+    return st;
+  }
+  landing_ = std::move(next);
   return {};
 }
 
