@@ -20,19 +20,19 @@
 #include <arrow/api.h>
 #include <benchmark/benchmark.h>
 
+#include <unistd.h>
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <unistd.h>
 #include <map>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "kelt/avro.h"
-#include "kelt/load.h"
 #include "kelt/avro/avro_c_testing.h"
+#include "kelt/load.h"
 #include "ratio_reporter.h"
 
 namespace {
@@ -176,7 +176,8 @@ void BM_AvroLoadWindows10k(benchmark::State& state) {
   const Corpus& c = GetCorpus();
   static const std::vector<std::string> payloads = [&] {
     std::vector<std::string> out;
-    for (const std::string& body : c.bodies) out.push_back(std::string("\0\0\0\0\1", 5) + body);
+    for (const std::string& body : c.bodies)
+      out.push_back(std::string("\0\0\0\0\1", 5) + body);
     return out;
   }();
   auto avro = std::make_shared<kelt::AvroPayload>();
@@ -286,9 +287,10 @@ double PythonBaseline(const std::string& python, int repetitions) {
     }
     std::ofstream(schema) << kSchema;
   }
-  const std::string cmd = "'" + python + "' '" KELT_SOURCE_DIR
-                          "/bench/python/avro_deserializer_baseline.py' '" + payloads +
-                          "' '" + schema + "' " + std::to_string(repetitions);
+  const std::string cmd = "'" + python +
+                          "' '" KELT_SOURCE_DIR
+                          "/bench/python/avro_deserializer_baseline.py' '" +
+                          payloads + "' '" + schema + "' " + std::to_string(repetitions);
   double seconds = -1;
   if (FILE* p = popen(cmd.c_str(), "r")) {
     if (std::fscanf(p, "%lf", &seconds) != 1) seconds = -1;

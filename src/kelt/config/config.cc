@@ -485,8 +485,9 @@ void ResolveRegistrySchema(Reader& r, const YAML::Node& v, EltConfig& c) {
     return writer->text;
   };
   // A newer version of the subject met mid-run grows the landing (EltLoop).
-  avro->latest_schema = [registry, subject = c.schema_subject]()
-      -> Result<std::pair<int32_t, std::string>> {
+  avro->latest_schema =
+      [registry,
+       subject = c.schema_subject]() -> Result<std::pair<int32_t, std::string>> {
     KELT_ASSIGN_OR_RAISE(auto latest, registry->Latest(subject));
     if (latest->format != SchemaFormat::kAvro) {
       return Status::Invalid("subject '" + subject + "' now holds a " +

@@ -1,8 +1,8 @@
 // Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
 //
-// The Load step: the public API of load.h and JsonLoad, the Loader::Impl of JSON payloads.
-// Make() compiles the landing schema into a column plan (column_plan.h). Append()
-// writes a record's values straight into the landing columns' rewindable writers
+// The Load step: the public API of load.h and JsonLoad, the Loader::Impl of JSON
+// payloads. Make() compiles the landing schema into a column plan (column_plan.h).
+// Append() writes a record's values straight into the landing columns' rewindable writers
 // (column_writer.h), by the first of three readers that takes it:
 //  1. OnDemandReader (ondemand_reader.h): simdjson's streaming parser walking the object
 //     once, when the plan allows it;
