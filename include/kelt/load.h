@@ -154,8 +154,8 @@ class Loader {
   /// True when a column reads record headers (callers may skip collecting them).
   bool needs_headers() const;
   /// Avro payloads that may grow (AvroPayload::latest_schema): the id of the writer
-  /// schema with columns the reader lacks that stopped the window (Append returned
-  /// kCancelled), else -1. Cleared by Finish().
+  /// schema with columns the reader lacks that stopped the last Append (it returned
+  /// kCancelled), else -1; Finish() keeps it.
   int32_t newer_writer_schema() const;
   /// The landing Schema it was made with (with an Avro payload: the `_kafka_*` columns).
   const Schema& schema() const;

@@ -159,6 +159,7 @@ class AvroLoad final : public Loader::Impl {
   }
 
   Status Append(const RecordView& r) override {
+    newer_ = -1;
     ++stats_.records;
     if (r.value) stats_.payload_bytes += static_cast<int64_t>(r.value->size());
     if (stats_.rows >= row_capacity_) {
@@ -232,7 +233,6 @@ class AvroLoad final : public Loader::Impl {
     stats_ = LoadStats{};
     row_capacity_ = 0;
     segments_.clear();
-    newer_ = -1;
     return out;
   }
 
