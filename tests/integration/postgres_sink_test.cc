@@ -521,10 +521,21 @@ TEST_F(PostgresSinkTest, IncompatibleOrMissingTablesAreClearErrors) {
   EXPECT_NE(st.message().find(wrong_type), std::string::npos) << st.message();
   EXPECT_NE(st.message().find("'id' is text"), std::string::npos) << st.message();
 
+  // Columns the table lacks are added (the landing grew since it was made)...
   const std::string missing_col = Unique("mc");
   db_.Exec("CREATE TABLE " + missing_col + " (id BIGINT, extra TEXT DEFAULT 'x')");
   auto s2 = MakePostgresSink(Options(missing_col));
-  st = (*s2)->Open(ToArrowSchema(landing), DeadLetterSchema());
+  ASSERT_OK((*s2)->Open(ToArrowSchema(landing), DeadLetterSchema()));
+  EXPECT_EQ(db_.One("SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE "
+                    "attrelid = '" + missing_col + "'::regclass AND attname = 'name'"),
+            "text");
+  // ... unless kelt may not change tables (create_table_if_missing off).
+  const std::string missing_fixed = Unique("mf");
+  db_.Exec("CREATE TABLE " + missing_fixed + " (id BIGINT, extra TEXT DEFAULT 'x')");
+  PostgresSinkOptions fixed = Options(missing_fixed);
+  fixed.create_table_if_missing = false;
+  auto s2b = MakePostgresSink(fixed);
+  st = (*s2b)->Open(ToArrowSchema(landing), DeadLetterSchema());
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("no column 'name'"), std::string::npos) << st.message();
 

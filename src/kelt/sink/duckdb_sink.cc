@@ -567,7 +567,9 @@ class DuckDbSink final : public Sink {
 
   Status EnsureTable(TargetTable& target, const std::shared_ptr<arrow::Schema>& schema) {
     target.stored = internal::BoundarySchema(schema, DuckDbRules());
-    KELT_RETURN_NOT_OK(EnsureColumns(target.name, *target.stored, ""));
+    // A landing that grew since the table was made (a new version of a registry
+    // subject, a field added to the schema file) adds its columns, as Evolve does.
+    KELT_RETURN_NOT_OK(EnsureColumns(target.name, *target.stored, "", /*add_missing=*/true));
     target.schema = schema;
     if (schema->GetFieldIndex("_kafka_topic") >= 0 &&
         schema->GetFieldIndex("_kafka_partition") >= 0 &&

@@ -330,6 +330,15 @@ Status PostgresSink::PrepareTable(Target* t, bool create) {
     const std::string& column = t->schema->field(i)->name();
     auto it = have.find(column);
     std::string want = pg::PgColumnSql(*t->schema->field(i)->type(), t->types[i]);
+    if (it == have.end() && create && t->schema->field(i)->nullable()) {
+      // The landing grew since the table was made (a new version of a registry
+      // subject, a field added to the schema file): add the column, as Evolve does.
+      KELT_ASSIGN_OR_RAISE(std::string q, Quote(column));
+      KELT_RETURN_NOT_OK(Command("ALTER TABLE " + t->quoted + " ADD COLUMN IF NOT EXISTS " +
+                                     q + " " + want,
+                                 t, "add column " + column));
+      continue;
+    }
     if (it == have.end()) {
       return Status::Invalid(Prefix(t) + "has no column '" + column +
                              "' (the batch needs " + want + ")");
