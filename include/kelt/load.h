@@ -61,17 +61,20 @@ struct AvroPayload {
   /// Bytes after a record body are an error (TRAILING_BYTES) unless allowed.
   bool allow_trailing_bytes = false;
   /// The subject's latest schema now (its id and Avro schema JSON). When set, the
-  /// landing may grow: a writer schema with every reader column (same types) and more
-  /// stops the window (kCancelled, Loader::newer_writer_schema()) so that the caller
-  /// loads it again with EvolvedAvroPayload's reader. When unset, a writer's extra
-  /// fields are left out, as Avro's resolution rules say.
+  /// landing may grow: a writer schema with every reader column (same types) and more,
+  /// whose columns the latest has (EvolvedAvroPayload's conditions), stops the window
+  /// (kCancelled, Loader::newer_writer_schema()) so that the caller loads it again with
+  /// EvolvedAvroPayload's reader. Otherwise a writer's extra fields are left out, as
+  /// Avro's resolution rules say.
   std::function<Result<std::pair<int32_t, std::string>>()> latest_schema;
 };
 
-/// The payload whose reader schema takes writer schema `writer_id`'s added columns: the
-/// subject's latest (`current.latest_schema`) when it has every column of the writer,
-/// else the writer's own schema. The landing only grows: each current column keeps its
-/// name and type; the new ones are nullable.
+/// The payload whose reader schema is the subject's latest (`current.latest_schema`),
+/// when the landing may grow to it for writer schema `writer_id`: the latest has every
+/// column of the writer and of the current reader (same types) and more, and it reads
+/// what the current reader reads (the same record; defaults for the added fields).
+/// kInvalid otherwise (an older writer during a rollout, another record type): such a
+/// writer's extra fields are left out, as Avro's resolution rules say.
 Result<std::shared_ptr<const AvroPayload>> EvolvedAvroPayload(const AvroPayload& current,
                                                               int32_t writer_id);
 

@@ -527,7 +527,8 @@ TEST_F(PostgresSinkTest, IncompatibleOrMissingTablesAreClearErrors) {
   auto s2 = MakePostgresSink(Options(missing_col));
   ASSERT_OK((*s2)->Open(ToArrowSchema(landing), DeadLetterSchema()));
   EXPECT_EQ(db_.One("SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE "
-                    "attrelid = '" + missing_col + "'::regclass AND attname = 'name'"),
+                    "attrelid = '" +
+                    missing_col + "'::regclass AND attname = 'name'"),
             "text");
   // ... unless kelt may not change tables (create_table_if_missing off).
   const std::string missing_fixed = Unique("mf");

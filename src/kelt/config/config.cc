@@ -476,13 +476,20 @@ void ResolveRegistrySchema(Reader& r, const YAML::Node& v, EltConfig& c) {
   avro->reader_schema = schema.text;
   avro->reader_schema_id = schema.id;
   avro->writer_schema = [registry](int32_t id) -> Result<std::string> {
-    KELT_ASSIGN_OR_RAISE(auto writer, registry->ById(id));
-    if (writer->format != SchemaFormat::kAvro) {
+    auto writer = registry->ById(id);
+    // An unknown id is the record's fault; any other failure (refused credentials, an
+    // answer that is not the registry's) ends the window rather than making records bad.
+    if (!writer.ok() && writer.status().code() != StatusCode::kNotFound) {
+      return Status::Unavailable("fetching writer schema id " + std::to_string(id) +
+                                 ": " + writer.status().message());
+    }
+    if (!writer.ok()) return writer.status();
+    if ((*writer)->format != SchemaFormat::kAvro) {
       return Status::Invalid("schema id " + std::to_string(id) + " is a " +
-                             std::string(SchemaFormatName(writer->format)) +
+                             std::string(SchemaFormatName((*writer)->format)) +
                              " schema, not AVRO");
     }
-    return writer->text;
+    return (*writer)->text;
   };
   // A newer version of the subject met mid-run grows the landing (EltLoop).
   avro->latest_schema =

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -104,13 +105,41 @@ Result<std::shared_ptr<arrow::Schema>> PayloadColumns(const AvroSchema& schema) 
   return arrow::schema(std::move(fields));
 }
 
-// True when `wider` has every column of `narrow` with the same type, and more.
-bool Grows(const arrow::Schema& narrow, const arrow::Schema& wider) {
+// True when `wider` has every column of `narrow` with the same type.
+bool Contains(const arrow::Schema& wider, const arrow::Schema& narrow) {
   for (const auto& f : narrow.fields()) {
     auto w = wider.GetFieldByName(f->name());
     if (w == nullptr || !w->type()->Equals(*f->type())) return false;
   }
-  return wider.num_fields() > narrow.num_fields();
+  return true;
+}
+
+// True when `wider` has every column of `narrow` with the same type, and more.
+bool Grows(const arrow::Schema& narrow, const arrow::Schema& wider) {
+  return Contains(wider, narrow) && wider.num_fields() > narrow.num_fields();
+}
+
+// The subject's latest schema (id, text) when the landing of `reader` may grow to it
+// for a writer with `writer_columns`: it has every column of the writer, every column
+// of the reader (same types) and more, and it reads what the reader reads (Avro's
+// resolution from the reader to it: the same record, defaults for the added fields).
+// Nothing otherwise: an older writer during a rollout, another record type, a subject
+// whose latest lacks the writer's fields. An error: the latest could not be fetched.
+Result<std::optional<std::pair<int32_t, std::string>>> GrowthTarget(
+    const AvroPayload& avro, const AvroSchema& reader,
+    const arrow::Schema& reader_columns, const arrow::Schema& writer_columns) {
+  std::optional<std::pair<int32_t, std::string>> none;
+  if (!avro.latest_schema) return none;
+  KELT_ASSIGN_OR_RAISE(auto latest, avro.latest_schema());
+  if (latest.first == avro.reader_schema_id) return none;
+  auto schema = AvroSchema::Parse(latest.second);
+  if (!schema.ok()) return none;
+  auto columns = PayloadColumns(*schema);
+  if (!columns.ok() || !Grows(reader_columns, **columns) ||
+      !Contains(**columns, writer_columns) || !AvroPlan::Compile(reader, *schema).ok()) {
+    return none;
+  }
+  return std::optional{std::move(latest)};
 }
 
 std::string SchemaIdName(int32_t id) {
@@ -305,9 +334,9 @@ class AvroLoad final : public Loader::Impl {
       bad(kErrorIncompatibleSchema,
           "writer schema id " + std::to_string(id) +
               " is not a valid Avro schema: " + writer.status().message());
-    } else if (auto columns = PayloadColumns(*writer); options_.avro->latest_schema &&
-                                                       columns.ok() &&
-                                                       Grows(*payload_, **columns)) {
+    } else if (auto growth = Growth(*writer); !growth.ok()) {
+      return growth.status();  // the subject's latest could not be fetched
+    } else if (*growth) {
       // The subject moved on: the caller grows the landing and loads the window again.
       newer_ = id;
       return Status::Cancelled("writer schema id " + std::to_string(id) +
@@ -323,6 +352,18 @@ class AvroLoad final : public Loader::Impl {
       KELT_ASSIGN_OR_RAISE(entry.decoder, AvroDecoder::Make(std::move(*plan), o));
     }
     return &writers_by_id_.emplace(id, std::move(entry)).first->second;
+  }
+
+  // Whether `writer` has columns the landing lacks and the subject's latest schema
+  // takes them (GrowthTarget). A writer with extra columns the latest does not grow to
+  // is read by the resolution rules: its extra fields are left out.
+  Result<bool> Growth(const AvroSchema& writer) {
+    if (!options_.avro->latest_schema) return false;
+    auto columns = PayloadColumns(writer);
+    if (!columns.ok() || !Grows(*payload_, **columns)) return false;
+    KELT_ASSIGN_OR_RAISE(auto target,
+                         GrowthTarget(*options_.avro, reader_, *payload_, **columns));
+    return target.has_value();
   }
 
   // The next row comes from `decoder` (nullptr: a tombstone, or the window's end):
@@ -431,36 +472,25 @@ namespace kelt {
 
 Result<std::shared_ptr<const AvroPayload>> EvolvedAvroPayload(const AvroPayload& current,
                                                               int32_t writer_id) {
-  auto parse = [](const std::string& text,
-                  const std::string& what) -> Result<std::shared_ptr<arrow::Schema>> {
-    auto schema = AvroSchema::Parse(text);
-    if (!schema.ok()) return schema.status().WithPrefix(what + ": ");
-    auto columns = load::PayloadColumns(*schema);
-    if (!columns.ok()) return columns.status().WithPrefix(what + ": ");
-    return *columns;
-  };
   const std::string reader_name = load::SchemaIdName(current.reader_schema_id);
-  KELT_ASSIGN_OR_RAISE(auto reader, parse(current.reader_schema, reader_name));
+  const std::string writer_name = "schema id " + std::to_string(writer_id);
+  auto reader = AvroSchema::Parse(current.reader_schema);
+  if (!reader.ok()) return reader.status().WithPrefix(reader_name + ": ");
+  KELT_ASSIGN_OR_RAISE(auto reader_columns, load::PayloadColumns(*reader));
   if (!current.writer_schema) return Status::Invalid("no source of writer schemas");
   KELT_ASSIGN_OR_RAISE(std::string writer_text, current.writer_schema(writer_id));
-  const std::string writer_name = "schema id " + std::to_string(writer_id);
-  KELT_ASSIGN_OR_RAISE(auto writer, parse(writer_text, writer_name));
-  if (!load::Grows(*reader, *writer)) {
-    return Status::Invalid(writer_name + " does not only add columns to " + reader_name);
+  auto writer = AvroSchema::Parse(writer_text);
+  if (!writer.ok()) return writer.status().WithPrefix(writer_name + ": ");
+  KELT_ASSIGN_OR_RAISE(auto writer_columns, load::PayloadColumns(*writer));
+  KELT_ASSIGN_OR_RAISE(auto target, load::GrowthTarget(current, *reader, *reader_columns,
+                                                       *writer_columns));
+  if (!target) {
+    return Status::Invalid("the subject's latest schema does not grow " + reader_name +
+                           " by the columns of " + writer_name);
   }
   auto next = std::make_shared<AvroPayload>(current);
-  next->reader_schema = std::move(writer_text);
-  next->reader_schema_id = writer_id;
-  if (current.latest_schema) {
-    KELT_ASSIGN_OR_RAISE(auto latest, current.latest_schema());
-    auto columns = parse(latest.second, "schema id " + std::to_string(latest.first));
-    // The latest has the writer's columns (and maybe more): land them all now.
-    if (columns.ok() &&
-        ((*columns)->Equals(*writer) || load::Grows(*writer, **columns))) {
-      next->reader_schema = std::move(latest.second);
-      next->reader_schema_id = latest.first;
-    }
-  }
+  next->reader_schema_id = target->first;
+  next->reader_schema = std::move(target->second);
   return std::shared_ptr<const AvroPayload>(std::move(next));
 }
 

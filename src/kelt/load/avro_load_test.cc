@@ -264,6 +264,32 @@ TEST_F(AvroLoadTest, AWriterSchemaWithMoreColumnsStopsTheWindowAndTheLandingGrow
   EXPECT_EQ(again->newer_writer_schema(), -1);
 }
 
+// A writer with columns the subject's latest lacks (an older producer during a rollout
+// that removed a field, another record type) does not grow the landing: its extra
+// fields are left out.
+TEST_F(AvroLoadTest, AWriterWithColumnsTheLatestLacksIsReadWithoutThem) {
+  registry_.schemas[5] = R"({"type":"record","name":"Order","fields":[
+    {"name":"id","type":"long"},{"name":"name","type":"string"},
+    {"name":"score","type":["null","double"],"default":null},
+    {"name":"gone","type":"string"}]})";
+  auto avro = std::make_shared<AvroPayload>();
+  avro->reader_schema = kV2;
+  avro->reader_schema_id = 2;
+  avro->writer_schema = [this](int32_t id) { return registry_(id); };
+  avro->latest_schema = []() -> Result<std::pair<int32_t, std::string>> {
+    return std::pair<int32_t, std::string>{2, kV2};
+  };
+  LoadOptions o;
+  o.avro = avro;
+  ASSERT_OK_AND_ASSIGN(auto loader, Loader::Make(Schema(), o));
+  ASSERT_OK(loader->Append(View(Wire(5, Long(1) + Str("a") + Long(0) + Str("x")), 0)));
+  EXPECT_EQ(loader->newer_writer_schema(), -1);
+  ASSERT_OK_AND_ASSIGN(LoadedWindow w, loader->Finish());
+  EXPECT_EQ(w.batch->num_columns(), 3);
+  ExpectColumn(*w.batch, "id", "[1]");
+  EXPECT_NOT_OK(EvolvedAvroPayload(*avro, 5));
+}
+
 TEST_F(AvroLoadTest, AnInvalidReaderSchemaIsRefusedAtMake) {
   auto avro = std::make_shared<AvroPayload>();
   avro->reader_schema =

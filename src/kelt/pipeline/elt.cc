@@ -445,7 +445,10 @@ class EltLoop::Impl {
   Result<std::vector<LoadedWindow>> Load(const Window& w) {
     for (int growth = 0;; ++growth) {
       auto parts = LoadWindowParallel(w, loaders_, o_.min_records_per_loader);
-      if (parts.ok() || !o_.load.avro || growth >= 16) return parts;
+      if (parts.ok() || !o_.load.avro || growth >= 16 ||
+          parts.status().code() != StatusCode::kCancelled) {
+        return parts;
+      }
       int32_t newer = -1;
       for (const auto& loader : loaders_) {
         newer = std::max(newer, loader->newer_writer_schema());

@@ -569,7 +569,8 @@ class DuckDbSink final : public Sink {
     target.stored = internal::BoundarySchema(schema, DuckDbRules());
     // A landing that grew since the table was made (a new version of a registry
     // subject, a field added to the schema file) adds its columns, as Evolve does.
-    KELT_RETURN_NOT_OK(EnsureColumns(target.name, *target.stored, "", /*add_missing=*/true));
+    KELT_RETURN_NOT_OK(
+        EnsureColumns(target.name, *target.stored, "", /*add_missing=*/true));
     target.schema = schema;
     if (schema->GetFieldIndex("_kafka_topic") >= 0 &&
         schema->GetFieldIndex("_kafka_partition") >= 0 &&

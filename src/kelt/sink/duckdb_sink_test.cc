@@ -456,7 +456,8 @@ TEST_F(DuckDbSinkTest, CommittedWindowSurvivesKill9) {
             (std::vector<Row>{{"150", "11175"}}));
 }
 
-TEST_F(DuckDbSinkTest, IncompatibleExistingTableNamesTableAndColumnAndAMissingOneIsAdded) {
+TEST_F(DuckDbSinkTest,
+       IncompatibleExistingTableNamesTableAndColumnAndAMissingOneIsAdded) {
   {
     Db db(path_);
     ASSERT_TRUE(db.Exec("CREATE TABLE landing (id VARCHAR, price DOUBLE)"));

@@ -334,9 +334,9 @@ Status PostgresSink::PrepareTable(Target* t, bool create) {
       // The landing grew since the table was made (a new version of a registry
       // subject, a field added to the schema file): add the column, as Evolve does.
       KELT_ASSIGN_OR_RAISE(std::string q, Quote(column));
-      KELT_RETURN_NOT_OK(Command("ALTER TABLE " + t->quoted + " ADD COLUMN IF NOT EXISTS " +
-                                     q + " " + want,
-                                 t, "add column " + column));
+      KELT_RETURN_NOT_OK(Command(
+          "ALTER TABLE " + t->quoted + " ADD COLUMN IF NOT EXISTS " + q + " " + want, t,
+          "add column " + column));
       continue;
     }
     if (it == have.end()) {
@@ -436,10 +436,20 @@ Status PostgresSink::Open(const std::shared_ptr<arrow::Schema>& landing,
 Status PostgresSink::Evolve(const std::shared_ptr<arrow::Schema>& landing) {
   KELT_RETURN_NOT_OK(EnsureReady());
   KELT_RETURN_NOT_OK(internal::AddedColumns(*landing_.schema, *landing, name()).status());
+  if (!options_.create_table_if_missing) {
+    return Status::Invalid(Prefix(&landing_) +
+                           "the landing schema grows, and kelt may not change tables "
+                           "(create_table_if_missing is off): add the new columns first");
+  }
   Target next = landing_;
   next.schema = landing;
   Status st = [&]() -> Status {
     KELT_RETURN_NOT_OK(BeginWithDdlLock());
+    // ADD COLUMN waits for every reader of the table: bounded, so that a long query
+    // fails the growth with a clear error instead of holding the loop (and its group
+    // membership) indefinitely.
+    KELT_RETURN_NOT_OK(
+        Command("SET LOCAL lock_timeout = '30s'", &next, "set lock_timeout"));
     KELT_RETURN_NOT_OK(QuoteTarget(&next));
     for (const auto& field : landing->fields()) {
       if (landing_.schema->GetFieldIndex(field->name()) >= 0) continue;
