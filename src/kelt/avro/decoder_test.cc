@@ -8,6 +8,7 @@
 
 #include "kelt/avro.h"
 #include "kelt/avro/avro_c_testing.h"
+#include "kelt/testing/arrow_assertions.h"
 #include "kelt/testing/assertions.h"
 
 namespace kelt {
@@ -44,16 +45,7 @@ Result<std::shared_ptr<arrow::RecordBatch>> Decode(
   return Decode(schema, schema, values);
 }
 
-// The column `name` equals `json` (Arrow's JSON form of its type).
-void ExpectColumn(const arrow::RecordBatch& batch, const std::string& name,
-                  const std::string& json) {
-  auto column = batch.GetColumnByName(name);
-  ASSERT_NE(column, nullptr) << name;
-  auto expected = arrow::json::ArrayFromJSONString(column->type(), json);
-  ASSERT_TRUE(expected.ok()) << expected.status().ToString();
-  EXPECT_TRUE(column->Equals(**expected)) << name << ":\n  got " << column->ToString()
-                                          << "\n  expected " << (*expected)->ToString();
-}
+using testing::ExpectColumn;
 
 std::string Bytes(std::initializer_list<int> bytes) {
   std::string out;

@@ -8,6 +8,7 @@
 
 #include "kelt/avro.h"
 #include "kelt/avro/avro_c_testing.h"
+#include "kelt/testing/arrow_assertions.h"
 #include "kelt/testing/assertions.h"
 
 namespace kelt {
@@ -59,15 +60,7 @@ Status CompileError(std::string_view writer, std::string_view reader) {
   return AvroPlan::Compile(*w, *r).status();
 }
 
-void ExpectColumn(const arrow::RecordBatch& batch, const std::string& name,
-                  const std::string& json) {
-  auto column = batch.GetColumnByName(name);
-  ASSERT_NE(column, nullptr) << name << " in " << batch.schema()->ToString();
-  auto expected = arrow::json::ArrayFromJSONString(column->type(), json);
-  ASSERT_TRUE(expected.ok()) << expected.status().ToString();
-  EXPECT_TRUE(column->Equals(**expected)) << name << ":\n  got " << column->ToString()
-                                          << "\n  expected " << (*expected)->ToString();
-}
+using testing::ExpectColumn;
 
 std::string Record(const std::string& fields, const std::string& name = "R") {
   return R"({"type": "record", "name": ")" + name + R"(", "fields": [)" + fields + "]}";

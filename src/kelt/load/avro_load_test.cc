@@ -10,6 +10,7 @@
 #include <map>
 
 #include "kelt/load.h"
+#include "kelt/testing/arrow_assertions.h"
 #include "kelt/testing/assertions.h"
 
 namespace kelt {
@@ -92,15 +93,7 @@ class AvroLoadTest : public ::testing::Test {
   Registry registry_;
 };
 
-void ExpectColumn(const arrow::RecordBatch& batch, const std::string& name,
-                  const std::string& json) {
-  auto column = batch.GetColumnByName(name);
-  ASSERT_NE(column, nullptr) << name;
-  auto expected = arrow::json::ArrayFromJSONString(column->type(), json);
-  ASSERT_TRUE(expected.ok()) << expected.status().ToString();
-  EXPECT_TRUE(column->Equals(**expected)) << name << ":\n  got " << column->ToString()
-                                          << "\n  expected " << (*expected)->ToString();
-}
+using testing::ExpectColumn;
 
 TEST_F(AvroLoadTest, RowsOfSeveralWriterSchemasAndTombstonesKeepTheirOrder) {
   ASSERT_OK_AND_ASSIGN(auto loader, Make(BadRecordPolicy::kFail));

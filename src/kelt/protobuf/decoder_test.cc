@@ -11,6 +11,7 @@
 
 #include "kelt/protobuf.h"
 #include "kelt/protobuf/reflection_testing.h"
+#include "kelt/testing/arrow_assertions.h"
 #include "kelt/testing/assertions.h"
 
 namespace kelt {
@@ -62,15 +63,7 @@ std::shared_ptr<arrow::RecordBatch> DecodeChecked(Fixture& f,
   return batch;
 }
 
-void ExpectColumn(const arrow::RecordBatch& batch, const std::string& name,
-                  const std::string& json) {
-  auto column = batch.GetColumnByName(name);
-  ASSERT_NE(column, nullptr) << name;
-  auto expected = arrow::json::ArrayFromJSONString(column->type(), json);
-  ASSERT_TRUE(expected.ok()) << expected.status().ToString();
-  EXPECT_TRUE(column->Equals(**expected)) << name << ":\n  got " << column->ToString()
-                                          << "\n  expected " << (*expected)->ToString();
-}
+using testing::ExpectColumn;
 
 constexpr std::string_view kScalars = R"(
 syntax = "proto3";
