@@ -227,8 +227,8 @@ int RunValidate(const ConfigArgs& args) {
             << c->elt.consumer.group_id << ", topics";
   for (const auto& t : c->elt.consumer.topics) std::cout << " " << t;
   std::cout << "\n  schema (" << c->schema_origin << "): ";
-  if (c->elt.load.avro) {
-    // The columns derived from the registry's schema, as Arrow types.
+  if (c->elt.load.avro || c->elt.load.key) {
+    // The columns derived from the registry's schemas, as Arrow types.
     auto loader =
         kelt::Loader::Make(kelt::WithIdentityColumns(c->elt.landing), c->elt.load);
     if (!loader.ok()) {

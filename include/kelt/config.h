@@ -45,6 +45,14 @@ enum class ProgressMode : uint8_t { kAuto, kBar, kLines, kNone };
 /// "auto", "bar", "lines", "none".
 std::string_view ProgressModeName(ProgressMode mode);
 
+/// How record keys land: raw (the landing's `_kafka_key` column takes them as text or
+/// bytes), or decoded by a Schema Registry subject's schema into the `_kafka_key` column
+/// (`key.format: registry`, LoadOptions::key).
+enum class KeyFormat : uint8_t { kRaw, kRegistry };
+
+/// "raw", "registry".
+std::string_view KeyFormatName(KeyFormat format);
+
 /// Everything `kelt run` needs. `elt.should_stop` is left empty (the caller's).
 struct EltConfig {
   EltOptions elt;
@@ -58,6 +66,10 @@ struct EltConfig {
   /// `_kafka_*` columns only.
   RegistryOptions registry;
   std::string schema_subject;
+  /// Record keys (`key.*`): with kRegistry, the subject `key_subject` (default
+  /// `<topic>-key` for a single topic) decodes them; `elt.load.key` is then set.
+  KeyFormat key_format = KeyFormat::kRaw;
+  std::string key_subject;
   /// Prometheus endpoint: port 0 means off.
   int metrics_port = 0;
   std::string metrics_host = "127.0.0.1";

@@ -136,7 +136,10 @@ class EltLoop:
     ``_kafka_topic``, ``_kafka_partition`` and ``_kafka_offset`` are added to the landing
     schema when missing. ``landing_schema="registry:<subject>"`` with ``registry_url``
     lands Avro payloads in the schema registry's wire format with the subject's latest
-    schema (credentials: ``EltLoop.from_config`` with the ``registry.*`` keys). Bad records go to the sinks' dead-letter destinations by default.
+    schema (credentials: ``EltLoop.from_config`` with the ``registry.*`` keys);
+    ``key_format="registry"`` decodes the keys too, by ``key_subject`` (default
+    ``<topic>-key``), into a ``_kafka_key`` column. Bad records go to the sinks'
+    dead-letter destinations by default.
     :meth:`run` and :meth:`step` release the GIL; Ctrl-C ends a run cleanly (sinks flushed,
     offsets committed) and then raises ``KeyboardInterrupt``.
     """
@@ -152,7 +155,8 @@ class EltLoop:
                  group_protocol: Optional[str] = None, instance_id: Optional[str] = None,
                  assignment_timeout_ms: Optional[int] = None,
                  min_records_per_loader: Optional[int] = None,
-                 registry_url: Optional[str] = None,
+                 registry_url: Optional[str] = None, key_format: Optional[str] = None,
+                 key_subject: Optional[str] = None,
                  properties: Optional[Mapping[str, Any]] = None) -> None:
         # Every argument but sinks is a config key (None: the config's default), so
         # names, defaults and checks are the config parser's (docs/USER_GUIDE.md).

@@ -63,3 +63,27 @@ def test_a_wrong_registry_url_is_a_clear_error(broker, fresh, tmp_path):
                      [kelt.ParquetSink(root=str(tmp_path))],
                      registry_url="http://127.0.0.1:9/apis/ccompat/v7")
     assert "127.0.0.1:9" in str(e.value)
+
+
+def test_registry_keys_land_in_a_kafka_key_column(broker, registry_url, fresh, tmp_path):
+    topic, group = fresh("avrokey"), fresh("g")
+    client = SchemaRegistryClient({"url": registry_url})
+    values = AvroSerializer(client, json.dumps(CLICK))
+    keys = AvroSerializer(client, '"string"')
+    vctx = SerializationContext(topic, MessageField.VALUE)
+    kctx = SerializationContext(topic, MessageField.KEY)
+    producer = Producer({"bootstrap.servers": broker})
+    for i in range(6):
+        producer.produce(topic, key=keys(f"user-{i}", kctx), value=values(
+            {"user": i, "page": "/", "tags": []}, vctx))
+    assert producer.flush(30) == 0
+
+    with kelt.EltLoop(broker, group, topic, f"registry:{topic}-value",
+                      [kelt.ParquetSink(root=str(tmp_path))], registry_url=registry_url,
+                      key_format="registry", until_caught_up=True) as loop:
+        stats = loop.run()
+    assert stats["rows"] == 6 and stats["bad_records"] == 0
+    table = ds.dataset(str(tmp_path / topic), format="parquet").to_table()
+    assert str(table.schema.field("_kafka_key").type) == "string"
+    assert sorted(table.select(["user", "_kafka_key"]).to_pylist(),
+                  key=lambda r: r["user"])[5] == {"user": 5, "_kafka_key": "user-5"}

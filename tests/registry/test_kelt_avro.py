@@ -273,3 +273,89 @@ def test_a_new_schema_version_mid_run_adds_a_column_in_every_sink(
         capture_output=True, text=True, timeout=60)
     assert psql.returncode == 0, psql.stderr
     assert psql.stdout.strip() == "30|5"
+
+
+ORDER_KEY = {"type": "record", "name": "OrderKey", "namespace": "shop",
+             "fields": [{"name": "id", "type": "long"}, {"name": "region", "type": "string"}]}
+
+
+def test_avro_keys_land_as_a_struct_column_in_every_sink(kelt, broker, pg, registry_url,
+                                                         tmp_path):
+    """`key.format: registry`: keys that AvroSerializer wrote under <topic>-key land as
+    `_kafka_key`, a struct in Parquet and DuckDB and jsonb in PostgreSQL; a record
+    without a key lands with a null key, a delete (tombstone) keeps its key, and a key
+    that is not in the wire format is a dead letter naming `_kafka_key`."""
+    topic = "avro-" + uuid.uuid4().hex[:10]
+    create_topic(kelt, broker, topic, 1)
+    client = SchemaRegistryClient({"url": registry_url})
+    values = AvroSerializer(client, json.dumps(ORDER_V1))
+    keys = AvroSerializer(client, json.dumps(ORDER_KEY))
+    vctx = SerializationContext(topic, MessageField.VALUE)
+    kctx = SerializationContext(topic, MessageField.KEY)
+    producer = Producer({"bootstrap.servers": broker["KELT_KAFKA_BOOTSTRAP"]})
+    for i in range(10):
+        producer.produce(topic, key=keys({"id": i, "region": f"r{i % 3}"}, kctx),
+                         value=values(order(i), vctx))
+    producer.produce(topic, value=values(order(10), vctx))                     # no key
+    producer.produce(topic, key=keys({"id": 3, "region": "r0"}, kctx), value=None)
+    producer.produce(topic, key=b"plain", value=values(order(12), vctx))      # bad key
+    assert producer.flush(30) == 0
+
+    conninfo = pg["KELT_PG_CONNINFO"]
+    table = "keyed_" + uuid.uuid4().hex[:8]
+    config = tmp_path / "kelt.yaml"
+    config.write_text(json.dumps({
+        "brokers": broker["KELT_KAFKA_BOOTSTRAP"], "group": topic + "-g", "topics": [topic],
+        "schema": f"registry:{topic}-value", "registry": {"url": registry_url},
+        "key": {"format": "registry"},
+        "until_caught_up": True, "on_bad_record": "dead_letter",
+        "sinks": [{"parquet": {"root": str(tmp_path / "landing")}},
+                  {"duckdb": {"path": str(tmp_path / "k.duckdb"), "table": "orders"}},
+                  {"postgres": {"conninfo": conninfo, "table": table}}],
+    }))
+    shown = subprocess.run([kelt, "validate", "--config", str(config)], capture_output=True,
+                           text=True, timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    assert "_kafka_key: struct<id: int64, region: string>" in shown.stdout, shown.stdout
+    run = subprocess.run([kelt, "run", "--config", str(config), "--progress", "none"],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+
+    landed = ds.dataset(str(tmp_path / "landing" / topic), format="parquet").to_table()
+    by_offset = {r["_kafka_offset"]: r for r in landed.to_pylist()}
+    assert sorted(by_offset) == list(range(12))
+    for i in range(10):
+        assert by_offset[i]["_kafka_key"] == {"id": i, "region": f"r{i % 3}"}
+        assert by_offset[i]["id"] == i
+    assert by_offset[10]["_kafka_key"] is None and by_offset[10]["id"] == 10
+    assert by_offset[11]["_kafka_key"] == {"id": 3, "region": "r0"}
+    assert by_offset[11]["id"] is None
+    dead = ds.dataset(str(tmp_path / "landing" / "_dead_letter" / topic),
+                      format="parquet").to_table().to_pylist()
+    assert [(d["_kafka_offset"], d["_error_code"], d["_error_field"]) for d in dead] == \
+        [(12, "MALFORMED_PAYLOAD", "_kafka_key")]
+
+    with duckdb.connect(str(tmp_path / "k.duckdb"), read_only=True) as db:
+        got = db.execute("SELECT _kafka_offset, _kafka_key.id, _kafka_key.region, id "
+                         "FROM orders WHERE _kafka_offset IN (4, 10, 11) "
+                         "ORDER BY _kafka_offset").fetchall()
+    assert got == [(4, 4, "r1", 4), (10, None, None, 10), (11, 3, "r0", None)]
+    psql = subprocess.run(
+        ["psql", conninfo, "-At", "-c",
+         f"SELECT _kafka_offset, _kafka_key->>'region', (_kafka_key->>'id')::int "
+         f"FROM \"{table}\" WHERE _kafka_offset IN (4, 10) ORDER BY _kafka_offset"],
+        capture_output=True, text=True, timeout=60)
+    assert psql.returncode == 0, psql.stderr
+    assert psql.stdout.splitlines() == ["4|r1|4", "10||"]
+
+
+def test_registry_keys_need_a_subject_when_topics_are_a_pattern(kelt, broker, registry_url,
+                                                                tmp_path):
+    run = subprocess.run(
+        [kelt, "validate", "--brokers", broker["KELT_KAFKA_BOOTSTRAP"], "--group", "g",
+         "--topic", "^orders-.*", "--schema", '{"fields":[{"name":"n","data_type":"Int64"}]}',
+         "--key-format", "registry", "--registry-url", registry_url,
+         "--parquet", str(tmp_path)],
+        capture_output=True, text=True, timeout=60)
+    assert run.returncode != 0
+    assert "key.subject" in run.stderr and "<topic>-key" in run.stderr, run.stderr

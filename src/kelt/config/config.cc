@@ -443,6 +443,31 @@ void ReadSchema(Reader& r, const YAML::Node& v, EltConfig& c) {
   c.elt.landing = std::move(*schema);
 }
 
+// The Avro payload whose reader schema is `schema`, its writer schemas from `registry`.
+std::shared_ptr<AvroPayload> AvroPayloadOf(const std::shared_ptr<SchemaRegistry>& registry,
+                                           const RegisteredSchema& schema) {
+  auto avro = std::make_shared<AvroPayload>();
+  avro->reader_schema = schema.text;
+  avro->reader_schema_id = schema.id;
+  avro->writer_schema = [registry](int32_t id) -> Result<std::string> {
+    auto writer = registry->ById(id);
+    // An unknown id is the record's fault; any other failure (refused credentials, an
+    // answer that is not the registry's) ends the window rather than making records bad.
+    if (!writer.ok() && writer.status().code() != StatusCode::kNotFound) {
+      return Status::Unavailable("fetching writer schema id " + std::to_string(id) +
+                                 ": " + writer.status().message());
+    }
+    if (!writer.ok()) return writer.status();
+    if ((*writer)->format != SchemaFormat::kAvro) {
+      return Status::Invalid("schema id " + std::to_string(id) + " is a " +
+                             std::string(SchemaFormatName((*writer)->format)) +
+                             " schema, not AVRO");
+    }
+    return (*writer)->text;
+  };
+  return avro;
+}
+
 // The landing of a registry subject: its latest schema is the reader schema of the
 // payloads, the landing Schema has the identity columns and the record's time.
 void ResolveRegistrySchema(Reader& r, const YAML::Node& v, EltConfig& c) {
@@ -472,25 +497,7 @@ void ResolveRegistrySchema(Reader& r, const YAML::Node& v, EltConfig& c) {
                 " schema; kelt lands AVRO subjects from a registry so far");
     return;
   }
-  auto avro = std::make_shared<AvroPayload>();
-  avro->reader_schema = schema.text;
-  avro->reader_schema_id = schema.id;
-  avro->writer_schema = [registry](int32_t id) -> Result<std::string> {
-    auto writer = registry->ById(id);
-    // An unknown id is the record's fault; any other failure (refused credentials, an
-    // answer that is not the registry's) ends the window rather than making records bad.
-    if (!writer.ok() && writer.status().code() != StatusCode::kNotFound) {
-      return Status::Unavailable("fetching writer schema id " + std::to_string(id) +
-                                 ": " + writer.status().message());
-    }
-    if (!writer.ok()) return writer.status();
-    if ((*writer)->format != SchemaFormat::kAvro) {
-      return Status::Invalid("schema id " + std::to_string(id) + " is a " +
-                             std::string(SchemaFormatName((*writer)->format)) +
-                             " schema, not AVRO");
-    }
-    return (*writer)->text;
-  };
+  auto avro = AvroPayloadOf(registry, schema);
   // A newer version of the subject met mid-run grows the landing (EltLoop).
   avro->latest_schema =
       [registry,
@@ -518,6 +525,60 @@ void ResolveRegistrySchema(Reader& r, const YAML::Node& v, EltConfig& c) {
   c.schema_origin = "registry " + registry->display_url() + " subject " +
                     c.schema_subject + " version " + std::to_string(schema.version) +
                     " (id " + std::to_string(schema.id) + ")";
+}
+
+// `key.format: registry`: the key subject's latest schema decodes the keys
+// (LoadOptions::key; no growth: a key's extra fields are left out).
+void ResolveKeySchema(Reader& r, const YAML::Node& root, EltConfig& c) {
+  const YAML::Node where = root["key"].IsDefined() ? root["key"] : root;
+  std::string subject = c.key_subject;
+  const auto& topics = c.elt.consumer.topics;
+  if (subject.empty()) {
+    if (topics.size() != 1 || topics[0].empty() || topics[0][0] == '^') {
+      r.Error("key.subject", where,
+              "required with key.format registry unless there is one topic (whose "
+              "keys' subject is <topic>-key)");
+      return;
+    }
+    subject = topics[0] + "-key";
+  }
+  if (c.registry.url.empty()) {
+    r.Error("key.format", where,
+            "registry keys need the registry's URL (registry.url, --registry-url, "
+            "KELT_REGISTRY_URL)");
+    return;
+  }
+  auto made = SchemaRegistry::Make(c.registry);
+  if (!made.ok()) {
+    r.Error("registry", where, made.status().message());
+    return;
+  }
+  std::shared_ptr<SchemaRegistry> registry = std::move(*made);
+  auto latest = registry->Latest(subject);
+  if (!latest.ok()) {
+    r.Error("key.subject", where,
+            "registry " + registry->display_url() + ": " + latest.status().message());
+    return;
+  }
+  if ((*latest)->format != SchemaFormat::kAvro) {
+    r.Error("key.subject", where,
+            "subject '" + subject + "' holds a " +
+                std::string(SchemaFormatName((*latest)->format)) +
+                " schema; kelt decodes AVRO keys from a registry so far");
+    return;
+  }
+  auto key = std::make_shared<LoadOptions>();
+  key->avro = AvroPayloadOf(registry, **latest);
+  LoadOptions load = c.elt.load;
+  load.key = key;
+  auto loader = Loader::Make(WithIdentityColumns(c.elt.landing), load);
+  if (!loader.ok()) {
+    r.Error("key.subject", where,
+            "subject '" + subject + "': " + loader.status().message());
+    return;
+  }
+  c.key_subject = subject;
+  c.elt.load.key = std::move(key);
 }
 
 // --- the key table -------------------------------------------------------------------
@@ -824,6 +885,15 @@ const std::vector<KeySpec>& Specs() {
     add(Int("registry.timeout_ms",
             [](EltConfig & c) -> auto& { return c.registry.timeout; }, 1, INT32_MAX,
             {"", "", "limit of each registry request"}));
+    add(Enum("key.format", [](EltConfig & c) -> auto& { return c.key_format; },
+             std::vector{KeyFormat::kRaw, KeyFormat::kRegistry}, &KeyFormatName,
+             {"--key-format", "key_format",
+              "record keys: raw (a `_kafka_key` column of the schema takes them as "
+              "text or bytes) or registry (decoded by key.subject's schema into a "
+              "`_kafka_key` column of its type)"}));
+    add(Str("key.subject", [](EltConfig & c) -> auto& { return c.key_subject; },
+            {"--key-subject", "key_subject",
+             "the registry subject of the keys (default: <topic>-key, for one topic)"}));
     add(Enum("on_bad_record",
              [](EltConfig & c) -> auto& { return c.elt.load.on_bad_record; },
              std::vector{BadRecordPolicy::kFail, BadRecordPolicy::kSkip,
@@ -1099,6 +1169,11 @@ void ReadRoot(Reader& r, const YAML::Node& root, EltConfig& c) {
   if (!c.schema_subject.empty() && !r.HasError("schema")) {
     ResolveRegistrySchema(r, root["schema"], c);
   }
+  c.elt.load.key.reset();
+  if (c.key_format == KeyFormat::kRegistry && !r.HasError("schema") &&
+      !r.HasError("topics")) {
+    ResolveKeySchema(r, root, c);
+  }
 
   YAML::Node sinks = root["sinks"];
   if (!sinks.IsDefined()) {
@@ -1282,6 +1357,10 @@ bool IsSecretConfigKey(std::string_view key) {
     if (lower.find(needle) != std::string::npos) return true;
   }
   return false;
+}
+
+std::string_view KeyFormatName(KeyFormat format) {
+  return format == KeyFormat::kRegistry ? "registry" : "raw";
 }
 
 std::string_view ProgressModeName(ProgressMode mode) {

@@ -267,6 +267,8 @@ class AvroLoad final : public Loader::Impl {
 
   bool needs_headers() const override { return plan_ && plan_->needs_headers(); }
   int32_t newer_writer_schema() const override { return newer_; }
+  int64_t rows() const override { return stats_.rows; }
+  const BadRecordNote* last_bad() const override { return &last_bad_; }
   const Schema& schema() const override { return metadata_; }
   const std::shared_ptr<arrow::Schema>& arrow_schema() const override {
     return arrow_schema_;
@@ -423,6 +425,7 @@ class AvroLoad final : public Loader::Impl {
 
   Status Bad(const RecordView& r, std::string_view code, std::string_view field,
              const std::string& message) {
+    last_bad_ = {std::string(code), std::string(field), message};
     if (options_.on_bad_record == BadRecordPolicy::kFail) {
       --stats_.records;
       std::string msg = message + Where(r);
@@ -453,6 +456,7 @@ class AvroLoad final : public Loader::Impl {
   int64_t null_run_ = 0;            // tombstones in the current run of rows
   std::vector<Segment> segments_;   // the window's finished runs, in order
   DeadLetterWriter dead_letters_;
+  BadRecordNote last_bad_;
   int64_t row_capacity_ = 0;
   int32_t newer_ =
       -1;  // a writer schema with columns the reader lacks stopped the window

@@ -298,5 +298,126 @@ TEST_F(AvroLoadTest, AnInvalidReaderSchemaIsRefusedAtMake) {
       << loader.status().ToString();
 }
 
+
+// --- decoded keys (LoadOptions::key) --------------------------------------------------
+
+constexpr const char* kKeyRecord = R"({"type":"record","name":"OrderKey","fields":[
+  {"name":"id","type":"long"},{"name":"region","type":"string"}]})";
+
+class KeyedLoadTest : public AvroLoadTest {
+ protected:
+  void SetUp() override {
+    registry_.schemas[10] = kKeyRecord;
+    registry_.schemas[11] = R"("string")";
+  }
+  std::shared_ptr<const LoadOptions> KeyOptions(int32_t reader_id) {
+    auto avro = std::make_shared<AvroPayload>();
+    avro->reader_schema = registry_.schemas[reader_id];
+    avro->reader_schema_id = reader_id;
+    avro->writer_schema = [this](int32_t id) { return registry_(id); };
+    auto key = std::make_shared<LoadOptions>();
+    key->avro = avro;
+    return key;
+  }
+  static RecordView Keyed(const std::optional<std::string>& key,
+                          const std::optional<std::string>& value, int64_t offset) {
+    RecordView r = View(value, offset);
+    if (key) r.key = *key;
+    return r;
+  }
+};
+
+TEST_F(KeyedLoadTest, RecordKeysLandAsAStructAlignedWithTheRowsThatLanded) {
+  auto avro = std::make_shared<AvroPayload>();
+  avro->reader_schema = kV2;
+  avro->reader_schema_id = 2;
+  avro->writer_schema = [this](int32_t id) { return registry_(id); };
+  LoadOptions o;
+  o.on_bad_record = BadRecordPolicy::kDeadLetter;
+  o.avro = avro;
+  o.key = KeyOptions(10);
+  ASSERT_OK_AND_ASSIGN(auto loader,
+                       Loader::Make(Schema({{"_kafka_offset", TypeId::kInt64}}), o));
+  EXPECT_EQ(loader->arrow_schema()->ToString(),
+            "id: int64\nname: string\nscore: double\n_kafka_offset: int64\n"
+            "_kafka_key: struct<id: int64, region: string>");
+  const std::string key1 = Wire(10, Long(1) + Str("eu"));
+  const std::string key3 = Wire(10, Long(3) + Str("us"));
+  // 0: lands; 1: no key; 2: a bad value (its key row must go); 3: a key that is not in
+  // the wire format; 4: a tombstone with its key (a delete); 5: an unknown key schema.
+  ASSERT_OK(loader->Append(Keyed(key1, Wire(1, Long(1) + Str("a")), 0)));
+  ASSERT_OK(loader->Append(Keyed(std::nullopt, Wire(1, Long(2) + Str("b")), 1)));
+  ASSERT_OK(loader->Append(Keyed(key3, Wire(1, Long(3)), 2)));
+  ASSERT_OK(loader->Append(Keyed("plain", Wire(1, Long(4) + Str("d")), 3)));
+  ASSERT_OK(loader->Append(Keyed(key3, std::nullopt, 4)));
+  ASSERT_OK(loader->Append(Keyed(Wire(99, Long(1)), Wire(1, Long(6) + Str("f")), 5)));
+  ASSERT_OK_AND_ASSIGN(LoadedWindow w, loader->Finish());
+  ASSERT_TRUE(w.batch->ValidateFull().ok()) << w.batch->ValidateFull().ToString();
+  ExpectColumn(*w.batch, "_kafka_offset", "[0, 1, 4]");
+  ExpectColumn(*w.batch, "id", "[1, 2, null]");
+  ExpectColumn(*w.batch, "_kafka_key",
+               R"([{"id": 1, "region": "eu"}, null, {"id": 3, "region": "us"}])");
+  EXPECT_EQ(w.stats.records, 6);
+  EXPECT_EQ(w.stats.rows, 3);
+  EXPECT_EQ(w.stats.bad_records, 3);
+  EXPECT_EQ(w.stats.dead_lettered, 3);
+  ExpectColumn(*w.dead_letters, "_kafka_offset", "[2, 3, 5]");
+  ExpectColumn(*w.dead_letters, "_error_code",
+               R"(["TRUNCATED", "MALFORMED_PAYLOAD", "UNKNOWN_SCHEMA_ID"])");
+  ExpectColumn(*w.dead_letters, "_error_field", R"(["name", "_kafka_key", "_kafka_key"])");
+}
+
+TEST_F(KeyedLoadTest, APrimitiveKeyLandsAsItsOwnTypeBesideJsonPayloads) {
+  LoadOptions o;
+  o.key = KeyOptions(11);
+  ASSERT_OK_AND_ASSIGN(auto loader, Loader::Make(Schema({{"n", TypeId::kInt64}}), o));
+  EXPECT_EQ(loader->arrow_schema()->ToString(), "n: int64\n_kafka_key: string");
+  ASSERT_OK(loader->Append(Keyed(Wire(11, Str("k1")), std::string(R"({"n":1})"), 0)));
+  ASSERT_OK(loader->Append(Keyed(std::nullopt, std::string(R"({"n":2})"), 1)));
+  ASSERT_OK_AND_ASSIGN(LoadedWindow w, loader->Finish());
+  ExpectColumn(*w.batch, "n", "[1, 2]");
+  ExpectColumn(*w.batch, "_kafka_key", R"(["k1", null])");
+}
+
+TEST_F(KeyedLoadTest, UnderFailABadKeyNamesTheKeyAndTheLoaderGoesOn) {
+  LoadOptions o;
+  o.key = KeyOptions(10);
+  ASSERT_OK_AND_ASSIGN(auto loader, Loader::Make(Schema({{"n", TypeId::kInt64}}), o));
+  Status st = loader->Append(Keyed(Wire(10, Long(1)), std::string(R"({"n":1})"), 7));
+  EXPECT_EQ(st.code(), StatusCode::kTypeError) << st.ToString();
+  EXPECT_NE(st.message().find("the record key: "), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("orders[1]@7, field '_kafka_key.region'"),
+            std::string::npos)
+      << st.message();
+  ASSERT_OK(
+      loader->Append(Keyed(Wire(10, Long(2) + Str("x")), std::string(R"({"n":2})"), 8)));
+  ASSERT_OK_AND_ASSIGN(LoadedWindow w, loader->Finish());
+  ExpectColumn(*w.batch, "n", "[2]");
+  ExpectColumn(*w.batch, "_kafka_key", R"([{"id": 2, "region": "x"}])");
+}
+
+TEST_F(KeyedLoadTest, ARawKeyColumnBesideDecodedKeysIsRefused) {
+  LoadOptions o;
+  o.key = KeyOptions(10);
+  auto loader =
+      Loader::Make(Schema({{"n", TypeId::kInt64}, {"_kafka_key", TypeId::kUtf8}}), o);
+  ASSERT_FALSE(loader.ok());
+  EXPECT_NE(loader.status().message().find("column '_kafka_key' takes the raw key"),
+            std::string::npos)
+      << loader.status().message();
+}
+
+TEST_F(KeyedLoadTest, ARegistryThatIsDownForAKeyEndsTheWindow) {
+  LoadOptions o;
+  o.on_bad_record = BadRecordPolicy::kDeadLetter;
+  o.key = KeyOptions(10);
+  ASSERT_OK_AND_ASSIGN(auto loader, Loader::Make(Schema({{"n", TypeId::kInt64}}), o));
+  registry_.down = Status::Unavailable("registry down");
+  Status st =
+      loader->Append(Keyed(Wire(10, Long(1) + Str("x")), std::string(R"({"n":1})"), 0));
+  EXPECT_EQ(st.code(), StatusCode::kUnavailable) << st.ToString();
+  EXPECT_NE(st.message().find("the record key: "), std::string::npos) << st.message();
+}
+
 }  // namespace
 }  // namespace kelt

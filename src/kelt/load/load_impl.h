@@ -9,10 +9,20 @@
 #include <arrow/type_fwd.h>
 
 #include <memory>
+#include <string>
 
 #include "kelt/load.h"
 
 namespace kelt {
+
+namespace load {
+/// Why the last bad record was bad (the parts of its dead letter).
+struct BadRecordNote {
+  std::string code;
+  std::string field;
+  std::string message;
+};
+}  // namespace load
 
 class Loader::Impl {
  public:
@@ -26,9 +36,23 @@ class Loader::Impl {
   /// Tests and the fuzzer compare the JSON readers; nothing for other payloads.
   virtual void set_force_dom(bool) {}
   virtual int32_t newer_writer_schema() const { return -1; }
+  /// Rows landed in the window so far.
+  virtual int64_t rows() const = 0;
+  /// Why the last bad record was bad, under any policy (nullptr: not kept). A key
+  /// loader's (KeyColumn) tells what its key's dead letter says.
+  virtual const load::BadRecordNote* last_bad() const { return nullptr; }
 };
 
 namespace load {
+
+/// The Impl for `landing` and `options`' payload format (options.key aside).
+Result<std::unique_ptr<Loader::Impl>> MakeLoadImpl(const Schema& landing,
+                                                   const LoadOptions& options);
+
+/// `values` with decoded keys (options.key): the keys land as one more column,
+/// `_kafka_key` (key_load.cc).
+Result<std::unique_ptr<Loader::Impl>> MakeKeyedLoad(std::unique_ptr<Loader::Impl> values,
+                                                    const LoadOptions& options);
 
 /// The loader of Avro payloads: `metadata` holds the landing's `_kafka_*` columns only,
 /// `options.avro` the reader schema and the writer schemas' source.

@@ -150,6 +150,7 @@ class JsonLoad final : public Loader::Impl {
 
   bool needs_headers() const override { return plan_.needs_headers(); }
   void set_force_dom(bool force) override { force_dom_ = force; }
+  int64_t rows() const override { return stats_.rows; }
   const Schema& schema() const override { return plan_.schema(); }
   const std::shared_ptr<arrow::Schema>& arrow_schema() const override {
     return plan_.arrow_schema();
@@ -250,13 +251,20 @@ void LoaderTesting::ForceDomPath(Loader* loader, bool force) {
 }
 Loader::~Loader() = default;
 
+namespace load {
+Result<std::unique_ptr<Loader::Impl>> MakeLoadImpl(const Schema& landing,
+                                                   const LoadOptions& options) {
+  if (options.avro) return MakeAvroLoad(landing, options);
+  KELT_ASSIGN_OR_RAISE(ColumnPlan plan, ColumnPlan::Make(landing));
+  return std::unique_ptr<Loader::Impl>(new JsonLoad(std::move(plan), options));
+}
+}  // namespace load
+
 Result<std::unique_ptr<Loader>> Loader::Make(const Schema& landing, LoadOptions options) {
-  if (options.avro) {
-    KELT_ASSIGN_OR_RAISE(auto impl, load::MakeAvroLoad(landing, options));
-    return std::unique_ptr<Loader>(new Loader(std::move(impl)));
+  KELT_ASSIGN_OR_RAISE(auto impl, load::MakeLoadImpl(landing, options));
+  if (options.key) {
+    KELT_ASSIGN_OR_RAISE(impl, load::MakeKeyedLoad(std::move(impl), options));
   }
-  KELT_ASSIGN_OR_RAISE(load::ColumnPlan plan, load::ColumnPlan::Make(landing));
-  auto impl = std::make_unique<JsonLoad>(std::move(plan), std::move(options));
   return std::unique_ptr<Loader>(new Loader(std::move(impl)));
 }
 
