@@ -162,4 +162,41 @@ class ProtobufDecoder {
   std::unique_ptr<Impl> impl_;
 };
 
+// --- encoding ---------------------------------------------------------------------------
+
+/// Encodes Arrow rows as bodies of one message type (the produce side): each column sets
+/// the field of its name, by libprotobuf's DynamicMessage and serializer. The types the
+/// decoder lands (README.md's table) encode back to the same values; besides them, any
+/// integer column takes an integer field (range-checked per value), an integer or float
+/// column a float/double field, a string column an enum (by value name, or a number's
+/// decimal text) as well as an integer column (the number), a timestamp or duration of
+/// any unit a Timestamp or Duration, and JSON text a Struct, Value or ListValue. A null
+/// cell leaves its field absent. Not thread-safe.
+class ProtobufEncoder {
+ public:
+  /// Check every column against the field of its name in the message the indexes select
+  /// (see ProtobufSchema::MessageName). kTypeError naming the column for a column the
+  /// message lacks or a type that cannot encode its field.
+  static Result<std::unique_ptr<ProtobufEncoder>> Make(
+      const ProtobufSchema& schema, const std::vector<int32_t>& message_indexes,
+      std::shared_ptr<arrow::Schema> columns);
+  ~ProtobufEncoder();
+  ProtobufEncoder(const ProtobufEncoder&) = delete;
+  ProtobufEncoder& operator=(const ProtobufEncoder&) = delete;
+
+  /// Append one body per row of `batch` (of Make's columns) to `bodies`. kTypeError
+  /// naming the column and row for a value its field cannot take (out of range, an
+  /// unknown enum name, text that is not UTF-8, a null item of a list, a missing proto2
+  /// `required` field); the bodies of the rows before it are appended.
+  Status Encode(const arrow::RecordBatch& batch, std::vector<std::string>* bodies);
+
+  /// The message's full name.
+  const std::string& message_name() const;
+
+ private:
+  struct State;
+  explicit ProtobufEncoder(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
 }  // namespace kelt
