@@ -14,9 +14,12 @@ import urllib.error
 import urllib.request
 import uuid
 
+import subprocess
+
 import pytest
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "scripts"))
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts"))
 from kelt_services.common import read_env  # noqa: E402  (the env files' one reader)
 
 CONTENT_TYPE = "application/vnd.schemaregistry.v1+json"
@@ -69,3 +72,37 @@ def rest(registry_url):
 def subject():
     """A fresh subject name, `<topic>-value` as the serializers name them by default."""
     return f"kelt-{uuid.uuid4().hex[:10]}-value"
+
+
+# --- `kelt run` against the broker and PostgreSQL (test_kelt_avro.py, test_kelt_protobuf.py)
+
+
+def env_file(name):
+    path = os.environ.get(name)
+    if not path or not os.path.exists(path):
+        pytest.fail(f"{name} must name a running service's env file")
+    return read_env(pathlib.Path(path))
+
+
+@pytest.fixture(scope="module")
+def kelt():
+    path = os.environ.get("KELT_BIN")
+    assert path and os.access(path, os.X_OK), "KELT_BIN must name the kelt binary"
+    return path
+
+
+@pytest.fixture(scope="module")
+def broker():
+    return env_file("KELT_KAFKA_ENV")
+
+
+@pytest.fixture(scope="module")
+def pg():
+    return env_file("KELT_PG_ENV")
+
+
+def create_topic(kelt, broker, name, partitions):
+    subprocess.run(
+        ["bash", str(ROOT / "scripts/kafka.sh"), "create-topic", name, str(partitions),
+         "--dir", broker["KELT_KAFKA_DIR"]],
+        check=True, capture_output=True, timeout=120, env={**os.environ, "KELT_CLI": kelt})

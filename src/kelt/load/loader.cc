@@ -251,8 +251,12 @@ void LoaderTesting::ForceDomPath(Loader* loader, bool force) {
 Loader::~Loader() = default;
 
 Result<std::unique_ptr<Loader>> Loader::Make(const Schema& landing, LoadOptions options) {
-  if (options.avro) {
-    KELT_ASSIGN_OR_RAISE(auto impl, load::MakeAvroLoad(landing, options));
+  if (options.avro && options.protobuf) {
+    return Status::Invalid("a payload is Avro or Protobuf, not both");
+  }
+  if (options.avro || options.protobuf) {
+    KELT_ASSIGN_OR_RAISE(auto impl, options.avro ? load::MakeAvroLoad(landing, options)
+                                                 : load::MakeProtobufLoad(landing, options));
     return std::unique_ptr<Loader>(new Loader(std::move(impl)));
   }
   KELT_ASSIGN_OR_RAISE(load::ColumnPlan plan, load::ColumnPlan::Make(landing));
