@@ -15,7 +15,9 @@ import urllib.request
 import uuid
 
 import subprocess
+import time
 
+import pyarrow.parquet as pq
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -106,3 +108,20 @@ def create_topic(kelt, broker, name, partitions):
         ["bash", str(ROOT / "scripts/kafka.sh"), "create-topic", name, str(partitions),
          "--dir", broker["KELT_KAFKA_DIR"]],
         check=True, capture_output=True, timeout=120, env={**os.environ, "KELT_CLI": kelt})
+
+
+def landed_ids(root):
+    """The `id` values of every Parquet file below `root` (a Parquet sink's topic)."""
+    ids = set()
+    for f in root.rglob("*.parquet") if root.exists() else []:
+        ids.update(pq.read_table(f, columns=["id"]).column("id").to_pylist())
+    return ids
+
+
+def wait_for_ids(proc, root, n, seconds=60):
+    """Wait until `n` ids landed below `root` while `proc` (a `kelt run`) runs."""
+    deadline = time.time() + seconds
+    while time.time() < deadline and len(landed_ids(root)) < n:
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.2)
+    assert len(landed_ids(root)) >= n

@@ -11,7 +11,6 @@ import decimal
 import json
 import signal
 import subprocess
-import time
 import uuid
 
 import duckdb
@@ -22,7 +21,7 @@ from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
-from conftest import create_topic
+from conftest import create_topic, wait_for_ids
 
 ORDER_V1 = {
     "type": "record", "name": "Order", "namespace": "shop",
@@ -186,27 +185,13 @@ def test_a_new_schema_version_mid_run_adds_a_column_in_every_sink(
                              "--log-level", "info"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        def landed_ids():
-            root = tmp_path / "landing" / topic
-            ids = set()
-            for f in root.rglob("*.parquet") if root.exists() else []:
-                ids.update(pq.read_table(f, columns=["id"]).column("id").to_pylist())
-            return ids
-
-        def wait_for(n):
-            deadline = time.time() + 60
-            while time.time() < deadline and len(landed_ids()) < n:
-                assert proc.poll() is None, proc.communicate()
-                time.sleep(0.2)
-            assert len(landed_ids()) >= n
-
         # The Parquet sink publishes a file per rotation: rotate by age quickly.
-        wait_for(20)
+        wait_for_ids(proc, tmp_path / "landing" / topic, 20)
         v2 = AvroSerializer(client, json.dumps(ORDER_V2))
         for i in range(20, 30):
             producer.produce(topic, value=v2(order(i, True), ctx))
         assert producer.flush(30) == 0
-        wait_for(30)
+        wait_for_ids(proc, tmp_path / "landing" / topic, 30)
     finally:
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=60)

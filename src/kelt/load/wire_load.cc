@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <utility>
 
-#include "kelt/common/text.h"
 
 namespace kelt::load {
 
@@ -249,34 +248,17 @@ void WireFormatLoad::Rewind() {
   for (ColumnWriter& w : writers_) w.Rewind(stats_.rows);
 }
 
-std::string WireFormatLoad::Where(const RecordView& r) {
-  return " (at " + text::Utf8Lossy(r.topic) + "[" + std::to_string(r.partition) + "]@" +
-         std::to_string(r.offset);
-}
-
 Status WireFormatLoad::Abort(const RecordView& r, const Status& st) {
   Rewind();
   --stats_.records;
-  return st.WithPrefix(format_ + " payload" + Where(r) + "): ");
+  return st.WithPrefix(format_ + " payload" + RecordPlace(r) + "): ");
 }
 
 Status WireFormatLoad::Reject(const RecordView& r, std::string_view code,
                               std::string_view field, const std::string& message) {
   Rewind();
-  if (options_.on_bad_record == BadRecordPolicy::kFail) {
-    --stats_.records;
-    std::string msg = message + Where(r);
-    if (!field.empty()) msg += ", field '" + std::string(field) + "'";
-    msg += ')';
-    return Status::TypeError(std::move(msg));
-  }
-  ++stats_.bad_records;
-  if (options_.on_bad_record == BadRecordPolicy::kSkip) {
-    ++stats_.skipped;
-    return Status::OK();
-  }
-  ++stats_.dead_lettered;
-  return dead_letters_.Append(r, code, field, message);
+  return HandleBadRecord(options_.on_bad_record, r, code, field, message, stats_,
+                         dead_letters_);
 }
 
 }  // namespace kelt::load

@@ -140,7 +140,6 @@ class WireFormatLoad : public Loader::Impl {
   Status EndNullRun();
   Result<std::shared_ptr<arrow::Array>> PayloadColumn(int c);
   void Rewind();
-  static std::string Where(const RecordView& r);
 
   LoadOptions options_;
   std::string format_;
