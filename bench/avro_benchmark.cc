@@ -192,7 +192,8 @@ void BM_AvroLoadWindows10k(benchmark::State& state) {
   };
   kelt::LoadOptions options;
   options.avro = avro;
-  auto loader = kelt::Loader::Make(kelt::bench::LoopMetadata(), options).MoveValueUnsafe();
+  auto loader =
+      kelt::Loader::Make(kelt::bench::LoopMetadata(), options).MoveValueUnsafe();
   kelt::bench::LoadWindows(state, *loader, WirePayloads());
   SetCounters(state, c);
 }

@@ -201,7 +201,8 @@ void BM_ProtobufLoadWindows10k(benchmark::State& state) {
   };
   kelt::LoadOptions options;
   options.protobuf = payload;
-  auto loader = kelt::Loader::Make(kelt::bench::LoopMetadata(), options).MoveValueUnsafe();
+  auto loader =
+      kelt::Loader::Make(kelt::bench::LoopMetadata(), options).MoveValueUnsafe();
   kelt::bench::LoadWindows(state, *loader, WirePayloads());
   SetCounters(state, c);
 }

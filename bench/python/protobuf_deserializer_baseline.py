@@ -12,16 +12,15 @@ from protoc's descriptor set (no generated code). Prints the best repetition's s
 """
 import datetime
 import pathlib
-import struct
 import subprocess
 import sys
 import tempfile
-import time
 
-import pyarrow as pa
 from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+from wire_baseline import best_seconds, read_payloads
 
 
 def message_class(proto):
@@ -41,12 +40,7 @@ def message_class(proto):
 def main():
     payloads_path, schema_path = sys.argv[1], pathlib.Path(sys.argv[2])
     repetitions = int(sys.argv[3]) if len(sys.argv) > 3 else 1
-    data = open(payloads_path, "rb").read()
-    payloads, at = [], 0
-    while at < len(data):
-        (n,) = struct.unpack_from("<I", data, at)
-        payloads.append(data[at + 4:at + 4 + n])
-        at += 4 + n
+    payloads = read_payloads(payloads_path)
     cls = message_class(schema_path)
     fields = [(f.name, f.message_type is not None and
                f.message_type.full_name == "google.protobuf.Timestamp")
@@ -59,17 +53,7 @@ def main():
 
     deserialize = ProtobufDeserializer(cls, {"use.deprecated.format": False})
     ctx = SerializationContext("bench", MessageField.VALUE)
-    best = None
-    for _ in range(repetitions):
-        start = time.perf_counter()
-        rows = 0
-        for w in range(0, len(payloads), 10000):
-            table = pa.Table.from_pylist([row(deserialize(p, ctx))
-                                          for p in payloads[w:w + 10000]])
-            rows += table.num_rows
-        elapsed = time.perf_counter() - start
-        assert rows == len(payloads)
-        best = elapsed if best is None else min(best, elapsed)
+    best = best_seconds(payloads, lambda p: row(deserialize(p, ctx)), repetitions)
     print(f"{best:.6f}")
 
 

@@ -184,8 +184,8 @@ class Loader {
  public:
   /// Compile `landing` into a column plan (with `options.avro` or `.protobuf`: only its
   /// `_kafka_*` columns, the payload's being the reader schema's). Fails for unknown
-  /// `_kafka_*` names ("schema mismatch: unknown kafka metadata column '<name>'"), metadata columns of a
-  /// type their value cannot take, empty or duplicate field names.
+  /// `_kafka_*` names ("schema mismatch: unknown kafka metadata column '<name>'"),
+  /// metadata columns of a type their value cannot take, empty or duplicate field names.
   static Result<std::unique_ptr<Loader>> Make(const Schema& landing,
                                               LoadOptions options = {});
   ~Loader();

@@ -125,3 +125,28 @@ def wait_for_ids(proc, root, n, seconds=60):
         assert proc.poll() is None, proc.communicate()
         time.sleep(0.2)
     assert len(landed_ids(root)) >= n
+
+
+def every_sink_config(tmp_path, broker, pg, topic, schema, registry_url):
+    """A catch-up run of `topic` with landing `schema` into Parquet (tmp_path/landing),
+    DuckDB (tmp_path/orders.duckdb, table orders) and PostgreSQL (a fresh table), bad
+    records as dead letters: the config file and the PostgreSQL table."""
+    table = "orders_" + uuid.uuid4().hex[:8]
+    config = tmp_path / "kelt.yaml"
+    config.write_text(json.dumps({
+        "brokers": broker["KELT_KAFKA_BOOTSTRAP"], "group": topic + "-g", "topics": [topic],
+        "schema": schema, "registry": {"url": registry_url},
+        "until_caught_up": True, "on_bad_record": "dead_letter",
+        "sinks": [{"parquet": {"root": str(tmp_path / "landing")}},
+                  {"duckdb": {"path": str(tmp_path / "orders.duckdb"), "table": "orders"}},
+                  {"postgres": {"conninfo": pg["KELT_PG_CONNINFO"], "table": table}}],
+    }))
+    return config, table
+
+
+def validated(kelt, config):
+    """`kelt validate --config config`'s output; it must succeed."""
+    shown = subprocess.run([kelt, "validate", "--config", str(config)], capture_output=True,
+                           text=True, timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    return shown.stdout

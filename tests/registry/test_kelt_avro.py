@@ -21,7 +21,7 @@ from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
-from conftest import create_topic, wait_for_ids
+from conftest import create_topic, every_sink_config, validated, wait_for_ids
 
 ORDER_V1 = {
     "type": "record", "name": "Order", "namespace": "shop",
@@ -83,22 +83,12 @@ def test_an_avro_topic_of_two_schema_versions_lands_in_every_sink(
     assert producer.flush(30) == 0
 
     conninfo = pg["KELT_PG_CONNINFO"]
-    table = "orders_" + uuid.uuid4().hex[:8]
-    config = tmp_path / "kelt.yaml"
-    config.write_text(json.dumps({
-        "brokers": broker["KELT_KAFKA_BOOTSTRAP"], "group": topic + "-g", "topics": [topic],
-        "schema": f"registry:{subject}", "registry": {"url": registry_url},
-        "until_caught_up": True, "on_bad_record": "dead_letter",
-        "sinks": [{"parquet": {"root": str(tmp_path / "landing")}},
-                  {"duckdb": {"path": str(tmp_path / "orders.duckdb"), "table": "orders"}},
-                  {"postgres": {"conninfo": conninfo, "table": table}}],
-    }))
-    shown = subprocess.run([kelt, "validate", "--config", str(config)], capture_output=True,
-                           text=True, timeout=60)
-    assert shown.returncode == 0, shown.stderr
-    assert f"subject {subject} version 2" in shown.stdout, shown.stdout
-    assert "address: struct<city: string, zip: string>" in shown.stdout, shown.stdout
-    assert "amount: decimal128(10, 2)" in shown.stdout, shown.stdout
+    config, table = every_sink_config(tmp_path, broker, pg, topic, f"registry:{subject}",
+                                      registry_url)
+    shown = validated(kelt, config)
+    assert f"subject {subject} version 2" in shown, shown
+    assert "address: struct<city: string, zip: string>" in shown, shown
+    assert "amount: decimal128(10, 2)" in shown, shown
 
     run = subprocess.run([kelt, "run", "--config", str(config), "--progress", "none"],
                          capture_output=True, text=True, timeout=300)

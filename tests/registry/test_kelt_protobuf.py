@@ -27,7 +27,7 @@ from confluent_kafka.schema_registry.protobuf import ProtobufSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
-from conftest import create_topic, wait_for_ids
+from conftest import create_topic, every_sink_config, validated, wait_for_ids
 
 PROTO = pathlib.Path(__file__).resolve().parent / "proto"
 T0 = datetime.datetime(2026, 12, 1, 12, 0, tzinfo=datetime.timezone.utc)
@@ -121,25 +121,14 @@ def test_a_protobuf_topic_of_two_schema_versions_lands_in_every_sink(
     expected, cut = produce_orders(topic, registry_url, broker, tmp_path)
 
     conninfo = pg["KELT_PG_CONNINFO"]
-    table = "orders_" + uuid.uuid4().hex[:8]
-    config = tmp_path / "kelt.yaml"
-    config.write_text(json.dumps({
-        "brokers": broker["KELT_KAFKA_BOOTSTRAP"], "group": topic + "-g", "topics": [topic],
-        "schema": {"registry": {"subject": subject, "message": "shop.Order"}},
-        "registry": {"url": registry_url},
-        "until_caught_up": True, "on_bad_record": "dead_letter",
-        "sinks": [{"parquet": {"root": str(tmp_path / "landing")}},
-                  {"duckdb": {"path": str(tmp_path / "orders.duckdb"), "table": "orders"}},
-                  {"postgres": {"conninfo": conninfo, "table": table}}],
-    }))
-    shown = subprocess.run([kelt, "validate", "--config", str(config)], capture_output=True,
-                           text=True, timeout=60)
-    assert shown.returncode == 0, shown.stderr
-    assert f"subject {subject} version 2" in shown.stdout, shown.stdout
+    schema = {"registry": {"subject": subject, "message": "shop.Order"}}
+    config, table = every_sink_config(tmp_path, broker, pg, topic, schema, registry_url)
+    shown = validated(kelt, config)
+    assert f"subject {subject} version 2" in shown, shown
     for column in ("placed: timestamp[ns, tz=UTC]", "counts: map<string, int32>",
                    "address: struct<city: string, zip: string>", "voucher: int64",
                    "coupon: string"):
-        assert column in shown.stdout, shown.stdout
+        assert column in shown, shown
 
     run = subprocess.run([kelt, "run", "--config", str(config), "--progress", "none"],
                          capture_output=True, text=True, timeout=300)

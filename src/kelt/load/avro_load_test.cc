@@ -93,6 +93,7 @@ class AvroLoadTest : public ::testing::Test {
   Registry registry_;
 };
 
+using testing::ExpectCellHas;
 using testing::ExpectColumn;
 
 TEST_F(AvroLoadTest, RowsOfSeveralWriterSchemasAndTombstonesKeepTheirOrder) {
@@ -159,21 +160,13 @@ TEST_F(AvroLoadTest, BadRecordsBecomeDeadLettersWithTheirCodes) {
                    "INCOMPATIBLE_SCHEMA", "TRUNCATED", "TRAILING_BYTES"])");
   ExpectColumn(*w.dead_letters, "_error_field",
                R"([null, null, null, null, "name", null])");
-  auto messages = std::static_pointer_cast<arrow::StringArray>(
-      w.dead_letters->GetColumnByName("_error_message"));
-  EXPECT_NE(messages->GetString(1).find("unknown schema id 99"), std::string::npos)
-      << messages->GetString(1);
+  const arrow::RecordBatch& dead = *w.dead_letters;
+  ExpectCellHas(dead, "_error_message", 1, "unknown schema id 99");
   // An incompatible writer schema names both ids.
-  EXPECT_NE(
-      messages->GetString(2).find("writer schema id 3 cannot be read as schema id 2"),
-      std::string::npos)
-      << messages->GetString(2);
-  EXPECT_NE(messages->GetString(3).find("PROTOBUF"), std::string::npos)
-      << messages->GetString(3);
-  // The raw bytes are kept.
-  auto raw = std::static_pointer_cast<arrow::BinaryArray>(
-      w.dead_letters->GetColumnByName("_kafka_value"));
-  EXPECT_EQ(raw->GetString(1), *values[2]);
+  ExpectCellHas(dead, "_error_message", 2,
+                "writer schema id 3 cannot be read as schema id 2");
+  ExpectCellHas(dead, "_error_message", 3, "PROTOBUF");
+  ExpectCellHas(dead, "_kafka_value", 1, *values[2]);  // the raw bytes are kept
 }
 
 TEST_F(AvroLoadTest, UnderFailABadRecordNamesItsPlaceAndTheLoaderGoesOn) {

@@ -232,8 +232,9 @@ Result<std::unique_ptr<Loader>> Loader::Make(const Schema& landing, LoadOptions 
     return Status::Invalid("a payload is Avro or Protobuf, not both");
   }
   if (options.avro || options.protobuf) {
-    KELT_ASSIGN_OR_RAISE(auto impl, options.avro ? load::MakeAvroLoad(landing, options)
-                                                 : load::MakeProtobufLoad(landing, options));
+    KELT_ASSIGN_OR_RAISE(auto impl, options.avro
+                                        ? load::MakeAvroLoad(landing, options)
+                                        : load::MakeProtobufLoad(landing, options));
     return std::unique_ptr<Loader>(new Loader(std::move(impl)));
   }
   KELT_ASSIGN_OR_RAISE(load::ColumnPlan plan, load::ColumnPlan::Make(landing));

@@ -127,7 +127,8 @@ class ProtobufLoad final : public WireFormatLoad {
       return Status::Invalid("a Protobuf payload needs the source of its writer schemas");
     }
     KELT_RETURN_NOT_OK(CheckMetadataOnly(metadata, "Protobuf"));
-    const std::string prefix = "the reader schema (" + SchemaIdName(payload.reader.id) + ")";
+    const std::string prefix =
+        "the reader schema (" + SchemaIdName(payload.reader.id) + ")";
     auto reader = ParseSource(payload.reader);
     if (!reader.ok()) return reader.status().WithPrefix(prefix + ": ");
     auto message = MessageNamed(*reader, payload.message);
@@ -199,8 +200,8 @@ class ProtobufLoad final : public WireFormatLoad {
       if (code != StatusCode::kNotFound && code != StatusCode::kInvalid) {
         return source.status();
       }
-      entry.code =
-          code == StatusCode::kNotFound ? kErrorUnknownSchemaId : kErrorIncompatibleSchema;
+      entry.code = code == StatusCode::kNotFound ? kErrorUnknownSchemaId
+                                                 : kErrorIncompatibleSchema;
       entry.why = (code == StatusCode::kNotFound ? "unknown schema id " : "schema id ") +
                   std::to_string(id) + ": " + source.status().message();
     } else if (auto schema = ParseSource(*source); !schema.ok()) {
@@ -243,7 +244,8 @@ class ProtobufLoad final : public WireFormatLoad {
     auto name = writer.MessageName(indexes_);
     if (!name.ok()) {
       return bad(kErrorMalformedPayload, "the message indexes select no message of " +
-                                             writer_name + ": " + name.status().message());
+                                             writer_name + ": " +
+                                             name.status().message());
     }
     if (*name != message_) {
       return bad(kErrorIncompatibleSchema, "the record is a " + *name + " (" +
@@ -272,8 +274,8 @@ class ProtobufLoad final : public WireFormatLoad {
       projection->push_back(from);
     }
     if (!same && Grows(*payload(), *columns)) {
-      KELT_ASSIGN_OR_RAISE(auto target, GrowthTarget(*options().protobuf, message_,
-                                                     *payload(), *columns));
+      KELT_ASSIGN_OR_RAISE(
+          auto target, GrowthTarget(*options().protobuf, message_, *payload(), *columns));
       if (target) {
         // The subject moved on: the caller grows the landing and loads the window again.
         set_newer_writer_schema(id);
@@ -291,7 +293,7 @@ class ProtobufLoad final : public WireFormatLoad {
   std::string message_;  // the reader message's full name
   std::map<int32_t, WriterSchema> schemas_;
   std::map<Key, WriterEntry> entries_;
-  std::vector<int32_t> indexes_;  // the current record's message indexes
+  std::vector<int32_t> indexes_;       // the current record's message indexes
   const WriterEntry* last_ = nullptr;  // the last record's entry, and its key
   int32_t last_id_ = -1;
   std::vector<int32_t> last_indexes_;

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <utility>
 
-
 namespace kelt::load {
 
 namespace {
@@ -218,9 +217,9 @@ Result<std::shared_ptr<arrow::Array>> WireFormatLoad::PayloadColumn(int c) {
   const auto& type = payload_->field(c)->type();
   arrow::ArrayVector parts;
   for (const Segment& s : segments_) {
-    const int from = !s.batch            ? -1
-                     : s.projection      ? (*s.projection)[static_cast<size_t>(c)]
-                                         : c;
+    const int from = !s.batch       ? -1
+                     : s.projection ? (*s.projection)[static_cast<size_t>(c)]
+                                    : c;
     if (from >= 0) {
       parts.push_back(arrow::MakeArray(WithType(s.batch->column_data(from), type)));
     } else {

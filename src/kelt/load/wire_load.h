@@ -155,7 +155,8 @@ class WireFormatLoad : public Loader::Impl {
   std::vector<Segment> segments_;  // the window's finished runs, in order
   DeadLetterWriter dead_letters_;
   int64_t row_capacity_ = 0;
-  int32_t newer_ = -1;  // a writer schema with columns the reader lacks stopped the window
+  int32_t newer_ =
+      -1;  // a writer schema with columns the reader lacks stopped the window
   LoadStats stats_;
 };
 
