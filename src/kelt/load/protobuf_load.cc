@@ -265,10 +265,11 @@ class ProtobufLoad final : public WireFormatLoad {
       const auto& field = payload()->field(c);
       const int from = columns->GetFieldIndex(field->name());
       if (from >= 0 && !columns->field(from)->type()->Equals(*field->type())) {
-        return bad(kErrorIncompatibleSchema,
-                   "field '" + field->name() + "' of " + message_ + " is " +
-                       columns->field(from)->type()->ToString() + " in " + writer_name +
-                       " but " + field->type()->ToString() + " in " + reader_name);
+        std::string why = "field '" + field->name() + "' of " + message_ + " is ";
+        why += columns->field(from)->type()->ToString();
+        why += " in " + writer_name + " but " + field->type()->ToString();
+        why += " in " + reader_name;
+        return bad(kErrorIncompatibleSchema, std::move(why));
       }
       same = same && from == c;
       projection->push_back(from);
