@@ -884,7 +884,7 @@ const std::vector<KeySpec>& Specs() {
     add(Custom("schema", "path|map", "(required)",
                {"--schema", "landing_schema",
                 "landing schema: a JSON file (relative to the config file), inline, or "
-                "registry:<subject> (the subject's latest Avro schema)"},
+                "registry:<subject> (the subject's latest Avro or Protobuf schema)"},
                [](Reader& r, const std::string&, const YAML::Node& v, const Target& t) {
                  ReadSchema(r, v, t.config);
                }));
