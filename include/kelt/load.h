@@ -117,10 +117,10 @@ struct ProtobufPayload {
 };
 
 /// The payload whose reader is the subject's latest schema (`current.latest_schema`),
-/// when the landing may grow to it for writer schema `writer_id` (the conditions of
-/// ProtobufPayload::latest_schema, for the reader message of the writer's first record
-/// type: the latest's message of the reader's name has every column of the reader and
-/// of the writer's message of that name, same types, and more). kInvalid otherwise.
+/// when the landing may grow to it for writer schema `writer_id`: the latest's message
+/// of the reader message's name has every column of the current reader and of the
+/// writer's message of that name (same types), and more. Its `message` names the
+/// reader message. kInvalid otherwise.
 Result<std::shared_ptr<const ProtobufPayload>> EvolvedProtobufPayload(
     const ProtobufPayload& current, int32_t writer_id);
 

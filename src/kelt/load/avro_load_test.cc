@@ -10,6 +10,7 @@
 #include <map>
 
 #include "kelt/load.h"
+#include "kelt/load/wire_testing.h"
 #include "kelt/testing/arrow_assertions.h"
 #include "kelt/testing/assertions.h"
 
@@ -36,11 +37,7 @@ std::string Double(double d) {
   return out;
 }
 std::string Wire(int32_t id, const std::string& body) {
-  std::string out(1, '\0');
-  for (int shift = 24; shift >= 0; shift -= 8) {
-    out.push_back(static_cast<char>((static_cast<uint32_t>(id) >> shift) & 0xff));
-  }
-  return out + body;
+  return load::testing::WireHeader(id) + body;
 }
 
 // Writer v1 (id 1): id, name. Reader v2 (id 2): adds an optional score. Id 3: `id` as
@@ -83,12 +80,7 @@ class AvroLoadTest : public ::testing::Test {
     return Loader::Make(Schema(std::move(metadata)), o);
   }
   static RecordView View(const std::optional<std::string>& value, int64_t offset) {
-    RecordView r;
-    r.topic = "orders";
-    r.partition = 1;
-    r.offset = offset;
-    if (value) r.value = *value;
-    return r;
+    return load::testing::OrdersRecord(value, offset);
   }
   Registry registry_;
 };

@@ -10,6 +10,7 @@
 #include <map>
 
 #include "kelt/load.h"
+#include "kelt/load/wire_testing.h"
 #include "kelt/testing/arrow_assertions.h"
 #include "kelt/testing/assertions.h"
 
@@ -43,10 +44,7 @@ std::string Zigzag(int64_t v) {
 // The wire format: magic byte, id, message indexes ([0]: a single 0), body.
 std::string Wire(int32_t id, const std::vector<int32_t>& indexes,
                  const std::string& body) {
-  std::string out(1, '\0');
-  for (int shift = 24; shift >= 0; shift -= 8) {
-    out.push_back(static_cast<char>((static_cast<uint32_t>(id) >> shift) & 0xff));
-  }
+  std::string out = load::testing::WireHeader(id);
   if (indexes == std::vector<int32_t>{0}) {
     out.push_back('\0');
   } else {
@@ -132,12 +130,7 @@ class ProtobufLoadTest : public ::testing::Test {
     return Loader::Make(Schema(std::move(metadata)), o);
   }
   static RecordView View(const std::optional<std::string>& value, int64_t offset) {
-    RecordView r;
-    r.topic = "orders";
-    r.partition = 1;
-    r.offset = offset;
-    if (value) r.value = *value;
-    return r;
+    return load::testing::OrdersRecord(value, offset);
   }
   static void Validate(const arrow::RecordBatch& batch) {
     arrow::Status st = batch.ValidateFull();
