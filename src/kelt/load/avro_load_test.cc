@@ -18,16 +18,7 @@ namespace kelt {
 namespace {
 
 // Avro binary by hand: zigzag varints, length-prefixed strings.
-std::string Long(int64_t v) {
-  uint64_t z = (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
-  std::string out;
-  while (z >= 0x80) {
-    out.push_back(static_cast<char>((z & 0x7f) | 0x80));
-    z >>= 7;
-  }
-  out.push_back(static_cast<char>(z));
-  return out;
-}
+std::string Long(int64_t v) { return load::testing::Zigzag(v); }
 std::string Str(std::string_view s) {
   return Long(static_cast<int64_t>(s.size())) + std::string(s);
 }

@@ -18,15 +18,8 @@ namespace kelt {
 namespace {
 
 // Protobuf binary by hand.
-std::string Varint(uint64_t v) {
-  std::string out;
-  while (v >= 0x80) {
-    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<char>(v));
-  return out;
-}
+using load::testing::Varint;
+using load::testing::Zigzag;
 std::string Int(int field, int64_t v) {
   return Varint(static_cast<uint64_t>(field) << 3) + Varint(static_cast<uint64_t>(v));
 }
@@ -37,9 +30,6 @@ std::string Double(int field, double d) {
   std::string out = Varint((static_cast<uint64_t>(field) << 3) | 1);
   out.append(reinterpret_cast<const char*>(&d), 8);
   return out;
-}
-std::string Zigzag(int64_t v) {
-  return Varint((static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63));
 }
 // The wire format: magic byte, id, message indexes ([0]: a single 0), body.
 std::string Wire(int32_t id, const std::vector<int32_t>& indexes,
