@@ -20,11 +20,9 @@
 #include <arrow/api.h>
 #include <benchmark/benchmark.h>
 
-#include <unistd.h>
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <random>
 #include <string>
@@ -34,6 +32,7 @@
 #include "kelt/avro/avro_c_testing.h"
 #include "kelt/load.h"
 #include "ratio_reporter.h"
+#include "wire_load_bench.h"
 
 namespace {
 
@@ -172,14 +171,19 @@ void BM_AvroDecodeWindows10k(benchmark::State& state) {
 
 // The Load step on the same records in the registry's wire format (schema id 1), with
 // the ELT loop's metadata columns, in windows of 10,000.
-void BM_AvroLoadWindows10k(benchmark::State& state) {
-  const Corpus& c = GetCorpus();
-  static const std::vector<std::string> payloads = [&] {
+// The payloads in the registry's wire format (schema id 1).
+const std::vector<std::string>& WirePayloads() {
+  static const std::vector<std::string> payloads = [] {
     std::vector<std::string> out;
-    for (const std::string& body : c.bodies)
+    for (const std::string& body : GetCorpus().bodies)
       out.push_back(std::string("\0\0\0\0\1", 5) + body);
     return out;
   }();
+  return payloads;
+}
+
+void BM_AvroLoadWindows10k(benchmark::State& state) {
+  const Corpus& c = GetCorpus();
   auto avro = std::make_shared<kelt::AvroPayload>();
   avro->reader_schema = kSchema;
   avro->reader_schema_id = 1;
@@ -188,32 +192,9 @@ void BM_AvroLoadWindows10k(benchmark::State& state) {
   };
   kelt::LoadOptions options;
   options.avro = avro;
-  const kelt::Schema metadata({{"_kafka_topic", kelt::TypeId::kUtf8},
-                               {"_kafka_partition", kelt::TypeId::kInt64},
-                               {"_kafka_offset", kelt::TypeId::kInt64},
-                               {"_kafka_timestamp", kelt::TypeId::kTimestamp}});
-  auto loader = kelt::Loader::Make(metadata, options).MoveValueUnsafe();
-  constexpr size_t kWindow = 10000;
-  kelt::RecordView r;
-  r.topic = "bench";
-  for (auto _ : state) {
-    int64_t rows = 0;
-    for (size_t start = 0; start < payloads.size(); start += kWindow) {
-      const size_t end = std::min(payloads.size(), start + kWindow);
-      if (!loader->Reserve(static_cast<int64_t>(end - start), 0).ok()) std::abort();
-      for (size_t i = start; i < end; ++i) {
-        r.offset = static_cast<int64_t>(i);
-        r.timestamp_ms = 1700000000000 + static_cast<int64_t>(i);
-        r.value = payloads[i];
-        if (!loader->Append(r).ok()) std::abort();
-      }
-      auto window = loader->Finish();
-      if (!window.ok()) std::abort();
-      rows += window->batch->num_rows();
-      benchmark::DoNotOptimize(window->batch);
-    }
-    if (rows != static_cast<int64_t>(payloads.size())) std::abort();
-  }
+  auto loader =
+      kelt::Loader::Make(kelt::bench::LoopMetadata(), options).MoveValueUnsafe();
+  kelt::bench::LoadWindows(state, *loader, WirePayloads());
   SetCounters(state, c);
 }
 
@@ -268,40 +249,6 @@ BENCHMARK(BM_AvroDecodeWindows10k)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_AvroCDecode)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_AvroLoadWindows10k)->Unit(benchmark::kMillisecond);
 
-// confluent-kafka's AvroDeserializer + pyarrow on the same payloads (a Python script run
-// by `python`, the best of `repetitions`): its seconds, or a negative number.
-double PythonBaseline(const std::string& python, int repetitions) {
-  const Corpus& c = GetCorpus();
-  char dir_template[] = "/tmp/kelt-avro-bench-XXXXXX";
-  const char* dir = mkdtemp(dir_template);
-  if (dir == nullptr) return -1;
-  const std::string payloads = std::string(dir) + "/payloads";
-  const std::string schema = std::string(dir) + "/schema.avsc";
-  {
-    std::ofstream out(payloads, std::ios::binary);
-    for (const std::string& body : c.bodies) {
-      const uint32_t n = static_cast<uint32_t>(body.size() + 5);
-      out.write(reinterpret_cast<const char*>(&n), 4);
-      out.write("\0\0\0\0\1", 5);
-      out.write(body.data(), static_cast<std::streamsize>(body.size()));
-    }
-    std::ofstream(schema) << kSchema;
-  }
-  const std::string cmd = "'" + python +
-                          "' '" KELT_SOURCE_DIR
-                          "/bench/python/avro_deserializer_baseline.py' '" +
-                          payloads + "' '" + schema + "' " + std::to_string(repetitions);
-  double seconds = -1;
-  if (FILE* p = popen(cmd.c_str(), "r")) {
-    if (std::fscanf(p, "%lf", &seconds) != 1) seconds = -1;
-    if (pclose(p) != 0) seconds = -1;
-  }
-  std::remove(payloads.c_str());
-  std::remove(schema.c_str());
-  rmdir(dir);
-  return seconds;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -341,7 +288,9 @@ int main(int argc, char** argv) {
                 s["BM_AvroCDecode"] / s["BM_AvroDecodeWindows10k"]);
   }
   if (!python.empty() && s.count("BM_AvroLoadWindows10k")) {
-    const double py = PythonBaseline(python, python_repetitions);
+    const double py = kelt::bench::PythonBaseline(
+        python, KELT_SOURCE_DIR "/bench/python/avro_deserializer_baseline.py",
+        WirePayloads(), kSchema, "schema.avsc", python_repetitions);
     if (py <= 0) {
       std::fprintf(stderr, "the Python baseline failed (%s)\n", python.c_str());
       return 1;

@@ -11,8 +11,14 @@
 // batch every 10,000 records, as the ELT loop cuts windows). After the runs it prints
 // records/s and the kelt/libprotobuf speed-up.
 //
-// Run: build/release/bench/protobuf_benchmark [--records=N] [google benchmark flags],
-//      e.g. --benchmark_repetitions=5 (the figures then use each contender's fastest run)
+// ProtobufLoadWindows10k is the whole Load step (wire-format header, message indexes,
+// metadata columns). With --python=PYTHON it is also compared with confluent-kafka's
+// ProtobufDeserializer + pyarrow (bench/python/protobuf_deserializer_baseline.py; it
+// needs protoc) on the same payloads, in the same run.
+//
+// Run: build/release/bench/protobuf_benchmark [--records=N] [--python=.venv/bin/python
+//      [--python_repetitions=N]] [google benchmark flags], e.g.
+//      --benchmark_repetitions=5 (the figures then use each contender's fastest run)
 #include <arrow/api.h>
 #include <benchmark/benchmark.h>
 #include <google/protobuf/descriptor.h>
@@ -24,9 +30,11 @@
 #include <string>
 #include <vector>
 
+#include "kelt/load.h"
 #include "kelt/protobuf.h"
 #include "kelt/protobuf/reflection_testing.h"
 #include "ratio_reporter.h"
+#include "wire_load_bench.h"
 
 namespace {
 
@@ -173,16 +181,48 @@ void BM_DynamicMessageReflection(benchmark::State& state) {
   SetCounters(state, c);
 }
 
+// The payloads in the registry's wire format (schema id 1, message indexes [0]).
+const std::vector<std::string>& WirePayloads() {
+  static const std::vector<std::string> payloads = [] {
+    std::vector<std::string> out;
+    for (const std::string& body : GetCorpus().bodies)
+      out.push_back(std::string("\0\0\0\0\1\0", 6) + body);
+    return out;
+  }();
+  return payloads;
+}
+
+void BM_ProtobufLoadWindows10k(benchmark::State& state) {
+  const Corpus& c = GetCorpus();
+  auto payload = std::make_shared<kelt::ProtobufPayload>();
+  payload->reader = {1, kSchema, {}};
+  payload->writer_schema = [](int32_t) -> kelt::Result<kelt::ProtobufSchemaSource> {
+    return kelt::ProtobufSchemaSource{1, kSchema, {}};
+  };
+  kelt::LoadOptions options;
+  options.protobuf = payload;
+  auto loader =
+      kelt::Loader::Make(kelt::bench::LoopMetadata(), options).MoveValueUnsafe();
+  kelt::bench::LoadWindows(state, *loader, WirePayloads());
+  SetCounters(state, c);
+}
+
 BENCHMARK(BM_ProtobufDecode)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ProtobufDecodeWindows10k)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_DynamicMessageReflection)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ProtobufLoadWindows10k)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::string python;
+  int python_repetitions = 1;
   for (int i = 1; i < argc; ++i) {
     if (std::strncmp(argv[i], "--records=", 10) == 0)
       g_records = std::atoll(argv[i] + 10);
+    if (std::strncmp(argv[i], "--python=", 9) == 0) python = argv[i] + 9;
+    if (std::strncmp(argv[i], "--python_repetitions=", 21) == 0)
+      python_repetitions = std::atoi(argv[i] + 21);
   }
   benchmark::Initialize(&argc, argv);
   GetCorpus();
@@ -194,7 +234,7 @@ int main(int argc, char** argv) {
               static_cast<long long>(c.bodies.size()), static_cast<double>(c.bytes) / 1e6,
               static_cast<double>(c.bytes) / static_cast<double>(c.bodies.size()));
   for (const char* name : {"BM_ProtobufDecode", "BM_ProtobufDecodeWindows10k",
-                           "BM_DynamicMessageReflection"}) {
+                           "BM_DynamicMessageReflection", "BM_ProtobufLoadWindows10k"}) {
     if (!s.count(name)) continue;
     std::printf("%-30s %12.0f records/s  %8.1f MB/s\n", name,
                 static_cast<double>(c.bodies.size()) / s[name],
@@ -204,6 +244,20 @@ int main(int argc, char** argv) {
     std::printf(
         "speed-up kelt ProtobufDecodeWindows10k vs DynamicMessage + reflection: %.2fx\n",
         s["BM_DynamicMessageReflection"] / s["BM_ProtobufDecodeWindows10k"]);
+  }
+  if (!python.empty() && s.count("BM_ProtobufLoadWindows10k")) {
+    const double py = kelt::bench::PythonBaseline(
+        python, KELT_SOURCE_DIR "/bench/python/protobuf_deserializer_baseline.py",
+        WirePayloads(), kSchema, "event.proto", python_repetitions);
+    if (py <= 0) {
+      std::fprintf(stderr, "the Python baseline failed (%s)\n", python.c_str());
+      return 1;
+    }
+    std::printf("%-30s %12.0f records/s\n", "confluent+pyarrow",
+                static_cast<double>(c.bodies.size()) / py);
+    std::printf(
+        "speed-up kelt ProtobufLoadWindows10k vs ProtobufDeserializer + pyarrow: %.1fx\n",
+        py / s["BM_ProtobufLoadWindows10k"]);
   }
   benchmark::Shutdown();
   return 0;

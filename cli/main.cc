@@ -227,7 +227,7 @@ int RunValidate(const ConfigArgs& args) {
             << c->elt.consumer.group_id << ", topics";
   for (const auto& t : c->elt.consumer.topics) std::cout << " " << t;
   std::cout << "\n  schema (" << c->schema_origin << "): ";
-  if (c->elt.load.avro || c->elt.load.key) {
+  if (c->elt.load.avro || c->elt.load.protobuf || c->elt.load.key) {
     // The columns derived from the registry's schemas, as Arrow types.
     auto loader =
         kelt::Loader::Make(kelt::WithIdentityColumns(c->elt.landing), c->elt.load);

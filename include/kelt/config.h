@@ -62,10 +62,12 @@ struct EltConfig {
   std::string schema_origin;
   /// The Schema Registry (`registry.*`): payloads in its wire format, and the subject
   /// whose latest schema is the landing's (`schema: registry:<subject>`; empty: none).
-  /// With a subject, `elt.load.avro` reads the payloads and `elt.landing` holds the
-  /// `_kafka_*` columns only.
+  /// With a subject, `elt.load.avro` or `elt.load.protobuf` reads the payloads and
+  /// `elt.landing` holds the `_kafka_*` columns only. `schema_message`: a Protobuf
+  /// subject's message to land (`schema.registry.message`; empty: the file's first).
   RegistryOptions registry;
   std::string schema_subject;
+  std::string schema_message;
   /// Record keys (`key.*`): with kRegistry, the subject `key_subject` (default
   /// `<topic>-key` for a single topic) decodes them; `elt.load.key` is then set.
   KeyFormat key_format = KeyFormat::kRaw;

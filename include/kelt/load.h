@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "kelt/protobuf.h"
 #include "kelt/record.h"
 #include "kelt/schema.h"
 #include "kelt/status.h"
@@ -78,6 +79,51 @@ struct AvroPayload {
 Result<std::shared_ptr<const AvroPayload>> EvolvedAvroPayload(const AvroPayload& current,
                                                               int32_t writer_id);
 
+/// A Protobuf schema as a registry holds it: its id, its text (.proto source or a base64
+/// FileDescriptorProto) and the files it imports, resolved (ProtobufSchema::Parse).
+struct ProtobufSchemaSource {
+  int32_t id = -1;
+  std::string text;
+  std::vector<ProtobufImport> imports;
+};
+
+/// Payloads in the Confluent wire format with Protobuf bodies (a magic byte 0, the writer
+/// schema's id, the message indexes, the message body). The landing's payload columns
+/// are the reader message's (ProtobufPlan::arrow_schema, every column and nested field
+/// nullable: a tombstone lands as a row of nulls), before the `_kafka_*` columns of the
+/// landing Schema, which then holds only those. Each record's message indexes select its
+/// message in its writer schema; that message must have the reader message's full name
+/// (else INCOMPATIBLE_SCHEMA), and its columns land by name: a reader column the writer
+/// lacks is null, a column of the same name and another type makes the writer's records
+/// INCOMPATIBLE_SCHEMA. One plan and decoder per (writer id, message indexes), compiled
+/// at its first record.
+struct ProtobufPayload {
+  /// The reader schema: the registry subject's latest at start (id -1: not from a
+  /// registry).
+  ProtobufSchemaSource reader;
+  /// The reader message's full name ("shop.Order"); empty: the file's first message.
+  std::string message;
+  /// The schema of a writer schema id (its `id` need not be set). kNotFound: the id is
+  /// unknown (the record is bad: UNKNOWN_SCHEMA_ID); kInvalid: not a Protobuf schema
+  /// (INCOMPATIBLE_SCHEMA); any other error ends the window. Thread-safe, as for
+  /// AvroPayload::writer_schema.
+  std::function<Result<ProtobufSchemaSource>(int32_t id)> writer_schema;
+  /// The subject's latest schema now. When set, the landing may grow: a writer message
+  /// with every reader column (same types) and more, whose columns the latest's message
+  /// of the same name has, stops the window (kCancelled, Loader::newer_writer_schema())
+  /// so that the caller loads it again with EvolvedProtobufPayload's reader. Otherwise a
+  /// writer's extra fields are left out.
+  std::function<Result<ProtobufSchemaSource>()> latest_schema;
+};
+
+/// The payload whose reader is the subject's latest schema (`current.latest_schema`),
+/// when the landing may grow to it for writer schema `writer_id`: the latest's message
+/// of the reader message's name has every column of the current reader and of the
+/// writer's message of that name (same types), and more. Its `message` names the
+/// reader message. kInvalid otherwise.
+Result<std::shared_ptr<const ProtobufPayload>> EvolvedProtobufPayload(
+    const ProtobufPayload& current, int32_t writer_id);
+
 struct LoadOptions {
   BadRecordPolicy on_bad_record = BadRecordPolicy::kFail;
   /// RDP lands a payload that is not a JSON object as all-null payload columns when the
@@ -87,6 +133,9 @@ struct LoadOptions {
   bool strict_payload = false;
   /// Avro payloads from a Schema Registry instead of JSON (null: JSON).
   std::shared_ptr<const AvroPayload> avro;
+  /// Protobuf payloads from a Schema Registry instead of JSON (null: JSON; not together
+  /// with `avro`).
+  std::shared_ptr<const ProtobufPayload> protobuf;
   /// Keys decoded by a schema (config `key.format: registry`): each record's key is
   /// loaded as a payload with these options (`avro` set; their policy is not used) and
   /// lands in one more column, `_kafka_key`, after the landing's others: a struct of a
@@ -129,10 +178,11 @@ std::shared_ptr<arrow::Schema> DeadLetterSchema();
 inline constexpr std::string_view kErrorTypeMismatch = "TYPE_MISMATCH";
 inline constexpr std::string_view kErrorMalformedPayload = "MALFORMED_PAYLOAD";
 inline constexpr std::string_view kErrorInvalidUtf8 = "INVALID_UTF8";
-/// Avro payloads: a schema id the registry does not know, a writer schema that cannot
-/// be read as the reader schema (the message names both ids). A body that does not
-/// decode has the decoder's code (AvroErrorKindName: TRUNCATED, INVALID_UTF8, …); a
-/// payload without the wire format's header is MALFORMED_PAYLOAD.
+/// Avro and Protobuf payloads: a schema id the registry does not know, a writer schema
+/// that cannot be read as the reader schema (the message names both ids). A body that
+/// does not decode has the decoder's code (AvroErrorKindName, ProtobufErrorKindName:
+/// TRUNCATED, INVALID_UTF8, …) and the field's path; a payload without the wire
+/// format's header, or with bad Protobuf message indexes, is MALFORMED_PAYLOAD.
 inline constexpr std::string_view kErrorUnknownSchemaId = "UNKNOWN_SCHEMA_ID";
 inline constexpr std::string_view kErrorIncompatibleSchema = "INCOMPATIBLE_SCHEMA";
 
@@ -140,11 +190,10 @@ inline constexpr std::string_view kErrorIncompatibleSchema = "INCOMPATIBLE_SCHEM
 /// Loader per thread. Reusable: Finish() returns the window and starts the next one.
 class Loader {
  public:
-  /// Compile `landing` into a column plan (with `options.avro`: only its `_kafka_*`
-  /// columns, the payload's being the reader schema's). Fails for unknown `_kafka_*`
-  /// names
-  /// ("schema mismatch: unknown kafka metadata column '<name>'"), metadata columns of a
-  /// type their value cannot take, empty or duplicate field names.
+  /// Compile `landing` into a column plan (with `options.avro` or `.protobuf`: only its
+  /// `_kafka_*` columns, the payload's being the reader schema's). Fails for unknown
+  /// `_kafka_*` names ("schema mismatch: unknown kafka metadata column '<name>'"),
+  /// metadata columns of a type their value cannot take, empty or duplicate field names.
   static Result<std::unique_ptr<Loader>> Make(const Schema& landing,
                                               LoadOptions options = {});
   ~Loader();
@@ -164,16 +213,17 @@ class Loader {
 
   /// True when a column reads record headers (callers may skip collecting them).
   bool needs_headers() const;
-  /// Avro payloads that may grow (AvroPayload::latest_schema): the id of the writer
+  /// Avro or Protobuf payloads that may grow (latest_schema): the id of the writer
   /// schema with columns the reader lacks that stopped the last Append (it returned
   /// kCancelled), else -1; Finish() keeps it.
   int32_t newer_writer_schema() const;
-  /// The landing Schema it was made with (with an Avro payload: the `_kafka_*` columns).
+  /// The landing Schema it was made with (with an Avro or Protobuf payload: the
+  /// `_kafka_*` columns).
   const Schema& schema() const;
   /// The landed batches' schema: every column, payload and metadata.
   const std::shared_ptr<arrow::Schema>& arrow_schema() const;
 
-  /// One window's loading, for JSON or Avro payloads (internal: load/).
+  /// One window's loading, for JSON, Avro or Protobuf payloads (internal: load/).
   class Impl;
 
  private:

@@ -14,9 +14,14 @@ import urllib.error
 import urllib.request
 import uuid
 
+import subprocess
+import time
+
+import pyarrow.parquet as pq
 import pytest
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "scripts"))
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts"))
 from kelt_services.common import read_env  # noqa: E402  (the env files' one reader)
 
 CONTENT_TYPE = "application/vnd.schemaregistry.v1+json"
@@ -69,3 +74,79 @@ def rest(registry_url):
 def subject():
     """A fresh subject name, `<topic>-value` as the serializers name them by default."""
     return f"kelt-{uuid.uuid4().hex[:10]}-value"
+
+
+# --- `kelt run` against the broker and PostgreSQL (test_kelt_avro.py, test_kelt_protobuf.py)
+
+
+def env_file(name):
+    path = os.environ.get(name)
+    if not path or not os.path.exists(path):
+        pytest.fail(f"{name} must name a running service's env file")
+    return read_env(pathlib.Path(path))
+
+
+@pytest.fixture(scope="module")
+def kelt():
+    path = os.environ.get("KELT_BIN")
+    assert path and os.access(path, os.X_OK), "KELT_BIN must name the kelt binary"
+    return path
+
+
+@pytest.fixture(scope="module")
+def broker():
+    return env_file("KELT_KAFKA_ENV")
+
+
+@pytest.fixture(scope="module")
+def pg():
+    return env_file("KELT_PG_ENV")
+
+
+def create_topic(kelt, broker, name, partitions):
+    subprocess.run(
+        ["bash", str(ROOT / "scripts/kafka.sh"), "create-topic", name, str(partitions),
+         "--dir", broker["KELT_KAFKA_DIR"]],
+        check=True, capture_output=True, timeout=120, env={**os.environ, "KELT_CLI": kelt})
+
+
+def landed_ids(root):
+    """The `id` values of every Parquet file below `root` (a Parquet sink's topic)."""
+    ids = set()
+    for f in root.rglob("*.parquet") if root.exists() else []:
+        ids.update(pq.read_table(f, columns=["id"]).column("id").to_pylist())
+    return ids
+
+
+def wait_for_ids(proc, root, n, seconds=60):
+    """Wait until `n` ids landed below `root` while `proc` (a `kelt run`) runs."""
+    deadline = time.time() + seconds
+    while time.time() < deadline and len(landed_ids(root)) < n:
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.2)
+    assert len(landed_ids(root)) >= n
+
+
+def every_sink_config(tmp_path, broker, pg, topic, schema, registry_url):
+    """A catch-up run of `topic` with landing `schema` into Parquet (tmp_path/landing),
+    DuckDB (tmp_path/orders.duckdb, table orders) and PostgreSQL (a fresh table), bad
+    records as dead letters: the config file and the PostgreSQL table."""
+    table = "orders_" + uuid.uuid4().hex[:8]
+    config = tmp_path / "kelt.yaml"
+    config.write_text(json.dumps({
+        "brokers": broker["KELT_KAFKA_BOOTSTRAP"], "group": topic + "-g", "topics": [topic],
+        "schema": schema, "registry": {"url": registry_url},
+        "until_caught_up": True, "on_bad_record": "dead_letter",
+        "sinks": [{"parquet": {"root": str(tmp_path / "landing")}},
+                  {"duckdb": {"path": str(tmp_path / "orders.duckdb"), "table": "orders"}},
+                  {"postgres": {"conninfo": pg["KELT_PG_CONNINFO"], "table": table}}],
+    }))
+    return config, table
+
+
+def validated(kelt, config):
+    """`kelt validate --config config`'s output; it must succeed."""
+    shown = subprocess.run([kelt, "validate", "--config", str(config)], capture_output=True,
+                           text=True, timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    return shown.stdout

@@ -9,50 +9,19 @@ Needs the registry (KELT_REGISTRY_ENV), the broker (KELT_KAFKA_ENV), PostgreSQL
 import datetime
 import decimal
 import json
-import os
-import pathlib
 import signal
 import subprocess
-import time
 import uuid
 
 import duckdb
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
-import pytest
 from confluent_kafka import Producer
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
-from kelt_services.common import read_env
-
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-
-
-def env_file(name):
-    path = os.environ.get(name)
-    if not path or not os.path.exists(path):
-        pytest.fail(f"{name} must name a running service's env file")
-    return read_env(pathlib.Path(path))
-
-
-@pytest.fixture(scope="module")
-def kelt():
-    path = os.environ.get("KELT_BIN")
-    assert path and os.access(path, os.X_OK), "KELT_BIN must name the kelt binary"
-    return path
-
-
-@pytest.fixture(scope="module")
-def broker():
-    return env_file("KELT_KAFKA_ENV")
-
-
-@pytest.fixture(scope="module")
-def pg():
-    return env_file("KELT_PG_ENV")
-
+from conftest import create_topic, every_sink_config, validated, wait_for_ids
 
 ORDER_V1 = {
     "type": "record", "name": "Order", "namespace": "shop",
@@ -91,13 +60,6 @@ def order(i, v2=False):
     return o
 
 
-def create_topic(kelt, broker, name, partitions):
-    subprocess.run(
-        ["bash", str(ROOT / "scripts/kafka.sh"), "create-topic", name, str(partitions),
-         "--dir", broker["KELT_KAFKA_DIR"]],
-        check=True, capture_output=True, timeout=120, env={**os.environ, "KELT_CLI": kelt})
-
-
 def test_an_avro_topic_of_two_schema_versions_lands_in_every_sink(
         kelt, broker, pg, registry_url, tmp_path):
     topic = "avro-" + uuid.uuid4().hex[:10]
@@ -121,22 +83,12 @@ def test_an_avro_topic_of_two_schema_versions_lands_in_every_sink(
     assert producer.flush(30) == 0
 
     conninfo = pg["KELT_PG_CONNINFO"]
-    table = "orders_" + uuid.uuid4().hex[:8]
-    config = tmp_path / "kelt.yaml"
-    config.write_text(json.dumps({
-        "brokers": broker["KELT_KAFKA_BOOTSTRAP"], "group": topic + "-g", "topics": [topic],
-        "schema": f"registry:{subject}", "registry": {"url": registry_url},
-        "until_caught_up": True, "on_bad_record": "dead_letter",
-        "sinks": [{"parquet": {"root": str(tmp_path / "landing")}},
-                  {"duckdb": {"path": str(tmp_path / "orders.duckdb"), "table": "orders"}},
-                  {"postgres": {"conninfo": conninfo, "table": table}}],
-    }))
-    shown = subprocess.run([kelt, "validate", "--config", str(config)], capture_output=True,
-                           text=True, timeout=60)
-    assert shown.returncode == 0, shown.stderr
-    assert f"subject {subject} version 2" in shown.stdout, shown.stdout
-    assert "address: struct<city: string, zip: string>" in shown.stdout, shown.stdout
-    assert "amount: decimal128(10, 2)" in shown.stdout, shown.stdout
+    config, table = every_sink_config(tmp_path, broker, pg, topic, f"registry:{subject}",
+                                      registry_url)
+    shown = validated(kelt, config)
+    assert f"subject {subject} version 2" in shown, shown
+    assert "address: struct<city: string, zip: string>" in shown, shown
+    assert "amount: decimal128(10, 2)" in shown, shown
 
     run = subprocess.run([kelt, "run", "--config", str(config), "--progress", "none"],
                          capture_output=True, text=True, timeout=300)
@@ -223,27 +175,13 @@ def test_a_new_schema_version_mid_run_adds_a_column_in_every_sink(
                              "--log-level", "info"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        def landed_ids():
-            root = tmp_path / "landing" / topic
-            ids = set()
-            for f in root.rglob("*.parquet") if root.exists() else []:
-                ids.update(pq.read_table(f, columns=["id"]).column("id").to_pylist())
-            return ids
-
-        def wait_for(n):
-            deadline = time.time() + 60
-            while time.time() < deadline and len(landed_ids()) < n:
-                assert proc.poll() is None, proc.communicate()
-                time.sleep(0.2)
-            assert len(landed_ids()) >= n
-
         # The Parquet sink publishes a file per rotation: rotate by age quickly.
-        wait_for(20)
+        wait_for_ids(proc, tmp_path / "landing" / topic, 20)
         v2 = AvroSerializer(client, json.dumps(ORDER_V2))
         for i in range(20, 30):
             producer.produce(topic, value=v2(order(i, True), ctx))
         assert producer.flush(30) == 0
-        wait_for(30)
+        wait_for_ids(proc, tmp_path / "landing" / topic, 30)
     finally:
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=60)

@@ -339,9 +339,10 @@ void With(const YAML::Node& map, const char* key, F&& set) {
 }
 
 // `schema: registry:<subject>` or `schema: {registry: <subject>}` or
-// `schema: {registry: {subject: …, url: …}}`: remember the subject (and the URL, which
-// `registry.url` may give instead); ResolveRegistrySchema fetches it once every key is
-// read. True when `v` is one of these forms.
+// `schema: {registry: {subject: …, url: …, message: …}}`: remember the subject (and the
+// URL, which `registry.url` may give instead, and a Protobuf subject's message);
+// ResolveRegistrySchema fetches it once every key is read. True when `v` is one of
+// these forms.
 bool ReadRegistrySchema(Reader& r, const YAML::Node& v, EltConfig& c) {
   constexpr std::string_view kPrefix = "registry:";
   if (v.IsScalar()) {
@@ -367,9 +368,13 @@ bool ReadRegistrySchema(Reader& r, const YAML::Node& v, EltConfig& c) {
           c.schema_subject = *s;
       } else if (key == "url") {
         if (auto s = r.String("schema.registry.url", kv.second)) c.registry.url = *s;
+      } else if (key == "message") {
+        if (auto s = r.String("schema.registry.message", kv.second))
+          c.schema_message = *s;
       } else {
         r.Error("schema.registry." + key, kv.first,
-                "unknown key; expected subject or url (credentials: registry.*)");
+                "unknown key; expected subject, url or message (credentials: "
+                "registry.*)");
       }
     }
   } else {
@@ -384,6 +389,7 @@ bool ReadRegistrySchema(Reader& r, const YAML::Node& v, EltConfig& c) {
 
 void ReadSchema(Reader& r, const YAML::Node& v, EltConfig& c) {
   c.schema_subject.clear();
+  c.schema_message.clear();
   if (ReadRegistrySchema(r, v, c)) return;
   std::string json;
   if (v.IsScalar()) {
@@ -443,6 +449,95 @@ void ReadSchema(Reader& r, const YAML::Node& v, EltConfig& c) {
   c.elt.landing = std::move(*schema);
 }
 
+// A schema by id for a record of a registry subject: an unknown id is the record's fault
+// (kNotFound), as is a schema of another format (kInvalid); any other failure (refused
+// credentials, an answer that is not the registry's) ends the window rather than making
+// records bad (kUnavailable).
+Result<std::shared_ptr<const RegisteredSchema>> WriterSchema(SchemaRegistry& registry,
+                                                             int32_t id,
+                                                             SchemaFormat format) {
+  auto writer = registry.ById(id);
+  if (!writer.ok() && writer.status().code() != StatusCode::kNotFound) {
+    return Status::Unavailable("fetching writer schema id " + std::to_string(id) + ": " +
+                               writer.status().message());
+  }
+  if (!writer.ok()) return writer.status();
+  if ((*writer)->format != format) {
+    return Status::Invalid("schema id " + std::to_string(id) + " is a " +
+                           std::string(SchemaFormatName((*writer)->format)) +
+                           " schema, not " + std::string(SchemaFormatName(format)));
+  }
+  return writer;
+}
+
+// The subject's latest schema now, when it is still of `format`.
+Result<std::shared_ptr<const RegisteredSchema>> LatestSchema(SchemaRegistry& registry,
+                                                             const std::string& subject,
+                                                             SchemaFormat format) {
+  KELT_ASSIGN_OR_RAISE(auto latest, registry.Latest(subject));
+  if (latest->format != format) {
+    return Status::Invalid("subject '" + subject + "' now holds a " +
+                           std::string(SchemaFormatName(latest->format)) + " schema");
+  }
+  return latest;
+}
+
+// A Protobuf schema with the files it imports: its references, fetched by subject and
+// version, and theirs, recursively (each name once).
+Status AddProtobufImports(SchemaRegistry& registry,
+                          const std::vector<SchemaReference>& references, int depth,
+                          std::vector<ProtobufImport>& imports) {
+  for (const SchemaReference& ref : references) {
+    auto known = [&](const ProtobufImport& i) { return i.name == ref.name; };
+    if (std::any_of(imports.begin(), imports.end(), known)) continue;
+    if (depth > 32) return Status::Invalid("Protobuf references nest too deep");
+    auto found = registry.Version(ref.subject, ref.version);
+    if (!found.ok()) {
+      return found.status().WithPrefix("reference '" + ref.name + "' (subject " +
+                                       ref.subject + " version " +
+                                       std::to_string(ref.version) + "): ");
+    }
+    imports.push_back({ref.name, (*found)->text});
+    KELT_RETURN_NOT_OK(
+        AddProtobufImports(registry, (*found)->references, depth + 1, imports));
+  }
+  return Status::OK();
+}
+
+Result<ProtobufSchemaSource> ProtobufSource(SchemaRegistry& registry,
+                                            const RegisteredSchema& schema) {
+  ProtobufSchemaSource out{schema.id, schema.text, {}};
+  KELT_RETURN_NOT_OK(AddProtobufImports(registry, schema.references, 0, out.imports));
+  return out;
+}
+
+// Protobuf payloads of a registry subject whose latest schema is `latest`.
+Result<std::shared_ptr<const ProtobufPayload>> RegistryProtobufPayload(
+    const std::shared_ptr<SchemaRegistry>& registry, const std::string& subject,
+    const std::string& message, const RegisteredSchema& latest) {
+  auto payload = std::make_shared<ProtobufPayload>();
+  KELT_ASSIGN_OR_RAISE(payload->reader, ProtobufSource(*registry, latest));
+  payload->message = message;
+  payload->writer_schema = [registry](int32_t id) -> Result<ProtobufSchemaSource> {
+    KELT_ASSIGN_OR_RAISE(auto writer,
+                         WriterSchema(*registry, id, SchemaFormat::kProtobuf));
+    auto source = ProtobufSource(*registry, *writer);
+    // A reference the registry does not have: the record's schema cannot be built.
+    if (!source.ok() && source.status().code() == StatusCode::kNotFound) {
+      return Status::Invalid(source.status().message());
+    }
+    if (!source.ok()) return Status::Unavailable(source.status().message());
+    return source;
+  };
+  // A newer version of the subject met mid-run grows the landing (EltLoop).
+  payload->latest_schema = [registry, subject]() -> Result<ProtobufSchemaSource> {
+    KELT_ASSIGN_OR_RAISE(auto latest,
+                         LatestSchema(*registry, subject, SchemaFormat::kProtobuf));
+    return ProtobufSource(*registry, *latest);
+  };
+  return std::shared_ptr<const ProtobufPayload>(std::move(payload));
+}
+
 // The Avro payload whose reader schema is `schema`, its writer schemas from `registry`.
 std::shared_ptr<AvroPayload> AvroPayloadOf(const std::shared_ptr<SchemaRegistry>& registry,
                                            const RegisteredSchema& schema) {
@@ -450,20 +545,8 @@ std::shared_ptr<AvroPayload> AvroPayloadOf(const std::shared_ptr<SchemaRegistry>
   avro->reader_schema = schema.text;
   avro->reader_schema_id = schema.id;
   avro->writer_schema = [registry](int32_t id) -> Result<std::string> {
-    auto writer = registry->ById(id);
-    // An unknown id is the record's fault; any other failure (refused credentials, an
-    // answer that is not the registry's) ends the window rather than making records bad.
-    if (!writer.ok() && writer.status().code() != StatusCode::kNotFound) {
-      return Status::Unavailable("fetching writer schema id " + std::to_string(id) +
-                                 ": " + writer.status().message());
-    }
-    if (!writer.ok()) return writer.status();
-    if ((*writer)->format != SchemaFormat::kAvro) {
-      return Status::Invalid("schema id " + std::to_string(id) + " is a " +
-                             std::string(SchemaFormatName((*writer)->format)) +
-                             " schema, not AVRO");
-    }
-    return (*writer)->text;
+    KELT_ASSIGN_OR_RAISE(auto writer, WriterSchema(*registry, id, SchemaFormat::kAvro));
+    return writer->text;
   };
   return avro;
 }
@@ -490,26 +573,38 @@ void ResolveRegistrySchema(Reader& r, const YAML::Node& v, EltConfig& c) {
     return;
   }
   const RegisteredSchema& schema = **latest;
-  if (schema.format != SchemaFormat::kAvro) {
+  if (schema.format == SchemaFormat::kProtobuf) {
+    auto payload =
+        RegistryProtobufPayload(registry, c.schema_subject, c.schema_message, schema);
+    if (!payload.ok()) {
+      r.Error("schema", v,
+              "subject '" + c.schema_subject + "': " + payload.status().message());
+      return;
+    }
+    c.elt.load.protobuf = std::move(*payload);
+  } else if (schema.format != SchemaFormat::kAvro) {
     r.Error("schema", v,
             "subject '" + c.schema_subject + "' holds a " +
                 std::string(SchemaFormatName(schema.format)) +
-                " schema; kelt lands AVRO subjects from a registry so far");
+                " schema; kelt lands AVRO and PROTOBUF subjects from a registry");
     return;
+  } else if (!c.schema_message.empty()) {
+    r.Error("schema.registry.message", v,
+            "subject '" + c.schema_subject +
+                "' holds an AVRO schema: message names a Protobuf message");
+    return;
+  } else {
+    auto avro = AvroPayloadOf(registry, schema);
+    // A newer version of the subject met mid-run grows the landing (EltLoop).
+    avro->latest_schema =
+        [registry,
+         subject = c.schema_subject]() -> Result<std::pair<int32_t, std::string>> {
+      KELT_ASSIGN_OR_RAISE(auto latest,
+                           LatestSchema(*registry, subject, SchemaFormat::kAvro));
+      return std::pair<int32_t, std::string>{latest->id, latest->text};
+    };
+    c.elt.load.avro = std::move(avro);
   }
-  auto avro = AvroPayloadOf(registry, schema);
-  // A newer version of the subject met mid-run grows the landing (EltLoop).
-  avro->latest_schema =
-      [registry,
-       subject = c.schema_subject]() -> Result<std::pair<int32_t, std::string>> {
-    KELT_ASSIGN_OR_RAISE(auto latest, registry->Latest(subject));
-    if (latest->format != SchemaFormat::kAvro) {
-      return Status::Invalid("subject '" + subject + "' now holds a " +
-                             std::string(SchemaFormatName(latest->format)) + " schema");
-    }
-    return std::pair<int32_t, std::string>{latest->id, latest->text};
-  };
-  c.elt.load.avro = std::move(avro);
   Schema landing;
   landing.fields.emplace_back("_kafka_topic", TypeId::kUtf8);
   landing.fields.emplace_back("_kafka_partition", TypeId::kInt64);
@@ -560,15 +655,26 @@ void ResolveKeySchema(Reader& r, const YAML::Node& root, EltConfig& c) {
             "registry " + registry->display_url() + ": " + latest.status().message());
     return;
   }
-  if ((*latest)->format != SchemaFormat::kAvro) {
+  auto key = std::make_shared<LoadOptions>();
+  if ((*latest)->format == SchemaFormat::kAvro) {
+    key->avro = AvroPayloadOf(registry, **latest);
+  } else if ((*latest)->format == SchemaFormat::kProtobuf) {
+    auto payload = RegistryProtobufPayload(registry, subject, "", **latest);
+    if (!payload.ok()) {
+      r.Error("key.subject", where,
+              "subject '" + subject + "': " + payload.status().message());
+      return;
+    }
+    auto fixed = std::make_shared<ProtobufPayload>(**payload);
+    fixed->latest_schema = nullptr;  // keys do not grow the landing
+    key->protobuf = std::move(fixed);
+  } else {
     r.Error("key.subject", where,
             "subject '" + subject + "' holds a " +
                 std::string(SchemaFormatName((*latest)->format)) +
-                " schema; kelt decodes AVRO keys from a registry so far");
+                " schema; kelt decodes AVRO and PROTOBUF keys from a registry");
     return;
   }
-  auto key = std::make_shared<LoadOptions>();
-  key->avro = AvroPayloadOf(registry, **latest);
   LoadOptions load = c.elt.load;
   load.key = key;
   auto loader = Loader::Make(WithIdentityColumns(c.elt.landing), load);
@@ -850,7 +956,7 @@ const std::vector<KeySpec>& Specs() {
     add(Custom("schema", "path|map", "(required)",
                {"--schema", "landing_schema",
                 "landing schema: a JSON file (relative to the config file), inline, or "
-                "registry:<subject> (the subject's latest Avro schema)"},
+                "registry:<subject> (the subject's latest Avro or Protobuf schema)"},
                [](Reader& r, const std::string&, const YAML::Node& v, const Target& t) {
                  ReadSchema(r, v, t.config);
                }));

@@ -10,6 +10,7 @@
 #include <map>
 
 #include "kelt/load.h"
+#include "kelt/load/wire_testing.h"
 #include "kelt/testing/arrow_assertions.h"
 #include "kelt/testing/assertions.h"
 
@@ -17,16 +18,7 @@ namespace kelt {
 namespace {
 
 // Avro binary by hand: zigzag varints, length-prefixed strings.
-std::string Long(int64_t v) {
-  uint64_t z = (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
-  std::string out;
-  while (z >= 0x80) {
-    out.push_back(static_cast<char>((z & 0x7f) | 0x80));
-    z >>= 7;
-  }
-  out.push_back(static_cast<char>(z));
-  return out;
-}
+std::string Long(int64_t v) { return load::testing::Zigzag(v); }
 std::string Str(std::string_view s) {
   return Long(static_cast<int64_t>(s.size())) + std::string(s);
 }
@@ -36,11 +28,7 @@ std::string Double(double d) {
   return out;
 }
 std::string Wire(int32_t id, const std::string& body) {
-  std::string out(1, '\0');
-  for (int shift = 24; shift >= 0; shift -= 8) {
-    out.push_back(static_cast<char>((static_cast<uint32_t>(id) >> shift) & 0xff));
-  }
-  return out + body;
+  return load::testing::WireHeader(id) + body;
 }
 
 // Writer v1 (id 1): id, name. Reader v2 (id 2): adds an optional score. Id 3: `id` as
@@ -83,16 +71,12 @@ class AvroLoadTest : public ::testing::Test {
     return Loader::Make(Schema(std::move(metadata)), o);
   }
   static RecordView View(const std::optional<std::string>& value, int64_t offset) {
-    RecordView r;
-    r.topic = "orders";
-    r.partition = 1;
-    r.offset = offset;
-    if (value) r.value = *value;
-    return r;
+    return load::testing::OrdersRecord(value, offset);
   }
   Registry registry_;
 };
 
+using testing::ExpectCellHas;
 using testing::ExpectColumn;
 
 TEST_F(AvroLoadTest, RowsOfSeveralWriterSchemasAndTombstonesKeepTheirOrder) {
@@ -159,21 +143,13 @@ TEST_F(AvroLoadTest, BadRecordsBecomeDeadLettersWithTheirCodes) {
                    "INCOMPATIBLE_SCHEMA", "TRUNCATED", "TRAILING_BYTES"])");
   ExpectColumn(*w.dead_letters, "_error_field",
                R"([null, null, null, null, "name", null])");
-  auto messages = std::static_pointer_cast<arrow::StringArray>(
-      w.dead_letters->GetColumnByName("_error_message"));
-  EXPECT_NE(messages->GetString(1).find("unknown schema id 99"), std::string::npos)
-      << messages->GetString(1);
+  const arrow::RecordBatch& dead = *w.dead_letters;
+  ExpectCellHas(dead, "_error_message", 1, "unknown schema id 99");
   // An incompatible writer schema names both ids.
-  EXPECT_NE(
-      messages->GetString(2).find("writer schema id 3 cannot be read as schema id 2"),
-      std::string::npos)
-      << messages->GetString(2);
-  EXPECT_NE(messages->GetString(3).find("PROTOBUF"), std::string::npos)
-      << messages->GetString(3);
-  // The raw bytes are kept.
-  auto raw = std::static_pointer_cast<arrow::BinaryArray>(
-      w.dead_letters->GetColumnByName("_kafka_value"));
-  EXPECT_EQ(raw->GetString(1), *values[2]);
+  ExpectCellHas(dead, "_error_message", 2,
+                "writer schema id 3 cannot be read as schema id 2");
+  ExpectCellHas(dead, "_error_message", 3, "PROTOBUF");
+  ExpectCellHas(dead, "_kafka_value", 1, *values[2]);  // the raw bytes are kept
 }
 
 TEST_F(AvroLoadTest, UnderFailABadRecordNamesItsPlaceAndTheLoaderGoesOn) {

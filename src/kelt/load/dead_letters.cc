@@ -71,5 +71,34 @@ Result<std::shared_ptr<arrow::RecordBatch>> DeadLetterWriter::Finish() {
   return arrow::RecordBatch::Make(DeadLetterSchema(), rows, std::move(columns));
 }
 
+std::string RecordPlace(const RecordView& r) {
+  std::string out = " (at ";
+  out += text::Utf8Lossy(r.topic);
+  out += '[';
+  out += std::to_string(r.partition);
+  out += "]@";
+  out += std::to_string(r.offset);
+  return out;
+}
+
+Status HandleBadRecord(BadRecordPolicy policy, const RecordView& r, std::string_view code,
+                       std::string_view field, const std::string& message,
+                       LoadStats& stats, DeadLetterWriter& dead_letters) {
+  if (policy == BadRecordPolicy::kFail) {
+    --stats.records;  // the record is not part of the window
+    std::string msg = message + RecordPlace(r);
+    if (!field.empty()) msg += ", field '" + std::string(field) + "'";
+    msg += ')';
+    return Status::TypeError(std::move(msg));
+  }
+  ++stats.bad_records;
+  if (policy == BadRecordPolicy::kSkip) {
+    ++stats.skipped;
+    return Status::OK();
+  }
+  ++stats.dead_lettered;
+  return dead_letters.Append(r, code, field, message);
+}
+
 }  // namespace load
 }  // namespace kelt

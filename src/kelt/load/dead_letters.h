@@ -7,8 +7,10 @@
 #include <arrow/builder.h>
 
 #include <memory>
+#include <string>
 #include <string_view>
 
+#include "kelt/load.h"
 #include "kelt/record.h"
 #include "kelt/status.h"
 
@@ -41,5 +43,16 @@ class DeadLetterWriter {
   arrow::StringBuilder error_field_;
   arrow::StringBuilder error_message_;
 };
+
+/// " (at <topic>[<partition>]@<offset>": where a record is, for messages (the caller
+/// closes the parenthesis).
+std::string RecordPlace(const RecordView& r);
+
+/// A bad record under `policy`: kFail returns kTypeError "<message> (at …, field 'f')"
+/// and takes the record out of `stats.records`; kSkip counts it; kDeadLetter counts it
+/// and appends it to `dead_letters`.
+Status HandleBadRecord(BadRecordPolicy policy, const RecordView& r, std::string_view code,
+                       std::string_view field, const std::string& message,
+                       LoadStats& stats, DeadLetterWriter& dead_letters);
 
 }  // namespace kelt::load

@@ -155,21 +155,13 @@ class KeyedLoad final : public Loader::Impl {
       note.message += why->message;
     }
     last_bad_ = note;
-    if (policy_ == BadRecordPolicy::kFail) {
-      return Status::TypeError(note.message + " (at " + std::string(r.topic) + "[" +
-                               std::to_string(r.partition) + "]@" +
-                               std::to_string(r.offset) + ", field '" + note.field +
-                               "')");
+    ++bad_.records;  // HandleBadRecord takes it back under kFail
+    Status st = HandleBadRecord(policy_, r, note.code, note.field, note.message, bad_,
+                                dead_letters_);
+    if (policy_ != BadRecordPolicy::kFail && r.value) {
+      bad_.payload_bytes += static_cast<int64_t>(r.value->size());
     }
-    ++bad_.records;
-    ++bad_.bad_records;
-    if (r.value) bad_.payload_bytes += static_cast<int64_t>(r.value->size());
-    if (policy_ == BadRecordPolicy::kSkip) {
-      ++bad_.skipped;
-      return Status::OK();
-    }
-    ++bad_.dead_lettered;
-    return dead_letters_.Append(r, note.code, note.field, note.message);
+    return st;
   }
 
   // The key loader's batch as the `_kafka_key` column: its one column, or a struct of
@@ -213,8 +205,8 @@ Result<std::unique_ptr<Loader::Impl>> MakeKeyedLoad(std::unique_ptr<Loader::Impl
                                                     const LoadOptions& options) {
   const LoadOptions& key = *options.key;
   if (key.key) return Status::Invalid("a key's load options cannot have a key of their own");
-  if (!key.avro) {
-    return Status::Invalid("decoded keys need their format (an Avro schema)");
+  if (!key.avro && !key.protobuf) {
+    return Status::Invalid("decoded keys need their format (an Avro or Protobuf schema)");
   }
   if (values->arrow_schema()->GetFieldIndex(std::string(kKeyColumn)) >= 0) {
     return Status::Invalid(
@@ -225,9 +217,12 @@ Result<std::unique_ptr<Loader::Impl>> MakeKeyedLoad(std::unique_ptr<Loader::Impl
   fail.on_bad_record = BadRecordPolicy::kFail;
   auto keys = MakeLoadImpl(Schema{}, fail);
   if (!keys.ok()) return keys.status().WithPrefix("the key schema: ");
-  auto parsed = AvroSchema::Parse(key.avro->reader_schema);
-  if (!parsed.ok()) return parsed.status().WithPrefix("the key schema: ");
-  const bool record_key = parsed->root().type == AvroType::kRecord;
+  bool record_key = true;  // a Protobuf key is a message
+  if (key.avro) {
+    auto parsed = AvroSchema::Parse(key.avro->reader_schema);
+    if (!parsed.ok()) return parsed.status().WithPrefix("the key schema: ");
+    record_key = parsed->root().type == AvroType::kRecord;
+  }
   return std::unique_ptr<Loader::Impl>(new KeyedLoad(
       std::move(values), std::move(*keys), record_key, options.on_bad_record));
 }

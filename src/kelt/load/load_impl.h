@@ -1,8 +1,9 @@
 // Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
 //
 // Loader::Impl: one window's loading, behind the public Loader. JSON payloads
-// (loader.cc, JsonLoad) and Avro payloads in the Confluent wire format (avro_load.cc)
-// implement it; Loader::Make picks by LoadOptions::avro. One virtual call per record
+// (loader.cc, JsonLoad), Avro and Protobuf payloads in the Confluent wire format
+// (avro_load.cc, protobuf_load.cc, on wire_load.h) implement it; Loader::Make picks by
+// LoadOptions::avro and ::protobuf. One virtual call per record
 // (the readers below it stay inline). Internal header.
 #pragma once
 
@@ -58,6 +59,11 @@ Result<std::unique_ptr<Loader::Impl>> MakeKeyedLoad(std::unique_ptr<Loader::Impl
 /// `options.avro` the reader schema and the writer schemas' source.
 Result<std::unique_ptr<Loader::Impl>> MakeAvroLoad(const Schema& metadata,
                                                    const LoadOptions& options);
+
+/// The loader of Protobuf payloads: `metadata` holds the landing's `_kafka_*` columns
+/// only, `options.protobuf` the reader schema and message and the writer schemas' source.
+Result<std::unique_ptr<Loader::Impl>> MakeProtobufLoad(const Schema& metadata,
+                                                       const LoadOptions& options);
 
 }  // namespace load
 }  // namespace kelt

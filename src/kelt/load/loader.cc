@@ -27,7 +27,6 @@
 #include <vector>
 
 #include "kelt/common/parallel.h"
-#include "kelt/common/text.h"
 #include "kelt/load/column_plan.h"
 #include "kelt/load/column_writer.h"
 #include "kelt/load/dead_letters.h"
@@ -198,34 +197,12 @@ class JsonLoad final : public Loader::Impl {
     for (load::ColumnWriter& w : writers_) w.Rewind(stats_.rows);
   }
 
-  static std::string Where(const RecordView& r) {
-    std::string out = " (at ";
-    out += text::Utf8Lossy(r.topic);
-    out += '[';
-    out += std::to_string(r.partition);
-    out += "]@";
-    out += std::to_string(r.offset);
-    return out;
-  }
-
   Status HandleBad(const RecordView& r) {
     const int column = error_.column();
     std::string field =
         column >= 0 ? plan_.columns()[static_cast<size_t>(column)].name : "";
-    if (options_.on_bad_record == BadRecordPolicy::kFail) {
-      --stats_.records;  // the record is not part of the window
-      std::string msg = error_.message() + Where(r);
-      if (!field.empty()) msg += ", field '" + field + "'";
-      msg += ')';
-      return Status::TypeError(std::move(msg));
-    }
-    ++stats_.bad_records;
-    if (options_.on_bad_record == BadRecordPolicy::kSkip) {
-      ++stats_.skipped;
-      return Status::OK();
-    }
-    ++stats_.dead_lettered;
-    return dead_letters_.Append(r, error_.code(), field, error_.message());
+    return load::HandleBadRecord(options_.on_bad_record, r, error_.code(), field,
+                                 error_.message(), stats_, dead_letters_);
   }
 
   load::ColumnPlan plan_;
@@ -254,7 +231,11 @@ Loader::~Loader() = default;
 namespace load {
 Result<std::unique_ptr<Loader::Impl>> MakeLoadImpl(const Schema& landing,
                                                    const LoadOptions& options) {
+  if (options.avro && options.protobuf) {
+    return Status::Invalid("a payload is Avro or Protobuf, not both");
+  }
   if (options.avro) return MakeAvroLoad(landing, options);
+  if (options.protobuf) return MakeProtobufLoad(landing, options);
   KELT_ASSIGN_OR_RAISE(ColumnPlan plan, ColumnPlan::Make(landing));
   return std::unique_ptr<Loader::Impl>(new JsonLoad(std::move(plan), options));
 }

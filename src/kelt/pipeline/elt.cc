@@ -439,13 +439,13 @@ class EltLoop::Impl {
   // Large windows load on every core (contiguous shares, in order); Join makes them one
   // batch for the sinks. A bad record under kFail abandons the window: nothing of it
   // was written or committed (the loader's error names the record).
-  // Avro payloads: a writer schema that adds columns (the subject moved on) stops the
-  // load; the landing grows and the window loads again (at most a few times: each
-  // growth adds columns).
+  // Avro and Protobuf payloads: a writer schema that adds columns (the subject moved on)
+  // stops the load; the landing grows and the window loads again (at most a few times:
+  // each growth adds columns).
   Result<std::vector<LoadedWindow>> Load(const Window& w) {
     for (int growth = 0;; ++growth) {
       auto parts = LoadWindowParallel(w, loaders_, o_.min_records_per_loader);
-      if (parts.ok() || !o_.load.avro || growth >= 16 ||
+      if (parts.ok() || (!o_.load.avro && !o_.load.protobuf) || growth >= 16 ||
           parts.status().code() != StatusCode::kCancelled) {
         return parts;
       }
@@ -458,14 +458,21 @@ class EltLoop::Impl {
     }
   }
 
-  // Read Avro payloads with the reader schema that takes writer schema `writer_id`'s
-  // added columns, and have every sink add them (after the window in flight is written).
+  // Read Avro or Protobuf payloads with the reader schema that takes writer schema
+  // `writer_id`'s added columns, and have every sink add them (after the window in
+  // flight is written).
   Status GrowLanding(int32_t writer_id) {
-    const int32_t before = o_.load.avro->reader_schema_id;
-    auto grown = EvolvedAvroPayload(*o_.load.avro, writer_id);
-    if (!grown.ok()) return grown.status().WithPrefix("growing the landing schema: ");
     LoadOptions load = o_.load;
-    load.avro = std::move(*grown);
+    const int32_t before = ReaderSchemaId(load);
+    if (load.avro) {
+      auto grown = EvolvedAvroPayload(*load.avro, writer_id);
+      if (!grown.ok()) return grown.status().WithPrefix("growing the landing schema: ");
+      load.avro = std::move(*grown);
+    } else {
+      auto grown = EvolvedProtobufPayload(*load.protobuf, writer_id);
+      if (!grown.ok()) return grown.status().WithPrefix("growing the landing schema: ");
+      load.protobuf = std::move(*grown);
+    }
     KELT_ASSIGN_OR_RAISE(auto loaders, MakeLoaderPerCore(landing_, load));
     const std::shared_ptr<arrow::Schema>& schema = loaders[0]->arrow_schema();
     KELT_RETURN_NOT_OK(Settle());
@@ -484,11 +491,15 @@ class EltLoop::Impl {
     }
     Log(LogLevel::kInfo, "elt",
         "the landing schema grows: reader schema id " + std::to_string(before) + " -> " +
-            std::to_string(load.avro->reader_schema_id) + " (met writer schema id " +
+            std::to_string(ReaderSchemaId(load)) + " (met writer schema id " +
             std::to_string(writer_id) + "), columns added: " + added);
     o_.load = std::move(load);
     loaders_ = std::move(loaders);
     return Status::OK();
+  }
+
+  static int32_t ReaderSchemaId(const LoadOptions& load) {
+    return load.avro ? load.avro->reader_schema_id : load.protobuf->reader.id;
   }
 
   // The parts' rows and dead letters as one batch each (HandOff sums their stats).
