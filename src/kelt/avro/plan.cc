@@ -1052,6 +1052,11 @@ Result<std::shared_ptr<arrow::Schema>> ReaderArrowSchema(const AvroNode& root) {
   return compiler.RootSchema();
 }
 
+Status EncodeDefaultJson(const AvroNode& node, std::string_view json,
+                         const std::string& where, std::string* out) {
+  return ParseAndEncodeDefault(node, json, where, 0, out);
+}
+
 }  // namespace kelt::avro
 
 namespace kelt {
