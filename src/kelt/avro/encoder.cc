@@ -101,6 +101,10 @@ struct Step {
   int64_t factor = 1;    // kLong: the unit change (e.g. 1000 for ms → us)
   int32_t precision = 0;  // kDecimal: the writer's, checked when the column's is larger
   bool check_precision = false;
+  // A record field's default, written for a null the field's type does not admit
+  // (offset into the constants, or -1).
+  int32_t default_offset = -1;
+  int32_t default_length = 0;
   std::string path;             // for messages: "address.zip", "tags[]"
   std::vector<int32_t> children;  // kRecord: fields; kArray: item; kMap: key, value;
                                   // kUnion: the value
@@ -340,6 +344,14 @@ class EncoderCompiler {
       } else {
         KELT_ASSIGN_OR_RAISE(
             child, Compile(*f.type, *fields[static_cast<size_t>(column)]->type(), fpath));
+        if (f.default_json && step(child).op != Op::kUnion) {
+          std::string bytes;
+          KELT_RETURN_NOT_OK(EncodeDefaultJson(*f.type, *f.default_json,
+                                               "field " + Quoted(fpath), &bytes));
+          step(child).default_offset = static_cast<int32_t>(p_->constants.size());
+          step(child).default_length = static_cast<int32_t>(bytes.size());
+          p_->constants += bytes;
+        }
       }
       step(id).children.push_back(child);
       step(id).columns.push_back(column);
@@ -671,7 +683,12 @@ class Writer {
       PutLong(out, s.columns[static_cast<size_t>(k)]);
       return Write(s.children[static_cast<size_t>(k)], at, out);
     }
-    if (s.op != Op::kNothing && s.op != Op::kRecord && a.IsNull(row)) {
+    if (s.op != Op::kNothing && a.IsNull(row) && (s.op != Op::kRecord || id != 0)) {
+      if (s.default_offset >= 0) {
+        out->append(p_.constants, static_cast<size_t>(s.default_offset),
+                    static_cast<size_t>(s.default_length));
+        return Status::OK();
+      }
       return Bad(s, row, "a null, and the Avro type does not admit null");
     }
     const arrow::ArrayData& d = *b_.data[static_cast<size_t>(id)];
@@ -757,9 +774,6 @@ class Writer {
         return Status::OK();
       }
       case Op::kRecord:
-        if (a.IsNull(row) && id != 0) {
-          return Bad(s, row, "a null, and the Avro type does not admit null");
-        }
         for (int32_t child : s.children) KELT_RETURN_NOT_OK(Write(child, row, out));
         return Status::OK();
       case Op::kArray: {

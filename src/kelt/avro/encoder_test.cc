@@ -199,6 +199,27 @@ TEST(AvroEncoderTest, MatchesColumnsByNameAndWritesDefaults) {
   EXPECT_NE(st.message().find("field 'a', row 1"), std::string::npos) << st.message();
 }
 
+// A null where the field's type admits none is the field's default (an NDJSON record
+// without the key); without a default it fails the row.
+TEST(AvroEncoderTest, NullTakesTheFieldsDefault) {
+  const std::string writer = R"({"type":"record","name":"R","fields":[
+      {"name":"d","type":"string","default":"dflt"},
+      {"name":"n","type":"int","default":7}]})";
+  ASSERT_OK_AND_ASSIGN(AvroSchema s, AvroSchema::Parse(writer));
+  auto schema = arrow::schema({arrow::field("d", arrow::utf8()),
+                               arrow::field("n", arrow::int64())});
+  ASSERT_OK_AND_ASSIGN(auto encoder, AvroEncoder::Make(schema, s));
+  std::vector<std::string> bodies;
+  ASSERT_OK(encoder->Encode(*BatchFromJson(schema, R"([{"d":null,"n":1},
+                                                       {"d":"x","n":null}])"),
+                            &bodies));
+  ASSERT_OK_AND_ASSIGN(std::string c0, EncodeWithAvroC(writer, R"({"d":"dflt","n":1})"));
+  ASSERT_OK_AND_ASSIGN(std::string c1, EncodeWithAvroC(writer, R"({"d":"x","n":7})"));
+  ASSERT_EQ(bodies.size(), 2u);
+  EXPECT_EQ(Hex(bodies[0]), Hex(c0));
+  EXPECT_EQ(Hex(bodies[1]), Hex(c1));
+}
+
 TEST(AvroEncoderTest, CompileErrorsNameTheField) {
   ASSERT_OK_AND_ASSIGN(AvroSchema s, AvroSchema::Parse(R"({"type":"record","name":"R",
       "fields":[{"name":"a","type":"int"},
