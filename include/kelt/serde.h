@@ -70,4 +70,23 @@ Result<std::shared_ptr<const PayloadEncoder>> MakeRegistryEncoder(
     const RegistryOptions& registry, const RegistryEncoderOptions& options,
     std::shared_ptr<arrow::Schema> arrow_schema = nullptr);
 
+/// The value format of a producer config given as JSON (the pipeline JSON's kafka sink,
+/// Python's export_dataset_to_kafka, rdp_kafka_export_dataset_json): the keys
+/// `value_format` ("json", the default, or "avro"), `subject`, `auto_register`,
+/// `record_name` and `registry`, an object of `url`, `username`, `password`,
+/// `bearer_token`, `ca_location`, `certificate_location`, `key_location`,
+/// `key_password`, `timeout_ms`. Other keys are left to the caller.
+struct ValueFormatOptions {
+  RegistryOptions registry;
+  RegistryEncoderOptions encoder;  ///< its format: ValueFormat::kJson for plain JSON
+};
+
+/// Read those keys of a JSON object (checked; no request is made). kInvalid naming the
+/// key: an unknown format, a registry format without a subject or registry.url.
+Result<ValueFormatOptions> ParseValueFormatJson(std::string_view object_json);
+
+/// The encoder of `options` (MakeRegistryEncoder), or nullptr for kJson.
+Result<std::shared_ptr<const PayloadEncoder>> MakeValueEncoder(
+    const ValueFormatOptions& options, std::shared_ptr<arrow::Schema> arrow_schema = nullptr);
+
 }  // namespace kelt

@@ -4,7 +4,11 @@
 // from the rows and registered), one compiled AvroEncoder per Arrow schema, and the
 // wire-format header in front of every body.
 #include <arrow/api.h>
+#include <simdjson.h>
 
+#include <chrono>
+#include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -192,6 +196,116 @@ Result<std::shared_ptr<const PayloadEncoder>> MakeRegistryEncoder(
   if (latest) KELT_RETURN_NOT_OK(encoder->UseLatest(*latest));
   if (arrow_schema) KELT_RETURN_NOT_OK(encoder->Prepare(std::move(arrow_schema)).status());
   return std::shared_ptr<const PayloadEncoder>(std::move(encoder));
+}
+
+namespace {
+
+namespace dom = simdjson::dom;
+
+Status KeyError(std::string_view key, std::string_view what) {
+  return Status::Invalid(std::string(key) + ": " + std::string(what));
+}
+
+Status GetString(dom::object obj, std::string_view key, std::string_view where,
+                 std::string* out) {
+  dom::element e;
+  if (obj[key].get(e) != simdjson::SUCCESS || e.is_null()) return Status::OK();
+  std::string_view v;
+  if (e.get_string().get(v) != simdjson::SUCCESS) {
+    return KeyError(std::string(where) + std::string(key), "must be a string");
+  }
+  *out = std::string(v);
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<ValueFormatOptions> ParseValueFormatJson(std::string_view object_json) {
+  // A parser of its own: callers may hold elements of the thread's shared one.
+  dom::parser parser;
+  dom::element root;
+  if (parser.parse(object_json.data(), object_json.size()).get(root) !=
+      simdjson::SUCCESS) {
+    return Status::ParseError("the producer config is not JSON");
+  }
+  dom::object obj;
+  if (root.get_object().get(obj) != simdjson::SUCCESS) {
+    return Status::Invalid("the producer config must be a JSON object");
+  }
+  ValueFormatOptions out;
+  out.encoder.format = ValueFormat::kJson;
+  std::string format;
+  KELT_RETURN_NOT_OK(GetString(obj, "value_format", "", &format));
+  if (!format.empty()) {
+    KELT_ASSIGN_OR_RAISE(out.encoder.format, ParseValueFormat(format, "value_format"));
+  }
+  KELT_RETURN_NOT_OK(GetString(obj, "subject", "", &out.encoder.subject));
+  KELT_RETURN_NOT_OK(GetString(obj, "record_name", "", &out.encoder.record_name));
+  dom::element e;
+  if (obj["auto_register"].get(e) == simdjson::SUCCESS && !e.is_null()) {
+    if (e.get_bool().get(out.encoder.auto_register) != simdjson::SUCCESS) {
+      return KeyError("auto_register", "must be true or false");
+    }
+  }
+  if (obj["registry"].get(e) == simdjson::SUCCESS && !e.is_null()) {
+    dom::object reg;
+    if (e.get_object().get(reg) != simdjson::SUCCESS) {
+      return KeyError("registry", "must be an object (url, username, password, …)");
+    }
+    RegistryOptions& r = out.registry;
+    for (auto [key, value] : reg) {
+      std::string* target = key == "url"                    ? &r.url
+                            : key == "username"             ? &r.username
+                            : key == "password"             ? &r.password
+                            : key == "bearer_token"         ? &r.bearer_token
+                            : key == "ca_location"          ? &r.ca_location
+                            : key == "certificate_location" ? &r.certificate_location
+                            : key == "key_location"         ? &r.key_location
+                            : key == "key_password"         ? &r.key_password
+                                                            : nullptr;
+      if (key == "timeout_ms") {
+        int64_t ms = 0;
+        if (value.get_int64().get(ms) != simdjson::SUCCESS || ms <= 0) {
+          return KeyError("registry.timeout_ms", "must be a positive integer");
+        }
+        r.timeout = std::chrono::milliseconds(ms);
+        continue;
+      }
+      if (target == nullptr) {
+        return KeyError("registry." + std::string(key),
+                        "unknown key; expected url, username, password, bearer_token, "
+                        "ca_location, certificate_location, key_location, key_password "
+                        "or timeout_ms");
+      }
+      std::string_view v;
+      if (value.get_string().get(v) != simdjson::SUCCESS) {
+        return KeyError("registry." + std::string(key), "must be a string");
+      }
+      *target = std::string(v);
+    }
+  }
+  if (out.encoder.format == ValueFormat::kJson) {
+    if (!out.encoder.subject.empty() || out.encoder.auto_register) {
+      return KeyError("subject", "needs value_format avro");
+    }
+    return out;
+  }
+  KELT_RETURN_NOT_OK(CheckFormat(out.encoder.format));
+  if (out.encoder.subject.empty()) {
+    return KeyError("subject", "value_format " + format + " needs a registry subject");
+  }
+  if (out.registry.url.empty()) {
+    return KeyError("registry.url", "value_format " + format + " needs the registry's URL");
+  }
+  return out;
+}
+
+Result<std::shared_ptr<const PayloadEncoder>> MakeValueEncoder(
+    const ValueFormatOptions& options, std::shared_ptr<arrow::Schema> arrow_schema) {
+  if (options.encoder.format == ValueFormat::kJson) {
+    return std::shared_ptr<const PayloadEncoder>();
+  }
+  return MakeRegistryEncoder(options.registry, options.encoder, std::move(arrow_schema));
 }
 
 }  // namespace kelt
