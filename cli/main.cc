@@ -327,8 +327,9 @@ int main(int argc, char** argv) {
                    "json (the records as JSON objects) | avro (the Confluent wire format "
                    "of --subject's schema) | protobuf | json-schema (not yet)")
       ->check(CLI::IsMember({"json", "avro", "protobuf", "json-schema"}));
-  produce_cmd->add_option("--subject", produce.subject,
-                          "Schema Registry subject whose latest schema the records follow");
+  produce_cmd->add_option(
+      "--subject", produce.subject,
+      "Schema Registry subject whose latest schema the records follow");
   produce_cmd
       ->add_option("--registry-url", produce.registry_url,
                    "Schema Registry base URL (credentials: KELT_REGISTRY_USERNAME and "

@@ -169,8 +169,8 @@ Result<std::shared_ptr<arrow::DataType>> JsonReadable(
 class RegistryRecords {
  public:
   static Result<RegistryRecords> Make(const ProduceArgs& a) {
-    KELT_ASSIGN_OR_RAISE(ValueFormat format, ParseValueFormat(a.value_format,
-                                                              "--value-format"));
+    KELT_ASSIGN_OR_RAISE(ValueFormat format,
+                         ParseValueFormat(a.value_format, "--value-format"));
     if (a.subject.empty()) {
       return Status::Invalid("--value-format " + a.value_format + " needs --subject");
     }
@@ -223,8 +223,8 @@ class RegistryRecords {
       parse.explicit_schema = read_schema_;
       parse.unexpected_field_behavior = arrow::json::UnexpectedFieldBehavior::Error;
     }
-    auto reader = arrow::json::TableReader::Make(arrow::default_memory_pool(), input, read,
-                                                 parse);
+    auto reader =
+        arrow::json::TableReader::Make(arrow::default_memory_pool(), input, read, parse);
     if (!reader.ok()) return Status::Invalid(where + ": " + reader.status().message());
     auto table = (*reader)->Read();
     if (!table.ok()) return Status::Invalid(where + ": " + table.status().message());
@@ -318,7 +318,8 @@ int RunProduce(const ProduceArgs& a) {
     if (!made.ok()) return Fail(made.status(), "produce");
     records = std::move(*made);
   } else if (!a.subject.empty() || a.auto_register) {
-    std::cerr << "kelt: produce: --subject and --auto-register need --value-format avro\n";
+    std::cerr
+        << "kelt: produce: --subject and --auto-register need --value-format avro\n";
     return 2;
   }
   auto producer = Producer::Make(o);

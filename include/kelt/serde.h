@@ -87,6 +87,7 @@ Result<ValueFormatOptions> ParseValueFormatJson(std::string_view object_json);
 
 /// The encoder of `options` (MakeRegistryEncoder), or nullptr for kJson.
 Result<std::shared_ptr<const PayloadEncoder>> MakeValueEncoder(
-    const ValueFormatOptions& options, std::shared_ptr<arrow::Schema> arrow_schema = nullptr);
+    const ValueFormatOptions& options,
+    std::shared_ptr<arrow::Schema> arrow_schema = nullptr);
 
 }  // namespace kelt

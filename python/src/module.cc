@@ -37,9 +37,9 @@
 #include "kelt/pipeline_json.h"
 #include "kelt/poll_load.h"
 #include "kelt/rdp.h"
-#include "kelt/serde.h"
 #include "kelt/record.h"
 #include "kelt/schema.h"
+#include "kelt/serde.h"
 #include "kelt/sink.h"
 #include "kelt/transform.h"
 

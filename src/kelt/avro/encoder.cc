@@ -98,14 +98,14 @@ struct Step {
   Op op = Op::kNothing;
   int32_t a = 0;
   int32_t b = 0;
-  int64_t factor = 1;    // kLong: the unit change (e.g. 1000 for ms → us)
+  int64_t factor = 1;     // kLong: the unit change (e.g. 1000 for ms → us)
   int32_t precision = 0;  // kDecimal: the writer's, checked when the column's is larger
   bool check_precision = false;
   // A record field's default, written for a null the field's type does not admit
   // (offset into the constants, or -1).
   int32_t default_offset = -1;
   int32_t default_length = 0;
-  std::string path;             // for messages: "address.zip", "tags[]"
+  std::string path;               // for messages: "address.zip", "tags[]"
   std::vector<int32_t> children;  // kRecord: fields; kArray: item; kMap: key, value;
                                   // kUnion: the value
   std::vector<int32_t> columns;   // kRecord: the column (or struct field) of each
@@ -119,9 +119,7 @@ std::string Join(const std::string& base, std::string_view name) {
   return base.empty() ? std::string(name) : base + "." + std::string(name);
 }
 
-bool IsSignedOrUnsignedInt(arrow::Type::type t) {
-  return arrow::is_integer(t);
-}
+bool IsSignedOrUnsignedInt(arrow::Type::type t) { return arrow::is_integer(t); }
 
 // Arrow types whose values are integers in int64 storage or narrower.
 bool IsIntegerValued(arrow::Type::type t) {
@@ -268,8 +266,8 @@ void PutLittleEndian(std::string* out, T v) {
 // little-endian storage.
 std::string BigEndian(const uint8_t* little, int32_t width) {
   std::string out(static_cast<size_t>(width), '\0');
-  for (int32_t i = 0; i < width; ++i) out[static_cast<size_t>(i)] =
-      static_cast<char>(little[width - 1 - i]);
+  for (int32_t i = 0; i < width; ++i)
+    out[static_cast<size_t>(i)] = static_cast<char>(little[width - 1 - i]);
   return out;
 }
 
@@ -431,7 +429,8 @@ class EncoderCompiler {
         if (IsDictionaryOf(t, /*binary_ok=*/false)) return NewStep(Op::kDictBytes, path);
         return Mismatch(n, t, path);
       case AvroType::kBytes:
-        if (IsStringLike(id) || IsBinaryLike(id) || id == arrow::Type::FIXED_SIZE_BINARY) {
+        if (IsStringLike(id) || IsBinaryLike(id) ||
+            id == arrow::Type::FIXED_SIZE_BINARY) {
           return NewStep(Op::kBytes, path);
         }
         if (IsDictionaryOf(t, /*binary_ok=*/true)) return NewStep(Op::kDictBytes, path);
@@ -439,7 +438,8 @@ class EncoderCompiler {
       case AvroType::kFixed: {
         if (id == arrow::Type::FIXED_SIZE_BINARY &&
             static_cast<const arrow::FixedSizeBinaryType&>(t).byte_width() != n.size) {
-          return Mismatch(n, t, path, "the sizes differ (" + std::to_string(n.size) + ")");
+          return Mismatch(n, t, path,
+                          "the sizes differ (" + std::to_string(n.size) + ")");
         }
         if (id != arrow::Type::FIXED_SIZE_BINARY && !IsBinaryLike(id)) {
           return Mismatch(n, t, path);
@@ -487,7 +487,8 @@ class EncoderCompiler {
         }
         int32_t s = NewStep(Op::kMap, path);
         int32_t key = NewStep(Op::kBytes, path + "{key}");
-        KELT_ASSIGN_OR_RAISE(int32_t value, Compile(*n.items, *m.item_type(), path + "{}"));
+        KELT_ASSIGN_OR_RAISE(int32_t value,
+                             Compile(*n.items, *m.item_type(), path + "{}"));
         step(s).children = {key, value};
         return s;
       }
@@ -559,10 +560,10 @@ class EncoderCompiler {
       int32_t child = -1, branch = -1;
       for (size_t i : order) {
         size_t mark = p_->steps.size();
-        Result<int32_t> c = n.branches[i]->type == AvroType::kNull &&
-                                    ct.id() != arrow::Type::NA
-                                ? Result<int32_t>(Status::Invalid(""))
-                                : Compile(*n.branches[i], ct, path);
+        Result<int32_t> c =
+            n.branches[i]->type == AvroType::kNull && ct.id() != arrow::Type::NA
+                ? Result<int32_t>(Status::Invalid(""))
+                : Compile(*n.branches[i], ct, path);
         if (c.ok()) {
           child = *c;
           branch = static_cast<int32_t>(i);
@@ -590,8 +591,9 @@ class EncoderCompiler {
     }
     const auto& d = static_cast<const arrow::DecimalType&>(t);
     if (d.scale() != n.scale) {
-      return Mismatch(n, t, path,
-                      "the scales differ (the schema's is " + std::to_string(n.scale) + ")");
+      return Mismatch(
+          n, t, path,
+          "the scales differ (the schema's is " + std::to_string(n.scale) + ")");
     }
     int32_t s = NewStep(Op::kDecimal, path);
     step(s).a = n.type == AvroType::kFixed ? n.size : 0;
@@ -631,8 +633,8 @@ class EncoderCompiler {
     } else if (!time_of_day && t.id() == arrow::Type::TIMESTAMP) {
       arrow_per_second = PerSecond(static_cast<const arrow::TimestampType&>(t).unit());
     } else {
-      return Mismatch(n, t, path, time_of_day ? "expected time32 or time64"
-                                              : "expected a timestamp");
+      return Mismatch(n, t, path,
+                      time_of_day ? "expected time32 or time64" : "expected a timestamp");
     }
     if (arrow_per_second > avro_per_second) {
       return Mismatch(n, t, path,
@@ -651,7 +653,7 @@ class EncoderCompiler {
 // The arrays of one batch, bound to the steps that read them.
 struct Bound {
   std::vector<std::shared_ptr<arrow::Array>> arrays;  // by step
-  std::vector<const arrow::ArrayData*> data;           // arrays[i]->data()
+  std::vector<const arrow::ArrayData*> data;          // arrays[i]->data()
 };
 
 class Writer {
@@ -677,9 +679,10 @@ class Writer {
     if (s.op == Op::kArrowUnion) {
       const auto& u = static_cast<const arrow::UnionArray&>(a);
       const int k = u.child_id(row);
-      const int64_t at = a.type_id() == arrow::Type::DENSE_UNION
-                             ? static_cast<const arrow::DenseUnionArray&>(a).value_offset(row)
-                             : row;
+      const int64_t at =
+          a.type_id() == arrow::Type::DENSE_UNION
+              ? static_cast<const arrow::DenseUnionArray&>(a).value_offset(row)
+              : row;
       PutLong(out, s.columns[static_cast<size_t>(k)]);
       return Write(s.children[static_cast<size_t>(k)], at, out);
     }
@@ -736,8 +739,9 @@ class Writer {
       case Op::kFixed: {
         std::string_view v = BytesAt(a, row);
         if (v.size() != static_cast<size_t>(s.a)) {
-          return Bad(s, row, std::to_string(v.size()) + " bytes for a fixed of " +
-                                 std::to_string(s.a));
+          return Bad(
+              s, row,
+              std::to_string(v.size()) + " bytes for a fixed of " + std::to_string(s.a));
         }
         out->append(v);
         return Status::OK();
@@ -829,9 +833,9 @@ class Writer {
       bool fits = width == 16 ? arrow::Decimal128(little).FitsInPrecision(s.precision)
                               : arrow::Decimal256(little).FitsInPrecision(s.precision);
       if (!fits) {
-        return Bad(s, row,
-                   "a decimal of more digits than the precision " +
-                       std::to_string(s.precision));
+        return Bad(
+            s, row,
+            "a decimal of more digits than the precision " + std::to_string(s.precision));
       }
     }
     std::string big = BigEndian(little, width);
@@ -853,8 +857,8 @@ class Writer {
     }
     const auto size = static_cast<size_t>(s.a);
     if (minimal.size() > size) {
-      return Bad(s, row, "a decimal too large for a fixed of " + std::to_string(s.a) +
-                             " bytes");
+      return Bad(s, row,
+                 "a decimal too large for a fixed of " + std::to_string(s.a) + " bytes");
     }
     char sign = (static_cast<uint8_t>(minimal[0]) & 0x80) ? '\xff' : '\0';
     out->append(size - minimal.size(), sign);
@@ -987,8 +991,8 @@ std::string AvroEncoder::ToString() const {
     const Step& s = program_->steps[i];
     out += std::to_string(i) + ": " + std::string(avro::OpName(s.op));
     if (!s.path.empty()) out += " " + s.path;
-    if (s.op == Op::kUnion) out += " null=" + std::to_string(s.a) + " value=" +
-                                   std::to_string(s.b);
+    if (s.op == Op::kUnion)
+      out += " null=" + std::to_string(s.a) + " value=" + std::to_string(s.b);
     if (s.op == Op::kFixed || (s.op == Op::kDecimal && s.a > 0)) {
       out += " size=" + std::to_string(s.a);
     }

@@ -49,12 +49,16 @@ void ExpectRoundTrip(const std::string& schema, const std::vector<std::string>& 
   ASSERT_OK(encoder->Encode(*batch, &bodies));
   ASSERT_EQ(bodies.size(), expected.size());
   for (size_t i = 0; i < bodies.size(); ++i) {
-    EXPECT_EQ(Hex(bodies[i]), Hex(expected[i])) << "row " << i << ": " << values[i]
-                                                << "\n" << encoder->ToString();
+    EXPECT_EQ(Hex(bodies[i]), Hex(expected[i]))
+        << "row " << i << ": " << values[i] << "\n"
+        << encoder->ToString();
   }
   for (const std::string& body : bodies) ASSERT_OK(decoder->Append(body));
   ASSERT_OK_AND_ASSIGN(auto again, decoder->Finish());
-  EXPECT_TRUE(again->Equals(*batch, false, arrow::EqualOptions::Defaults().nans_equal(true))) << again->ToString() << "\n" << batch->ToString();
+  EXPECT_TRUE(
+      again->Equals(*batch, false, arrow::EqualOptions::Defaults().nans_equal(true)))
+      << again->ToString() << "\n"
+      << batch->ToString();
 }
 
 TEST(AvroEncoderTest, Primitives) {
@@ -95,22 +99,24 @@ TEST(AvroEncoderTest, NestedRecordsArraysMaps) {
 }
 
 TEST(AvroEncoderTest, EnumsFixedAndOtherUnions) {
-  ExpectRoundTrip(R"({"type":"record","name":"R","fields":[
+  ExpectRoundTrip(
+      R"({"type":"record","name":"R","fields":[
       {"name":"e","type":{"type":"enum","name":"E","symbols":["A","B","C"]}},
       {"name":"oe","type":["null","E"]},
       {"name":"fx","type":{"type":"fixed","name":"F","size":3}},
       {"name":"u","type":["null","int","string",{"type":"array","items":"long"}]},
       {"name":"v","type":["long","string"]}]})",
-                  {R"({"e":"C","oe":{"E":"A"},"fx":"abc","u":{"string":"s"},
+      {R"({"e":"C","oe":{"E":"A"},"fx":"abc","u":{"string":"s"},
                        "v":{"long":5}})",
-                   R"({"e":"A","oe":null,"fx":"\u0000\u0001\u0002","u":null,
+       R"({"e":"A","oe":null,"fx":"\u0000\u0001\u0002","u":null,
                        "v":{"string":"x"}})",
-                   R"({"e":"B","oe":null,"fx":"zzz","u":{"array":[1,-2]},"v":{"long":-1}})",
-                   R"({"e":"B","oe":null,"fx":"zzz","u":{"int":-3},"v":{"long":0}})"});
+       R"({"e":"B","oe":null,"fx":"zzz","u":{"array":[1,-2]},"v":{"long":-1}})",
+       R"({"e":"B","oe":null,"fx":"zzz","u":{"int":-3},"v":{"long":0}})"});
 }
 
 TEST(AvroEncoderTest, LogicalTypes) {
-  ExpectRoundTrip(R"({"type":"record","name":"R","fields":[
+  ExpectRoundTrip(
+      R"({"type":"record","name":"R","fields":[
       {"name":"dec","type":{"type":"bytes","logicalType":"decimal","precision":9,"scale":2}},
       {"name":"decf","type":{"type":"fixed","name":"D","size":8,"logicalType":"decimal",
                              "precision":12,"scale":3}},
@@ -121,13 +127,13 @@ TEST(AvroEncoderTest, LogicalTypes) {
       {"name":"tsu","type":{"type":"long","logicalType":"timestamp-micros"}},
       {"name":"lts","type":{"type":"long","logicalType":"local-timestamp-micros"}},
       {"name":"id","type":{"type":"string","logicalType":"uuid"}}]})",
-                  {R"({"dec":"\u0000\u0080","decf":"\u00ff\u00ff\u00ff\u00ff\u00ff\u00ff\u00ff\u0000",
+      {R"({"dec":"\u0000\u0080","decf":"\u00ff\u00ff\u00ff\u00ff\u00ff\u00ff\u00ff\u0000",
                        "day":19000,"tm":1000,"tu":-1,"ts":1700000000000,
                        "tsu":1700000000000001,"lts":5,
                        "id":"123e4567-e89b-12d3-a456-426614174000"})",
-                   R"({"dec":"\u00ff\u007f","decf":"\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000",
+       R"({"dec":"\u00ff\u007f","decf":"\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000",
                        "day":-1,"tm":0,"tu":86399999999,"ts":-1,"tsu":0,"lts":0,"id":""})",
-                   R"({"dec":"\u0000","decf":"\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0001",
+       R"({"dec":"\u0000","decf":"\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0001",
                        "day":0,"tm":1,"tu":1,"ts":0,"tsu":1,"lts":-5,"id":"x"})"});
 }
 
@@ -157,8 +163,8 @@ TEST(AvroEncoderTest, DecimalBytesAreMinimal) {
   EXPECT_NE(st.message().find("precision 5"), std::string::npos) << st.message();
 }
 
-std::shared_ptr<arrow::RecordBatch> BatchFromJson(const std::shared_ptr<arrow::Schema>& schema,
-                                                  const std::string& rows) {
+std::shared_ptr<arrow::RecordBatch> BatchFromJson(
+    const std::shared_ptr<arrow::Schema>& schema, const std::string& rows) {
   auto array = arrow::json::ArrayFromJSONString(arrow::struct_(schema->fields()), rows)
                    .ValueOrDie();
   return arrow::RecordBatch::FromStructArray(array).ValueOrDie();
@@ -206,8 +212,8 @@ TEST(AvroEncoderTest, NullTakesTheFieldsDefault) {
       {"name":"d","type":"string","default":"dflt"},
       {"name":"n","type":"int","default":7}]})";
   ASSERT_OK_AND_ASSIGN(AvroSchema s, AvroSchema::Parse(writer));
-  auto schema = arrow::schema({arrow::field("d", arrow::utf8()),
-                               arrow::field("n", arrow::int64())});
+  auto schema = arrow::schema(
+      {arrow::field("d", arrow::utf8()), arrow::field("n", arrow::int64())});
   ASSERT_OK_AND_ASSIGN(auto encoder, AvroEncoder::Make(schema, s));
   std::vector<std::string> bodies;
   ASSERT_OK(encoder->Encode(*BatchFromJson(schema, R"([{"d":null,"n":1},
@@ -238,16 +244,18 @@ TEST(AvroEncoderTest, CompileErrorsNameTheField) {
                              "ts", arrow::timestamp(arrow::TimeUnit::NANO, "UTC"))}))});
   r = AvroEncoder::Make(ns, s);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("field 'r.ts': Arrow timestamp[ns, tz=UTC] cannot be "
-                                      "written as Avro timestamp-millis (long)"),
-            std::string::npos)
+  EXPECT_NE(
+      r.status().message().find("field 'r.ts': Arrow timestamp[ns, tz=UTC] cannot be "
+                                "written as Avro timestamp-millis (long)"),
+      std::string::npos)
       << r.status().message();
 
   auto str = arrow::schema({arrow::field("a", arrow::utf8())});
   r = AvroEncoder::Make(str, s);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("field 'a': Arrow string cannot be written as Avro int"),
-            std::string::npos)
+  EXPECT_NE(
+      r.status().message().find("field 'a': Arrow string cannot be written as Avro int"),
+      std::string::npos)
       << r.status().message();
 }
 
@@ -256,20 +264,22 @@ TEST(AvroEncoderTest, ValueErrorsNameFieldAndRow) {
       {"name":"e","type":{"type":"enum","name":"E","symbols":["A","B"]}},
       {"name":"s","type":"string"}]})";
   ASSERT_OK_AND_ASSIGN(AvroSchema s, AvroSchema::Parse(writer));
-  auto schema = arrow::schema({arrow::field("e", arrow::utf8()),
-                               arrow::field("s", arrow::utf8())});
+  auto schema =
+      arrow::schema({arrow::field("e", arrow::utf8()), arrow::field("s", arrow::utf8())});
   ASSERT_OK_AND_ASSIGN(auto encoder, AvroEncoder::Make(schema, s));
   std::vector<std::string> bodies;
   Status st = encoder->Encode(*BatchFromJson(schema, R"([{"e":"A","s":"x"},
                                                           {"e":"Q","s":"x"}])"),
                               &bodies);
-  EXPECT_EQ(st.message(), "Avro encoding: field 'e', row 1: 'Q', not a symbol of the enum");
-  st = encoder->Encode(*BatchFromJson(schema, R"([{"e":"B","s":null}])"), &bodies);
   EXPECT_EQ(st.message(),
-            "Avro encoding: field 's', row 0: a null, and the Avro type does not admit null");
+            "Avro encoding: field 'e', row 1: 'Q', not a symbol of the enum");
+  st = encoder->Encode(*BatchFromJson(schema, R"([{"e":"B","s":null}])"), &bodies);
+  EXPECT_EQ(
+      st.message(),
+      "Avro encoding: field 's', row 0: a null, and the Avro type does not admit null");
   // A batch of another schema is refused whole.
-  auto other = arrow::schema({arrow::field("e", arrow::utf8()),
-                              arrow::field("s", arrow::int32())});
+  auto other = arrow::schema(
+      {arrow::field("e", arrow::utf8()), arrow::field("s", arrow::int32())});
   st = encoder->Encode(*BatchFromJson(other, R"([{"e":"B","s":1}])"), &bodies);
   EXPECT_EQ(st.code(), StatusCode::kInvalid);
 }
@@ -294,8 +304,9 @@ TEST(AvroSchemaFromArrowTest, DerivedSchemaRoundTrips) {
       arrow::field("m", arrow::map(arrow::utf8(), arrow::int32())),
       arrow::field("addr", arrow::struct_({arrow::field("zip", arrow::utf8(), false)})),
   });
-  ASSERT_OK_AND_ASSIGN(std::string json,
-                       AvroSchemaFromArrow(*schema, {.name = "Order", .name_space = "x.y"}));
+  ASSERT_OK_AND_ASSIGN(
+      std::string json,
+      AvroSchemaFromArrow(*schema, {.name = "Order", .name_space = "x.y"}));
   ASSERT_OK_AND_ASSIGN(AvroSchema s, AvroSchema::Parse(json));
   EXPECT_EQ(s.root().name, "x.y.Order");
   ASSERT_OK_AND_ASSIGN(auto back, s.ToArrowSchema());
@@ -315,7 +326,8 @@ TEST(AvroSchemaFromArrowTest, DerivedSchemaRoundTrips) {
   ASSERT_OK_AND_ASSIGN(auto decoder, AvroDecoder::Make(plan));
   for (const auto& b : bodies) ASSERT_OK(decoder->Append(b));
   ASSERT_OK_AND_ASSIGN(auto decoded, decoder->Finish());
-  EXPECT_TRUE(decoded->Equals(*batch)) << decoded->ToString() << "\n" << batch->ToString();
+  EXPECT_TRUE(decoded->Equals(*batch)) << decoded->ToString() << "\n"
+                                       << batch->ToString();
   // And Avro C reads the bytes as the same value.
   ASSERT_OK_AND_ASSIGN(std::string c1, EncodeWithAvroC(json, R"({"id":2,"name":null,
       "small":0,"flag":null,"f":null,"price":null,"day":null,"at":null,"local":null,

@@ -32,7 +32,8 @@ class SchemaWriter {
 
   Result<std::string> Root(const arrow::Schema& schema) {
     if (!IsAvroName(o_.name)) {
-      return Status::Invalid("Avro record name '" + o_.name + "' is not a valid Avro name");
+      return Status::Invalid("Avro record name '" + o_.name +
+                             "' is not a valid Avro name");
     }
     std::string out;
     KELT_RETURN_NOT_OK(Record(schema.fields(), o_.name, "", &out));
@@ -85,7 +86,8 @@ class SchemaWriter {
   std::string NameFor(const std::string& path) {
     std::string name = o_.name + "_" + path;
     for (char& c : name) {
-      bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+      bool ok =
+          (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
       if (!ok) c = '_';
     }
     return name;
@@ -169,8 +171,8 @@ class SchemaWriter {
         std::string unit = ts.unit() == arrow::TimeUnit::NANO    ? "nanos"
                            : ts.unit() == arrow::TimeUnit::MICRO ? "micros"
                                                                  : "millis";
-        *out += Logical("long", (ts.timezone().empty() ? "local-timestamp-" : "timestamp-") +
-                                    unit);
+        *out += Logical(
+            "long", (ts.timezone().empty() ? "local-timestamp-" : "timestamp-") + unit);
         return Status::OK();
       }
       case arrow::Type::DICTIONARY: {

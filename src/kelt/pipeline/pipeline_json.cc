@@ -22,9 +22,9 @@
 #include "kelt/common/arrow_status.h"
 #include "kelt/common/text.h"
 #include "kelt/kafka.h"
-#include "kelt/serde.h"
 #include "kelt/model/json_dom.h"
 #include "kelt/schema.h"
+#include "kelt/serde.h"
 #include "kelt/sink.h"
 #include "kelt/sink/postgres_load.h"
 #include "kelt/transform/duckdb_session.h"
@@ -299,9 +299,9 @@ std::optional<Failure> ParseSink(element e, size_t index, SinkSpec* out) {
     if (!value_format.ok()) return Invalid(out->place, value_format.status().message());
     out->value_format = std::move(*value_format);
     if (out->value_format.encoder.format != ValueFormat::kJson && p.value_column) {
-      return Invalid(sink.Place("value_column"), "not with value_format " +
-                                                     std::string(ValueFormatName(
-                                                         out->value_format.encoder.format)));
+      return Invalid(sink.Place("value_column"),
+                     "not with value_format " +
+                         std::string(ValueFormatName(out->value_format.encoder.format)));
     }
     if (auto props = sink.Get("properties")) {
       simdjson::dom::object po;

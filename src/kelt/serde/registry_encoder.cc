@@ -48,7 +48,8 @@ Status Refused(ValueFormat format) {
   if (format == ValueFormat::kJson) {
     return Status::Invalid("the json value format needs no registry encoder");
   }
-  return Status::NotImplemented("kelt cannot write " + std::string(ValueFormatName(format)) +
+  return Status::NotImplemented("kelt cannot write " +
+                                std::string(ValueFormatName(format)) +
                                 " records yet (issue #14): use avro or json");
 }
 
@@ -114,7 +115,8 @@ class RegistryAvroEncoder final : public PayloadEncoder {
       names.name = options_.record_name.empty() ? RecordNameOf(options_.subject)
                                                 : options_.record_name;
       KELT_ASSIGN_OR_RAISE(std::string text, AvroSchemaFromArrow(*schema, names));
-      Result<int32_t> id = registry_->Register(options_.subject, SchemaFormat::kAvro, text);
+      Result<int32_t> id =
+          registry_->Register(options_.subject, SchemaFormat::kAvro, text);
       if (!id.ok()) {
         return Status(id.status().code(), "registering the rows' Avro schema under " +
                                               where + " at " + registry_->display_url() +
@@ -126,8 +128,9 @@ class RegistryAvroEncoder final : public PayloadEncoder {
     } else {
       auto encoder = AvroEncoder::Make(schema, *latest_);
       if (!encoder.ok()) {
-        return Status(encoder.status().code(), "the rows do not fit the latest schema of " +
-                                                   where + ": " + encoder.status().message());
+        return Status(encoder.status().code(),
+                      "the rows do not fit the latest schema of " + where + ": " +
+                          encoder.status().message());
       }
       entry->encoder = std::move(*encoder);
       entry->header = latest_header_;
@@ -194,7 +197,8 @@ Result<std::shared_ptr<const PayloadEncoder>> MakeRegistryEncoder(
   }
   auto encoder = std::make_shared<RegistryAvroEncoder>(std::move(client), options);
   if (latest) KELT_RETURN_NOT_OK(encoder->UseLatest(*latest));
-  if (arrow_schema) KELT_RETURN_NOT_OK(encoder->Prepare(std::move(arrow_schema)).status());
+  if (arrow_schema)
+    KELT_RETURN_NOT_OK(encoder->Prepare(std::move(arrow_schema)).status());
   return std::shared_ptr<const PayloadEncoder>(std::move(encoder));
 }
 
@@ -295,7 +299,8 @@ Result<ValueFormatOptions> ParseValueFormatJson(std::string_view object_json) {
     return KeyError("subject", "value_format " + format + " needs a registry subject");
   }
   if (out.registry.url.empty()) {
-    return KeyError("registry.url", "value_format " + format + " needs the registry's URL");
+    return KeyError("registry.url",
+                    "value_format " + format + " needs the registry's URL");
   }
   return out;
 }

@@ -37,7 +37,8 @@ TEST(ValueFormatJsonTest, MistakesNameTheKey) {
   auto r = ParseValueFormatJson(R"({"value_format":"avro","registry":{"url":"u"}})");
   EXPECT_EQ(r.status().message(), "subject: value_format avro needs a registry subject");
   r = ParseValueFormatJson(R"({"value_format":"avro","subject":"s"})");
-  EXPECT_EQ(r.status().message(), "registry.url: value_format avro needs the registry's URL");
+  EXPECT_EQ(r.status().message(),
+            "registry.url: value_format avro needs the registry's URL");
   r = ParseValueFormatJson(R"({"value_format":"xml"})");
   EXPECT_EQ(r.status().message(),
             "value_format must be json, avro, protobuf or json-schema, not 'xml'");
