@@ -9,6 +9,7 @@ the whole ctest run, so every test registers under subjects of its own.
 import json
 import os
 import pathlib
+import subprocess
 import sys
 import urllib.error
 import urllib.request
@@ -20,6 +21,34 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "scripts"))
 from kelt_services.common import read_env  # noqa: E402  (the env files' one reader)
 
 CONTENT_TYPE = "application/vnd.schemaregistry.v1+json"
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def env_file(name):
+    """The env file of a running service (scripts/<service>.sh start) named by `name`."""
+    path = os.environ.get(name)
+    if not path or not os.path.exists(path):
+        pytest.fail(f"{name} must name a running service's env file")
+    return read_env(pathlib.Path(path))
+
+
+@pytest.fixture(scope="module")
+def kelt():
+    path = os.environ.get("KELT_BIN")
+    assert path and os.access(path, os.X_OK), "KELT_BIN must name the kelt binary"
+    return path
+
+
+@pytest.fixture(scope="module")
+def broker():
+    return env_file("KELT_KAFKA_ENV")
+
+
+def create_topic(kelt, broker, name, partitions=1):
+    subprocess.run(
+        ["bash", str(ROOT / "scripts/kafka.sh"), "create-topic", name, str(partitions),
+         "--dir", broker["KELT_KAFKA_DIR"]],
+        check=True, capture_output=True, timeout=120, env={**os.environ, "KELT_CLI": kelt})
 
 
 @pytest.fixture(scope="session")

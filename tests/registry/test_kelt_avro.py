@@ -9,8 +9,6 @@ Needs the registry (KELT_REGISTRY_ENV), the broker (KELT_KAFKA_ENV), PostgreSQL
 import datetime
 import decimal
 import json
-import os
-import pathlib
 import signal
 import subprocess
 import time
@@ -25,28 +23,7 @@ from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
-from kelt_services.common import read_env
-
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-
-
-def env_file(name):
-    path = os.environ.get(name)
-    if not path or not os.path.exists(path):
-        pytest.fail(f"{name} must name a running service's env file")
-    return read_env(pathlib.Path(path))
-
-
-@pytest.fixture(scope="module")
-def kelt():
-    path = os.environ.get("KELT_BIN")
-    assert path and os.access(path, os.X_OK), "KELT_BIN must name the kelt binary"
-    return path
-
-
-@pytest.fixture(scope="module")
-def broker():
-    return env_file("KELT_KAFKA_ENV")
+from conftest import create_topic, env_file
 
 
 @pytest.fixture(scope="module")
@@ -89,13 +66,6 @@ def order(i, v2=False):
     if v2:
         o["coupon"] = f"SAVE{i}" if i % 2 == 0 else None
     return o
-
-
-def create_topic(kelt, broker, name, partitions):
-    subprocess.run(
-        ["bash", str(ROOT / "scripts/kafka.sh"), "create-topic", name, str(partitions),
-         "--dir", broker["KELT_KAFKA_DIR"]],
-        check=True, capture_output=True, timeout=120, env={**os.environ, "KELT_CLI": kelt})
 
 
 def test_an_avro_topic_of_two_schema_versions_lands_in_every_sink(

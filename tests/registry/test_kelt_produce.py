@@ -11,7 +11,6 @@ import datetime
 import decimal
 import json
 import os
-import pathlib
 import subprocess
 import uuid
 
@@ -22,28 +21,7 @@ from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroDeserializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
-from kelt_services.common import read_env
-
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-
-
-def env_file(name):
-    path = os.environ.get(name)
-    if not path or not os.path.exists(path):
-        pytest.fail(f"{name} must name a running service's env file")
-    return read_env(pathlib.Path(path))
-
-
-@pytest.fixture(scope="module")
-def kelt():
-    path = os.environ.get("KELT_BIN")
-    assert path and os.access(path, os.X_OK), "KELT_BIN must name the kelt binary"
-    return path
-
-
-@pytest.fixture(scope="module")
-def broker():
-    return env_file("KELT_KAFKA_ENV")
+from conftest import create_topic
 
 
 ORDER = {
@@ -92,13 +70,6 @@ def order_line(i):
     if value["address"] is not None and value["address"]["zip"] is None:
         value["address"] = dict(value["address"], zip=None)
     return json.dumps(line), value
-
-
-def create_topic(kelt, broker, name, partitions=1):
-    subprocess.run(
-        ["bash", str(ROOT / "scripts/kafka.sh"), "create-topic", name, str(partitions),
-         "--dir", broker["KELT_KAFKA_DIR"]],
-        check=True, capture_output=True, timeout=120, env={**os.environ, "KELT_CLI": kelt})
 
 
 def produce(kelt, broker, topic, path, *args, registry_url=None):
@@ -255,3 +226,33 @@ def test_without_a_subject_version_or_a_registry_it_fails_clearly(
          "--registry-url", registry_url], capture_output=True, text=True, timeout=60)
     assert proto.returncode == 1
     assert "cannot write protobuf records yet" in proto.stderr
+
+
+def test_python_export_dataset_to_kafka_writes_avro(broker, registry_url, rest):
+    kelt_py = pytest.importorskip("kelt")
+    import inspect
+    import pyarrow as pa
+    if "value_format" not in inspect.signature(kelt_py.export_dataset_to_kafka).parameters:
+        pytest.skip("the installed kelt Python package predates value_format")
+    topic = "export-" + uuid.uuid4().hex[:10]
+    subject = topic + "-value"
+    register(rest, subject, {"type": "record", "name": "Row", "fields": [
+        {"name": "id", "type": "long"},
+        {"name": "name", "type": ["null", "string"], "default": None},
+        {"name": "at", "type": {"type": "long", "logicalType": "timestamp-millis"}}]})
+    at = datetime.datetime(2026, 12, 4, 1, 2, 3, 456000, tzinfo=datetime.timezone.utc)
+    table = pa.table({"id": pa.array([1, 2], pa.int32()), "name": ["a", None],
+                      "at": pa.array([at, at], pa.timestamp("ms", tz="UTC")),
+                      "extra": [True, False]})
+    sent = kelt_py.export_dataset_to_kafka(
+        broker["KELT_KAFKA_BOOTSTRAP"], topic, table, key_column="id", value_format="avro",
+        subject=subject, registry_url=registry_url)
+    assert sent == 2
+    got = read_back(broker, registry_url, topic, 2)
+    assert [(k, v) for k, v, _ in got] == [("1", {"id": 1, "name": "a", "at": at}),
+                                           ("2", {"id": 2, "name": None, "at": at})]
+    # A column the subject's schema cannot take fails before anything is sent.
+    with pytest.raises(Exception, match="field 'id'"):
+        kelt_py.export_dataset_to_kafka(
+            broker["KELT_KAFKA_BOOTSTRAP"], topic, pa.table({"id": ["x"]}),
+            value_format="avro", subject=subject, registry_url=registry_url)

@@ -240,15 +240,6 @@ std::string_view BytesAt(const arrow::Array& a, int64_t row) {
 
 // --- writing Avro -------------------------------------------------------------------
 
-void PutLong(std::string* out, int64_t v) {
-  uint64_t z = (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
-  while (z >= 0x80) {
-    out->push_back(static_cast<char>((z & 0x7f) | 0x80));
-    z >>= 7;
-  }
-  out->push_back(static_cast<char>(z));
-}
-
 void PutBytes(std::string* out, std::string_view bytes) {
   PutLong(out, static_cast<int64_t>(bytes.size()));
   out->append(bytes);

@@ -120,6 +120,9 @@ namespace kelt::avro {
 /// The Arrow schema of reading with `root` (AvroSchema::ToArrowSchema).
 Result<std::shared_ptr<arrow::Schema>> ReaderArrowSchema(const AvroNode& root);
 
+/// Append `v` as Avro writes an int or a long: zigzag, then a varint of 7 bits a byte.
+void PutLong(std::string* out, int64_t v);
+
 /// Append the Avro encoding of the default `json` (a field's default_json) of type
 /// `node`; kInvalid naming `where` when it does not fit the type.
 Status EncodeDefaultJson(const AvroNode& node, std::string_view json,
