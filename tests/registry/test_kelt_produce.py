@@ -256,3 +256,39 @@ def test_python_export_dataset_to_kafka_writes_avro(broker, registry_url, rest):
         kelt_py.export_dataset_to_kafka(
             broker["KELT_KAFKA_BOOTSTRAP"], topic, pa.table({"id": ["x"]}),
             value_format="avro", subject=subject, registry_url=registry_url)
+
+
+def test_the_pipeline_jsons_kafka_sink_writes_avro(broker, registry_url, rest, tmp_path):
+    kelt_py = pytest.importorskip("kelt")
+    import inspect
+    if "value_format" not in inspect.signature(kelt_py.export_dataset_to_kafka).parameters:
+        pytest.skip("the installed kelt Python package predates value_format")
+    topic = "pipeline-" + uuid.uuid4().hex[:10]
+    subject = topic + "-value"
+    register(rest, subject, {"type": "record", "name": "Sum", "fields": [
+        {"name": "user_id", "type": "long"}, {"name": "total", "type": "double"},
+        {"name": "origin", "type": "string", "default": "pipeline"}]})
+    source = tmp_path / "events.csv"
+    source.write_text("user_id,amount\n1,2.5\n1,1.5\n2,4\n")
+    sink = {"kind": "kafka", "brokers": broker["KELT_KAFKA_BOOTSTRAP"], "topic": topic,
+            "key_column": "user_id", "value_format": "avro", "subject": subject,
+            "registry": {"url": registry_url}}
+    pipeline = {"pipeline_spec_version": 1,
+                "sources": {"paths": [str(source)], "options": {"format": "csv"},
+                            "schema": {"fields": [
+                                {"name": "user_id", "data_type": "Int64"},
+                                {"name": "amount", "data_type": "Float64"}]}},
+                "transform": {"sql": "SELECT user_id, sum(amount) AS total FROM df "
+                                     "GROUP BY user_id ORDER BY user_id"},
+                "sinks": [sink]}
+    result = json.loads(kelt_py.run_pipeline_json(pipeline))
+    assert result["ok"], result
+    got = read_back(broker, registry_url, topic, 2)
+    assert [(k, v) for k, v, _ in got] == [
+        ("1", {"user_id": 1, "total": 4.0, "origin": "pipeline"}),
+        ("2", {"user_id": 2, "total": 4.0, "origin": "pipeline"})]
+    # A registry setting the sink cannot use is the parse stage's error.
+    bad = dict(pipeline, sinks=[dict(sink, registry={"url": registry_url, "user": "x"})])
+    result = json.loads(kelt_py.run_pipeline_json(bad))
+    assert not result["ok"]
+    assert "registry.user: unknown key" in result["error"]["message"], result
