@@ -338,7 +338,8 @@ void BM_AvroCEncode(benchmark::State& state) {
       avro_value_set_long(&f, t7.Value(r));
       avro_writer_reset(writer.get());
       if (avro_value_write(writer.get(), v)) std::abort();
-      bodies.emplace_back(buffer.data(), static_cast<size_t>(avro_writer_tell(writer.get())));
+      bodies.emplace_back(buffer.data(),
+                          static_cast<size_t>(avro_writer_tell(writer.get())));
     }
     benchmark::DoNotOptimize(bodies.data());
   }
