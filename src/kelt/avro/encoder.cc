@@ -107,9 +107,10 @@ struct Step {
   int32_t default_length = 0;
   std::string path;               // for messages: "address.zip", "tags[]"
   std::vector<int32_t> children;  // kRecord: fields; kArray: item; kMap: key, value;
-                                  // kUnion: the value
+                                  // kUnion: the value; kArrowUnion: one per child
   std::vector<int32_t> columns;   // kRecord: the column (or struct field) of each
-                                  // child; -1 for a constant
+                                  // child, -1 for a constant; kArrowUnion: the Avro
+                                  // branch of each child
   std::unordered_map<std::string, int32_t> symbols;  // kEnum, kDictEnum
 };
 
@@ -118,8 +119,6 @@ std::string Quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
 std::string Join(const std::string& base, std::string_view name) {
   return base.empty() ? std::string(name) : base + "." + std::string(name);
 }
-
-bool IsSignedOrUnsignedInt(arrow::Type::type t) { return arrow::is_integer(t); }
 
 // Arrow types whose values are integers in int64 storage or narrower.
 bool IsIntegerValued(arrow::Type::type t) {
@@ -132,7 +131,7 @@ bool IsIntegerValued(arrow::Type::type t) {
     case arrow::Type::DURATION:
       return true;
     default:
-      return IsSignedOrUnsignedInt(t);
+      return arrow::is_integer(t);
   }
 }
 
@@ -405,13 +404,13 @@ class EncoderCompiler {
         if (IsIntegerValued(id)) return NewStep(Op::kLong, path);
         return Mismatch(n, t, path);
       case AvroType::kFloat:
-        if (id == arrow::Type::FLOAT || IsSignedOrUnsignedInt(id)) {
+        if (id == arrow::Type::FLOAT || arrow::is_integer(id)) {
           return NewStep(Op::kFloat, path);
         }
         return Mismatch(n, t, path, "only float32 and integers become float");
       case AvroType::kDouble:
         if (id == arrow::Type::FLOAT || id == arrow::Type::DOUBLE ||
-            IsSignedOrUnsignedInt(id)) {
+            arrow::is_integer(id)) {
           return NewStep(Op::kDouble, path);
         }
         return Mismatch(n, t, path);
