@@ -9,6 +9,7 @@
 #include <arrow/api.h>
 #include <arrow/io/memory.h>
 #include <arrow/json/reader.h>
+#include <simdjson.h>
 
 #include <algorithm>
 #include <charconv>
@@ -16,6 +17,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "commands.h"
@@ -206,7 +208,11 @@ class RegistryRecords {
   }
 
   // Replace each message's JSON object by its record; `where` names them in errors.
-  Status Encode(Messages* messages, const std::string& where) const {
+  Status Encode(Messages* messages, int64_t first_record) const {
+    const std::string where =
+        "records " + std::to_string(first_record) + "-" +
+        std::to_string(first_record + static_cast<int64_t>(messages->size()) - 1) +
+        " (row 0 is record " + std::to_string(first_record) + ")";
     std::string text;
     for (const auto& m : *messages) {
       text += m.second;
@@ -227,7 +233,11 @@ class RegistryRecords {
         arrow::json::TableReader::Make(arrow::default_memory_pool(), input, read, parse);
     if (!reader.ok()) return Status::Invalid(where + ": " + reader.status().message());
     auto table = (*reader)->Read();
-    if (!table.ok()) return Status::Invalid(where + ": " + table.status().message());
+    if (!table.ok()) {
+      return Status::Invalid(
+          where + ": " +
+          UnknownKey(*messages, first_record).value_or(table.status().message()));
+    }
     if ((*table)->num_rows() != static_cast<int64_t>(messages->size())) {
       return Status::Invalid(where + ": " + std::to_string((*table)->num_rows()) +
                              " rows read from " + std::to_string(messages->size()) +
@@ -244,6 +254,25 @@ class RegistryRecords {
   }
 
  private:
+  // Arrow's reader says only "unexpected field": name the first top-level key the
+  // schema lacks, and its record.
+  std::optional<std::string> UnknownKey(const Messages& messages,
+                                        int64_t first_record) const {
+    if (!read_schema_) return std::nullopt;
+    simdjson::dom::parser parser;
+    for (size_t i = 0; i < messages.size(); ++i) {
+      simdjson::dom::object obj;
+      if (parser.parse(messages[i].second).get(obj) != simdjson::SUCCESS) continue;
+      for (auto [key, value] : obj) {
+        if (read_schema_->GetFieldIndex(std::string(key)) < 0) {
+          return "record " + std::to_string(first_record + static_cast<int64_t>(i)) +
+                 ": '" + std::string(key) + "' is not a field of the subject's schema";
+        }
+      }
+    }
+    return std::nullopt;
+  }
+
   std::shared_ptr<arrow::Schema> read_schema_;  // null: inferred (auto-register)
   std::shared_ptr<const PayloadEncoder> encoder_;
 };
@@ -330,9 +359,7 @@ int RunProduce(const ProduceArgs& a) {
   auto flush = [&]() -> Status {
     if (batch.empty()) return Status::OK();
     if (records) {
-      KELT_RETURN_NOT_OK(records->Encode(
-          &batch, "records " + std::to_string(sent + 1) + "-" +
-                      std::to_string(sent + static_cast<int64_t>(batch.size()))));
+      KELT_RETURN_NOT_OK(records->Encode(&batch, sent + 1));
     }
     KELT_ASSIGN_OR_RAISE(int64_t n, (*producer)->SendRaw(batch));
     sent += n;

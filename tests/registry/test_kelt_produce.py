@@ -172,6 +172,14 @@ def test_a_record_the_schema_cannot_hold_fails_before_anything_is_sent(
     assert done.returncode == 1
     assert "field 'status', row 1: 'LOST', not a symbol of the enum" in done.stderr
     assert read_back(broker, registry_url, topic, 1, wait=5) == []
+    # A key the schema does not have is named, with its record.
+    extra = json.loads(good)
+    extra["coupon"] = "X"
+    path.write_text(good + "\n" + json.dumps(extra) + "\n")
+    done = produce(kelt, broker, topic, path, "--subject", subject,
+                   registry_url=registry_url)
+    assert done.returncode == 1
+    assert "record 2: 'coupon' is not a field of the subject's schema" in done.stderr
 
 
 def test_auto_register_derives_the_schema_and_the_registry_may_refuse_it(
