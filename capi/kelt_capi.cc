@@ -34,6 +34,7 @@
 #include "kelt/rdp.h"
 #include "kelt/record.h"
 #include "kelt/schema.h"
+#include "kelt/serde.h"
 #include "kelt/status.h"
 
 namespace {
@@ -369,6 +370,10 @@ void rdp_kafka_export_dataset_json(RdpJsonSlice* out, const char* producer_confi
     KELT_ASSIGN_OR_RAISE(std::string_view data, Arg(dataset_json, "dataset_json"));
     auto options = kelt::rdp::ParseProducerConfigJson(config);
     if (!options.ok()) return ConfigStatus(options.status());
+    // value_format, subject, registry{…}: Avro in the Confluent wire format (serde.h).
+    auto format = kelt::ParseValueFormatJson(config);
+    if (!format.ok()) return ConfigStatus(format.status());
+    KELT_ASSIGN_OR_RAISE(options->value_encoder, kelt::MakeValueEncoder(*format));
     auto dataset = kelt::ParseDataSetJson(data, kelt::SchemaDialect::kStrict);
     if (!dataset.ok()) return dataset.status().WithPrefix("dataset JSON: ");
     KELT_ASSIGN_OR_RAISE(int64_t sent, kelt::ExportDataSetToKafka(*options, *dataset));

@@ -35,6 +35,12 @@ struct ProduceArgs {
   int64_t limit = 0;                    ///< 0: every record
   std::vector<std::string> properties;  ///< name=value
   bool quiet = false;
+  /// json (the lines/rows as JSON objects) | avro | protobuf | json-schema (the
+  /// Confluent wire format of `subject`'s schema)
+  std::string value_format = "json";
+  std::string subject;
+  std::string registry_url;  ///< --registry-url or KELT_REGISTRY_URL
+  bool auto_register = false;
 };
 /// `kelt produce`: NDJSON lines or CSV rows (header → JSON objects with typed numbers).
 int RunProduce(const ProduceArgs& a);

@@ -303,7 +303,8 @@ int main(int argc, char** argv) {
 
   kelt::cli::ProduceArgs produce;
   auto* produce_cmd = app.add_subcommand(
-      "produce", "Produce NDJSON lines or CSV rows (as JSON objects) to a topic");
+      "produce",
+      "Produce NDJSON lines or CSV rows (as JSON objects, or Avro records) to a topic");
   produce_cmd->add_option("--brokers", produce.brokers, "bootstrap servers")
       ->envname("KELT_BROKERS")
       ->required();
@@ -321,6 +322,22 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   produce_cmd->add_option("--property", produce.properties,
                           "NAME=VALUE librdkafka property (repeatable)");
+  produce_cmd
+      ->add_option("--value-format", produce.value_format,
+                   "json (the records as JSON objects) | avro (the Confluent wire format "
+                   "of --subject's schema) | protobuf | json-schema (not yet)")
+      ->check(CLI::IsMember({"json", "avro", "protobuf", "json-schema"}));
+  produce_cmd->add_option(
+      "--subject", produce.subject,
+      "Schema Registry subject whose latest schema the records follow");
+  produce_cmd
+      ->add_option("--registry-url", produce.registry_url,
+                   "Schema Registry base URL (credentials: KELT_REGISTRY_USERNAME and "
+                   "_PASSWORD, or _BEARER_TOKEN)")
+      ->envname("KELT_REGISTRY_URL");
+  produce_cmd->add_flag("--auto-register", produce.auto_register,
+                        "register a schema derived from the records (their inferred "
+                        "types) under --subject instead of using its latest");
 
   ConfigArgs run_args;
   auto* run_cmd = app.add_subcommand(

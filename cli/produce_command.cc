@@ -2,14 +2,28 @@
 //
 // `kelt produce`: NDJSON lines or CSV rows to a topic. A CSV's header names the fields;
 // each row becomes a JSON object whose numbers are JSON numbers (a cell that is a valid
-// JSON number), empty cells null, everything else a string.
+// JSON number), empty cells null, everything else a string. With --value-format avro
+// those JSON objects are read by Arrow's JSON reader as rows of the subject's schema (or,
+// with --auto-register, of the types Arrow infers) and sent as Avro records in the
+// Confluent wire format.
+#include <arrow/api.h>
+#include <arrow/io/memory.h>
+#include <arrow/json/reader.h>
+#include <simdjson.h>
+
+#include <algorithm>
 #include <charconv>
+#include <climits>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "commands.h"
+#include "kelt/common/arrow_status.h"
 #include "kelt/kafka.h"
+#include "kelt/serde.h"
 #include "terminal.h"
 
 namespace kelt::cli {
@@ -117,6 +131,152 @@ std::string ExtensionOf(const std::string& path) {
   return ext;
 }
 
+using Messages = std::vector<std::pair<std::optional<std::string>, std::string>>;
+
+// What Arrow's JSON reader can fill for `type`: enums (dictionaries) are read as their
+// symbols' text (the encoder takes strings for enums); maps and unions it cannot read.
+// Every field is nullable: an absent or null value is the field's default, or fails its
+// record in the encoder, naming the field and row (the reader would fail the chunk).
+Result<std::shared_ptr<arrow::DataType>> JsonReadable(
+    const std::shared_ptr<arrow::DataType>& type, const std::string& path) {
+  switch (type->id()) {
+    case arrow::Type::DICTIONARY:
+      return static_cast<const arrow::DictionaryType&>(*type).value_type();
+    case arrow::Type::LIST: {
+      const auto& item = static_cast<const arrow::ListType&>(*type).value_field();
+      KELT_ASSIGN_OR_RAISE(auto t, JsonReadable(item->type(), path + "[]"));
+      return arrow::list(item->WithType(t)->WithNullable(true));
+    }
+    case arrow::Type::STRUCT: {
+      arrow::FieldVector fields;
+      for (const auto& f : type->fields()) {
+        KELT_ASSIGN_OR_RAISE(auto t, JsonReadable(f->type(), path + "." + f->name()));
+        fields.push_back(f->WithType(t)->WithNullable(true));
+      }
+      return arrow::struct_(fields);
+    }
+    case arrow::Type::MAP:
+    case arrow::Type::DENSE_UNION:
+    case arrow::Type::SPARSE_UNION:
+      return Status::NotImplemented("field '" + path + "': its Avro type (" +
+                                    type->ToString() +
+                                    ") cannot be read from JSON input yet");
+    default:
+      return type;
+  }
+}
+
+// JSON objects → registry records: the objects become Arrow rows (Arrow's JSON reader),
+// the rows Avro bodies behind the wire-format header.
+class RegistryRecords {
+ public:
+  static Result<RegistryRecords> Make(const ProduceArgs& a) {
+    KELT_ASSIGN_OR_RAISE(ValueFormat format,
+                         ParseValueFormat(a.value_format, "--value-format"));
+    if (a.subject.empty()) {
+      return Status::Invalid("--value-format " + a.value_format + " needs --subject");
+    }
+    RegistryOptions registry;
+    registry.url = a.registry_url;
+    if (registry.url.empty()) {
+      return Status::Invalid("--value-format " + a.value_format +
+                             " needs --registry-url (or KELT_REGISTRY_URL)");
+    }
+    if (const char* v = std::getenv("KELT_REGISTRY_USERNAME")) registry.username = v;
+    if (const char* v = std::getenv("KELT_REGISTRY_PASSWORD")) registry.password = v;
+    if (const char* v = std::getenv("KELT_REGISTRY_BEARER_TOKEN")) {
+      registry.bearer_token = v;
+    }
+    RegistryEncoderOptions options;
+    options.subject = a.subject;
+    options.format = format;
+    options.auto_register = a.auto_register;
+    RegistryRecords out;
+    if (!a.auto_register) {
+      KELT_ASSIGN_OR_RAISE(WriterSchema writer,
+                           LatestWriterSchema(registry, a.subject, format));
+      arrow::FieldVector fields;
+      for (const auto& f : writer.arrow_schema->fields()) {
+        KELT_ASSIGN_OR_RAISE(auto t, JsonReadable(f->type(), f->name()));
+        fields.push_back(f->WithType(t)->WithNullable(true));
+      }
+      out.read_schema_ = arrow::schema(fields);
+    }
+    KELT_ASSIGN_OR_RAISE(out.encoder_,
+                         MakeRegistryEncoder(registry, options, out.read_schema_));
+    return out;
+  }
+
+  // Replace each message's JSON object by its record; `where` names them in errors.
+  Status Encode(Messages* messages, int64_t first_record) const {
+    const std::string where =
+        "records " + std::to_string(first_record) + "-" +
+        std::to_string(first_record + static_cast<int64_t>(messages->size()) - 1) +
+        " (row 0 is record " + std::to_string(first_record) + ")";
+    std::string text;
+    for (const auto& m : *messages) {
+      text += m.second;
+      text += '\n';
+    }
+    auto buffer = arrow::Buffer::FromString(std::move(text));
+    auto input = std::make_shared<arrow::io::BufferReader>(buffer);
+    auto read = arrow::json::ReadOptions::Defaults();
+    read.use_threads = false;
+    read.block_size = static_cast<int32_t>(
+        std::min<int64_t>(std::max<int64_t>(buffer->size() + 1, 1 << 20), INT32_MAX));
+    auto parse = arrow::json::ParseOptions::Defaults();
+    if (read_schema_) {
+      parse.explicit_schema = read_schema_;
+      parse.unexpected_field_behavior = arrow::json::UnexpectedFieldBehavior::Error;
+    }
+    auto reader =
+        arrow::json::TableReader::Make(arrow::default_memory_pool(), input, read, parse);
+    if (!reader.ok()) return Status::Invalid(where + ": " + reader.status().message());
+    auto table = (*reader)->Read();
+    if (!table.ok()) {
+      return Status::Invalid(
+          where + ": " +
+          UnknownKey(*messages, first_record).value_or(table.status().message()));
+    }
+    if ((*table)->num_rows() != static_cast<int64_t>(messages->size())) {
+      return Status::Invalid(where + ": " + std::to_string((*table)->num_rows()) +
+                             " rows read from " + std::to_string(messages->size()) +
+                             " JSON objects");
+    }
+    KELT_ARROW_ASSIGN_OR_RAISE(auto batch, (*table)->CombineChunksToBatch());
+    std::vector<std::string> payloads;
+    Status st = encoder_->Encode(*batch, &payloads);
+    if (!st.ok()) return Status(st.code(), where + ": " + st.message());
+    for (size_t i = 0; i < payloads.size(); ++i) {
+      (*messages)[i].second = std::move(payloads[i]);
+    }
+    return Status::OK();
+  }
+
+ private:
+  // Arrow's reader says only "unexpected field": name the first top-level key the
+  // schema lacks, and its record.
+  std::optional<std::string> UnknownKey(const Messages& messages,
+                                        int64_t first_record) const {
+    if (!read_schema_) return std::nullopt;
+    simdjson::dom::parser parser;
+    for (size_t i = 0; i < messages.size(); ++i) {
+      simdjson::dom::object obj;
+      if (parser.parse(messages[i].second).get(obj) != simdjson::SUCCESS) continue;
+      for (auto [key, value] : obj) {
+        if (read_schema_->GetFieldIndex(std::string(key)) < 0) {
+          return "record " + std::to_string(first_record + static_cast<int64_t>(i)) +
+                 ": '" + std::string(key) + "' is not a field of the subject's schema";
+        }
+      }
+    }
+    return std::nullopt;
+  }
+
+  std::shared_ptr<arrow::Schema> read_schema_;  // null: inferred (auto-register)
+  std::shared_ptr<const PayloadEncoder> encoder_;
+};
+
 }  // namespace
 
 bool ParseProperties(const std::vector<std::string>& items,
@@ -181,13 +341,26 @@ int RunProduce(const ProduceArgs& a) {
     std::cerr << "kelt: produce: --property '" << bad << "': expected name=value\n";
     return 2;
   }
+  std::optional<RegistryRecords> records;
+  if (a.value_format != "json") {
+    auto made = RegistryRecords::Make(a);
+    if (!made.ok()) return Fail(made.status(), "produce");
+    records = std::move(*made);
+  } else if (!a.subject.empty() || a.auto_register) {
+    std::cerr
+        << "kelt: produce: --subject and --auto-register need --value-format avro\n";
+    return 2;
+  }
   auto producer = Producer::Make(o);
   if (!producer.ok()) return Fail(producer.status(), "produce");
 
-  std::vector<std::pair<std::optional<std::string>, std::string>> batch;
+  Messages batch;
   int64_t sent = 0;
   auto flush = [&]() -> Status {
     if (batch.empty()) return Status::OK();
+    if (records) {
+      KELT_RETURN_NOT_OK(records->Encode(&batch, sent + 1));
+    }
     KELT_ASSIGN_OR_RAISE(int64_t n, (*producer)->SendRaw(batch));
     sent += n;
     batch.clear();

@@ -9,6 +9,10 @@
 // ways). An AvroDecoder runs a plan over record bodies (the bytes after the Confluent
 // wire-format header) straight into Arrow columns, and hands them out as a RecordBatch.
 // The Arrow types of each Avro type are in src/kelt/avro/README.md.
+//
+// The other way (the produce side): an AvroEncoder, compiled once per (Arrow schema,
+// Avro writer schema), turns the rows of RecordBatches into Avro binary bodies, and
+// AvroSchemaFromArrow derives a writer schema from an Arrow schema.
 #pragma once
 
 #include <cstdint>
@@ -238,5 +242,59 @@ class AvroDecoder {
   explicit AvroDecoder(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+// --- encoding ------------------------------------------------------------------------
+
+/// Encodes the rows of RecordBatches of one Arrow schema into Avro binary bodies of one
+/// writer schema (no wire-format header), compiled once. Arrow columns match the
+/// writer's fields by name (columns the writer lacks are left out); a field the batches
+/// lack is written with its default. Which Arrow types each Avro type takes is in
+/// src/kelt/avro/README.md ("Encoding"). Immutable after Make: Encode may run on many
+/// threads at once.
+class AvroEncoder {
+ public:
+  /// Compile. kInvalid naming the field ("field 'address.zip': …") when a writer field
+  /// has no column and no default, when a column's Arrow type cannot be written as the
+  /// field's Avro type, or when the writer schema is recursive or not a record.
+  static Result<std::unique_ptr<AvroEncoder>> Make(
+      std::shared_ptr<arrow::Schema> arrow_schema, const AvroSchema& writer);
+  ~AvroEncoder();
+  AvroEncoder(const AvroEncoder&) = delete;
+  AvroEncoder& operator=(const AvroEncoder&) = delete;
+
+  /// Append one body per row of `batch` to `bodies`, each started with `prefix` (the
+  /// Confluent wire-format header, or nothing). The batch must have the compiled Arrow
+  /// schema (field names and types; nullability aside). A value the writer's type
+  /// cannot hold (a null where the type admits none, an enum symbol it lacks, a decimal
+  /// beyond its precision, an int out of range) is kInvalid naming the field and row;
+  /// `bodies` then keeps the rows before it.
+  Status Encode(const arrow::RecordBatch& batch, std::vector<std::string>* bodies,
+                std::string_view prefix = {}) const;
+
+  const std::shared_ptr<arrow::Schema>& arrow_schema() const;
+  /// The compiled steps, one per line (tests and debugging).
+  std::string ToString() const;
+
+  struct Program;  // the compiled steps (defined in encoder.cc)
+
+ private:
+  explicit AvroEncoder(std::unique_ptr<Program> program);
+  std::unique_ptr<Program> program_;
+};
+
+struct AvroSchemaFromArrowOptions {
+  /// The top-level record's name and namespace (nested structs are named
+  /// "<record>_<field path>" in the same namespace).
+  std::string name = "Record";
+  std::string name_space;
+};
+
+/// Return an Avro writer schema (JSON text) for rows of `schema`: one field per column,
+/// a nullable column as ["null", T] with default null. The mapping is the decoding
+/// table's in reverse (src/kelt/avro/README.md, "Avro schemas from Arrow"); kInvalid
+/// naming the column for a type without an Avro counterpart (durations, intervals,
+/// time64[ns], Arrow unions) or whose name is not an Avro name.
+Result<std::string> AvroSchemaFromArrow(const arrow::Schema& schema,
+                                        const AvroSchemaFromArrowOptions& options = {});
 
 }  // namespace kelt

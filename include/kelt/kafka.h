@@ -247,6 +247,18 @@ class Consumer {
 // --- producer
 // ---------------------------------------------------------------------------
 
+/// Turns the rows of a batch into message payloads (the Kafka sink's value format: Avro
+/// in the Confluent wire format, …). kafka/ knows only this interface; the formats live
+/// in modules that may call the registry (include/kelt/serde.h).
+class PayloadEncoder {
+ public:
+  virtual ~PayloadEncoder() = default;
+  /// Append one payload per row of `batch`, in row order. A row that cannot be encoded
+  /// fails the call, naming it; nothing of the batch is then sent.
+  virtual Status Encode(const arrow::RecordBatch& batch,
+                        std::vector<std::string>* payloads) const = 0;
+};
+
 struct ProducerOptions {
   std::string brokers;
   std::string topic;
@@ -256,6 +268,9 @@ struct ProducerOptions {
   std::optional<std::string> key_column;
   /// The payload is this column's cell as text; without it, a JSON object of the row.
   std::optional<std::string> value_column;
+  /// When set, the payloads are what it encodes of each row (value_column must then be
+  /// unset). Shared: producers with the same encoder may share one client.
+  std::shared_ptr<const PayloadEncoder> value_encoder;
   /// Headers added to every message.
   std::vector<std::pair<std::string, std::string>> headers;
   /// Any librdkafka property; enable.idempotence is on unless set here.

@@ -106,7 +106,12 @@ def export_dataset_to_kafka(brokers: str, topic: str, dataset: Any,
                             value_column: Optional[str] = None,
                             message_timeout_ms: int = 5000, *,
                             headers: Optional[Sequence[tuple[str, str]]] = None,
-                            properties: Optional[Mapping[str, Any]] = None) -> int:
+                            properties: Optional[Mapping[str, Any]] = None,
+                            value_format: str = "json",
+                            subject: Optional[str] = None,
+                            registry_url: Optional[str] = None,
+                            registry: Optional[Mapping[str, Any]] = None,
+                            auto_register: bool = False) -> int:
     """Produce one message per row of ``dataset`` and return the rows delivered.
 
     ``dataset`` is a DataSet JSON document (``{"schema": {...}, "rows": [[...]]}``, text
@@ -114,10 +119,21 @@ def export_dataset_to_kafka(brokers: str, topic: str, dataset: Any,
     anything with ``__arrow_c_stream__``). The payload is a JSON object of the row, or
     ``value_column``'s text; the key is ``key_column``'s text, else the row index. Waits for
     every delivery (the GIL is released meanwhile).
+
+    ``value_format="avro"`` writes each row as an Avro record of ``subject``'s latest
+    schema (or, with ``auto_register``, of a schema derived from the data and registered)
+    in the Confluent wire format; ``registry_url`` and ``registry`` (``username``,
+    ``password``, ``bearer_token``, ``ca_location``, …) say how to reach the registry.
     """
     config: dict[str, Any] = {"brokers": brokers, "topic": topic,
                               "message_timeout_ms": message_timeout_ms,
                               "key_column": key_column, "value_column": value_column}
+    if value_format != "json":
+        reg = dict(registry or {})
+        if registry_url:
+            reg["url"] = registry_url
+        config.update(value_format=value_format, subject=subject, registry=reg,
+                      auto_register=auto_register)
     if headers:
         config["headers"] = [[str(n), str(v)] for n, v in headers]
     if properties:

@@ -39,6 +39,7 @@
 #include "kelt/rdp.h"
 #include "kelt/record.h"
 #include "kelt/schema.h"
+#include "kelt/serde.h"
 #include "kelt/sink.h"
 #include "kelt/transform.h"
 
@@ -224,18 +225,28 @@ Landed PollWindowLoadedCall(const std::string& config_json,
   return MakeLanded(ValueOrThrow(std::move(loaded)));
 }
 
+// The producer config's options, with its value format's encoder (value_format, subject,
+// registry: include/kelt/serde.h); the registry is asked here, with `schema` when known.
+ProducerOptions ParseProducerConfig(const std::string& producer_json,
+                                    std::shared_ptr<arrow::Schema> schema) {
+  ProducerOptions options = ValueOrThrow(rdp::ParseProducerConfigJson(producer_json));
+  ValueFormatOptions format = ValueOrThrow(ParseValueFormatJson(producer_json));
+  options.value_encoder = ValueOrThrow(MakeValueEncoder(format, std::move(schema)));
+  return options;
+}
+
 int64_t ExportDataSetJsonCall(const std::string& producer_json,
                               const std::string& dataset_json) {
-  ProducerOptions options = ValueOrThrow(rdp::ParseProducerConfigJson(producer_json));
   nb::gil_scoped_release release;
+  ProducerOptions options = ParseProducerConfig(producer_json, nullptr);
   DataSet dataset = ValueOrThrow(ParseDataSetJson(dataset_json, SchemaDialect::kLenient));
   return ValueOrThrow(ExportDataSetToKafka(options, dataset));
 }
 
 int64_t ExportArrowCall(const std::string& producer_json, nb::handle data) {
-  ProducerOptions options = ValueOrThrow(rdp::ParseProducerConfigJson(producer_json));
   std::shared_ptr<arrow::Table> table = ImportArrow(data, "dataset");
   nb::gil_scoped_release release;
+  ProducerOptions options = ParseProducerConfig(producer_json, table->schema());
   arrow::TableBatchReader reader(table);
   std::unique_ptr<Producer> producer = ValueOrThrow(Producer::Make(options));
   int64_t sent = 0;

@@ -9,13 +9,12 @@ the whole ctest run, so every test registers under subjects of its own.
 import json
 import os
 import pathlib
+import subprocess
 import sys
 import urllib.error
 import urllib.request
-import uuid
-
-import subprocess
 import time
+import uuid
 
 import pyarrow.parquet as pq
 import pytest
@@ -25,6 +24,39 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from kelt_services.common import read_env  # noqa: E402  (the env files' one reader)
 
 CONTENT_TYPE = "application/vnd.schemaregistry.v1+json"
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "python_package: needs the kelt Python package of this tree installed "
+        "(ctest leaves these out; scripts/test.sh runs them after `pip install .`)")
+
+
+def env_file(name):
+    """The env file of a running service (scripts/<service>.sh start) named by `name`."""
+    path = os.environ.get(name)
+    if not path or not os.path.exists(path):
+        pytest.fail(f"{name} must name a running service's env file")
+    return read_env(pathlib.Path(path))
+
+
+@pytest.fixture(scope="module")
+def kelt():
+    path = os.environ.get("KELT_BIN")
+    assert path and os.access(path, os.X_OK), "KELT_BIN must name the kelt binary"
+    return path
+
+
+@pytest.fixture(scope="module")
+def broker():
+    return env_file("KELT_KAFKA_ENV")
+
+
+def create_topic(kelt, broker, name, partitions=1):
+    subprocess.run(
+        ["bash", str(ROOT / "scripts/kafka.sh"), "create-topic", name, str(partitions),
+         "--dir", broker["KELT_KAFKA_DIR"]],
+        check=True, capture_output=True, timeout=120, env={**os.environ, "KELT_CLI": kelt})
 
 
 @pytest.fixture(scope="session")
@@ -79,35 +111,9 @@ def subject():
 # --- `kelt run` against the broker and PostgreSQL (test_kelt_avro.py, test_kelt_protobuf.py)
 
 
-def env_file(name):
-    path = os.environ.get(name)
-    if not path or not os.path.exists(path):
-        pytest.fail(f"{name} must name a running service's env file")
-    return read_env(pathlib.Path(path))
-
-
-@pytest.fixture(scope="module")
-def kelt():
-    path = os.environ.get("KELT_BIN")
-    assert path and os.access(path, os.X_OK), "KELT_BIN must name the kelt binary"
-    return path
-
-
-@pytest.fixture(scope="module")
-def broker():
-    return env_file("KELT_KAFKA_ENV")
-
-
 @pytest.fixture(scope="module")
 def pg():
     return env_file("KELT_PG_ENV")
-
-
-def create_topic(kelt, broker, name, partitions):
-    subprocess.run(
-        ["bash", str(ROOT / "scripts/kafka.sh"), "create-topic", name, str(partitions),
-         "--dir", broker["KELT_KAFKA_DIR"]],
-        check=True, capture_output=True, timeout=120, env={**os.environ, "KELT_CLI": kelt})
 
 
 def landed_ids(root):

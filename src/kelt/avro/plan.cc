@@ -208,15 +208,6 @@ int32_t MinSize(const AvroNode& n, int depth = 0) {
 
 // --- default values: JSON → Avro binary ----------------------------------------------
 
-void PutLong(std::string* out, int64_t v) {
-  uint64_t z = (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
-  while (z >= 0x80) {
-    out->push_back(static_cast<char>((z & 0x7f) | 0x80));
-    z >>= 7;
-  }
-  out->push_back(static_cast<char>(z));
-}
-
 // Decodes UTF-8 into code points (the JSON text simdjson checked is valid UTF-8).
 std::vector<uint32_t> CodePoints(std::string_view s) {
   std::vector<uint32_t> out;
@@ -1050,6 +1041,20 @@ Result<std::shared_ptr<arrow::Schema>> ReaderArrowSchema(const AvroNode& root) {
   Compiler compiler(&program);
   KELT_RETURN_NOT_OK(compiler.BuildRoot(root));
   return compiler.RootSchema();
+}
+
+void PutLong(std::string* out, int64_t v) {
+  uint64_t z = (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
+  while (z >= 0x80) {
+    out->push_back(static_cast<char>((z & 0x7f) | 0x80));
+    z >>= 7;
+  }
+  out->push_back(static_cast<char>(z));
+}
+
+Status EncodeDefaultJson(const AvroNode& node, std::string_view json,
+                         const std::string& where, std::string* out) {
+  return ParseAndEncodeDefault(node, json, where, 0, out);
 }
 
 }  // namespace kelt::avro

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kelt/avro.h"
@@ -118,5 +119,13 @@ namespace kelt::avro {
 
 /// The Arrow schema of reading with `root` (AvroSchema::ToArrowSchema).
 Result<std::shared_ptr<arrow::Schema>> ReaderArrowSchema(const AvroNode& root);
+
+/// Append `v` as Avro writes an int or a long: zigzag, then a varint of 7 bits a byte.
+void PutLong(std::string* out, int64_t v);
+
+/// Append the Avro encoding of the default `json` (a field's default_json) of type
+/// `node`; kInvalid naming `where` when it does not fit the type.
+Status EncodeDefaultJson(const AvroNode& node, std::string_view json,
+                         const std::string& where, std::string* out);
 
 }  // namespace kelt::avro

@@ -526,6 +526,47 @@ TEST_F(ProducerTest, ValueColumnRules) {
   EXPECT_EQ(*w.record(1).value, "0.5");
 }
 
+// A value encoder replaces the JSON row; keys keep their rule; an encoder's error sends
+// nothing of the call.
+class RowNumberEncoder : public PayloadEncoder {
+ public:
+  Status Encode(const arrow::RecordBatch& batch,
+                std::vector<std::string>* payloads) const override {
+    for (int64_t row = 0; row < batch.num_rows(); ++row) {
+      if (batch.num_rows() == 3) return Status::Invalid("row " + std::to_string(row));
+      payloads->push_back(std::string("\0bin", 4) + std::to_string(row));
+    }
+    return Status::OK();
+  }
+};
+
+TEST_F(ProducerTest, AValueEncoderWritesThePayloads) {
+  CreateTopic("out3", 1);
+  DataSet ds;
+  ds.schema = Schema({{"k", TypeId::kUtf8}});
+  ds.rows = {{Value::Utf8("a")}, {Value::Null()}};
+  ProducerOptions po;
+  po.brokers = mc().bootstraps();
+  po.topic = "out3";
+  po.key_column = "k";
+  po.value_encoder = std::make_shared<RowNumberEncoder>();
+  po.value_column = "k";
+  EXPECT_EQ(ExportDataSetToKafka(po, ds).status().message(),
+            "kafka value_column and a value encoder are exclusive");
+  po.value_column.reset();
+  ASSERT_OK(ExportDataSetToKafka(po, ds));
+  DataSet three = ds;
+  three.rows.push_back({Value::Utf8("c")});
+  EXPECT_EQ(ExportDataSetToKafka(po, three).status().message(), "row 0");
+  ASSERT_OK_AND_ASSIGN(auto c, Join("out3", "g-out3"));
+  ASSERT_OK_AND_ASSIGN(auto w, c->Poll(WindowOptions{}));
+  ASSERT_EQ(w.size(), 2u);  // nothing of the failed call
+  EXPECT_EQ(*w.record(0).key, "a");
+  EXPECT_EQ(*w.record(0).value, std::string("\0bin0", 5));
+  EXPECT_EQ(*w.record(1).key, "1");  // null key cell → row index
+  EXPECT_EQ(*w.record(1).value, std::string("\0bin1", 5));
+}
+
 TEST_F(ProducerTest, UndeliverableMessagesFailTheSend) {
   ProducerOptions po;
   po.brokers = "127.0.0.1:1";  // nothing listens there

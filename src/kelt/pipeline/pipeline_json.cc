@@ -24,6 +24,7 @@
 #include "kelt/kafka.h"
 #include "kelt/model/json_dom.h"
 #include "kelt/schema.h"
+#include "kelt/serde.h"
 #include "kelt/sink.h"
 #include "kelt/sink/postgres_load.h"
 #include "kelt/transform/duckdb_session.h"
@@ -59,6 +60,7 @@ struct SinkSpec {
   std::string endpoint, region, access_key_id, secret_access_key;
   // kafka
   ProducerOptions producer;
+  ValueFormatOptions value_format;  // json, or avro of a registry subject
 };
 
 struct PipelineSpec {
@@ -292,6 +294,15 @@ std::optional<Failure> ParseSink(element e, size_t index, SinkSpec* out) {
       return Invalid(sink.Place("message_timeout_ms"), "must be a positive integer");
     }
     p.message_timeout_ms = static_cast<int>(timeout);
+    // value_format, subject, auto_register, record_name, registry{url, …}: serde/.
+    auto value_format = ParseValueFormatJson(simdjson::minify(e));
+    if (!value_format.ok()) return Invalid(out->place, value_format.status().message());
+    out->value_format = std::move(*value_format);
+    if (out->value_format.encoder.format != ValueFormat::kJson && p.value_column) {
+      return Invalid(sink.Place("value_column"),
+                     "not with value_format " +
+                         std::string(ValueFormatName(out->value_format.encoder.format)));
+    }
     if (auto props = sink.Get("properties")) {
       simdjson::dom::object po;
       KELT_PIPELINE_TRY(AsObject(*props, sink.Place("properties"), &po));
@@ -628,7 +639,11 @@ Status WriteDuckDb(const SinkSpec& s, const std::shared_ptr<arrow::Table>& data)
 }
 
 Result<int64_t> WriteKafka(const SinkSpec& s, const arrow::RecordBatch& batch) {
-  KELT_ASSIGN_OR_RAISE(auto producer, Producer::Make(s.producer));
+  ProducerOptions options = s.producer;
+  // The registry is asked (and, with auto_register, written to) before anything is sent.
+  KELT_ASSIGN_OR_RAISE(options.value_encoder,
+                       MakeValueEncoder(s.value_format, batch.schema()));
+  KELT_ASSIGN_OR_RAISE(auto producer, Producer::Make(options));
   auto sent = producer->Send(batch);
   Status closed = producer->Close();
   if (!sent.ok()) return sent.status();
