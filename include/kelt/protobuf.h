@@ -162,7 +162,8 @@ class ProtobufDecoder {
   std::unique_ptr<Impl> impl_;
 };
 
-// --- encoding ---------------------------------------------------------------------------
+// --- encoding
+// ---------------------------------------------------------------------------
 
 /// Encodes Arrow rows as bodies of one message type (the produce side): each column sets
 /// the field of its name, by libprotobuf's DynamicMessage and serializer. The types the

@@ -539,8 +539,8 @@ Result<std::shared_ptr<const ProtobufPayload>> RegistryProtobufPayload(
 }
 
 // The Avro payload whose reader schema is `schema`, its writer schemas from `registry`.
-std::shared_ptr<AvroPayload> AvroPayloadOf(const std::shared_ptr<SchemaRegistry>& registry,
-                                           const RegisteredSchema& schema) {
+std::shared_ptr<AvroPayload> AvroPayloadOf(
+    const std::shared_ptr<SchemaRegistry>& registry, const RegisteredSchema& schema) {
   auto avro = std::make_shared<AvroPayload>();
   avro->reader_schema = schema.text;
   avro->reader_schema_id = schema.id;

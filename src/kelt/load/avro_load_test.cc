@@ -274,7 +274,6 @@ TEST_F(AvroLoadTest, AnInvalidReaderSchemaIsRefusedAtMake) {
       << loader.status().ToString();
 }
 
-
 // --- decoded keys (LoadOptions::key) --------------------------------------------------
 
 constexpr const char* kKeyRecord = R"({"type":"record","name":"OrderKey","fields":[
@@ -340,7 +339,8 @@ TEST_F(KeyedLoadTest, RecordKeysLandAsAStructAlignedWithTheRowsThatLanded) {
   ExpectColumn(*w.dead_letters, "_kafka_offset", "[2, 3, 5]");
   ExpectColumn(*w.dead_letters, "_error_code",
                R"(["TRUNCATED", "MALFORMED_PAYLOAD", "UNKNOWN_SCHEMA_ID"])");
-  ExpectColumn(*w.dead_letters, "_error_field", R"(["name", "_kafka_key", "_kafka_key"])");
+  ExpectColumn(*w.dead_letters, "_error_field",
+               R"(["name", "_kafka_key", "_kafka_key"])");
 }
 
 TEST_F(KeyedLoadTest, APrimitiveKeyLandsAsItsOwnTypeBesideJsonPayloads) {

@@ -204,7 +204,8 @@ class KeyedLoad final : public Loader::Impl {
 Result<std::unique_ptr<Loader::Impl>> MakeKeyedLoad(std::unique_ptr<Loader::Impl> values,
                                                     const LoadOptions& options) {
   const LoadOptions& key = *options.key;
-  if (key.key) return Status::Invalid("a key's load options cannot have a key of their own");
+  if (key.key)
+    return Status::Invalid("a key's load options cannot have a key of their own");
   if (!key.avro && !key.protobuf) {
     return Status::Invalid("decoded keys need their format (an Avro or Protobuf schema)");
   }
@@ -223,8 +224,8 @@ Result<std::unique_ptr<Loader::Impl>> MakeKeyedLoad(std::unique_ptr<Loader::Impl
     if (!parsed.ok()) return parsed.status().WithPrefix("the key schema: ");
     record_key = parsed->root().type == AvroType::kRecord;
   }
-  return std::unique_ptr<Loader::Impl>(new KeyedLoad(
-      std::move(values), std::move(*keys), record_key, options.on_bad_record));
+  return std::unique_ptr<Loader::Impl>(new KeyedLoad(std::move(values), std::move(*keys),
+                                                     record_key, options.on_bad_record));
 }
 
 }  // namespace kelt::load

@@ -512,7 +512,6 @@ TEST(ProtobufDecoderTest, RandomMessagesEqualDynamicMessage) {
   }
 }
 
-
 // --- the encoder: what the decoder lands encodes back to the same values --------------
 
 // Decode `texts`, encode the batch, decode the bodies again: the same batch, and bodies
@@ -564,8 +563,7 @@ TEST(ProtobufEncoderTest, MessagesListsMapsOneofsAndWellKnownTypesRoundTrip) {
           packed: [-1, 2, -3] fixed: [7, 8] names: ["x", "y"] maybe_bool {}
           attrs { fields { key: "a" value { number_value: 1.5 } } }
           any { string_value: "s" })",
-       R"(number: 9 at { seconds: -1 nanos: 999999999 })", R"(sub { name: "s" })",
-       ""});
+       R"(number: 9 at { seconds: -1 nanos: 999999999 })", R"(sub { name: "s" })", ""});
 }
 
 TEST(ProtobufEncoderTest, ColumnsOfOtherTypesEncodeTheirFields) {
@@ -593,8 +591,9 @@ message M {
        *arrow::json::ArrayFromJSONString(arrow::utf8(), R"(["GREEN", "9"])"),
        *arrow::json::ArrayFromJSONString(arrow::int64(), "[1, 0]"),
        *arrow::json::ArrayFromJSONString(arrow::timestamp(arrow::TimeUnit::MILLI),
-                                   "[-1, 1500]"),
-       *arrow::json::ArrayFromJSONString(arrow::list(arrow::utf8()), R"([["a"], null])")});
+                                         "[-1, 1500]"),
+       *arrow::json::ArrayFromJSONString(arrow::list(arrow::utf8()),
+                                         R"([["a"], null])")});
   ASSERT_OK_AND_ASSIGN(auto encoder, ProtobufEncoder::Make(schema, {}, columns));
   std::vector<std::string> bodies;
   ASSERT_OK(encoder->Encode(*batch, &bodies));
@@ -613,10 +612,10 @@ message M {
   ExpectColumn(*got, "tags", R"([["a"], []])");
   auto c = got->GetColumnByName("c");
   auto dict = std::static_pointer_cast<arrow::DictionaryArray>(c);
-  EXPECT_EQ(dict->dictionary()->ToString(), arrow::json::ArrayFromJSONString(arrow::utf8(),
-                                            R"(["RED", "GREEN", "9"])")
-                                                .ValueOrDie()
-                                                ->ToString());
+  EXPECT_EQ(dict->dictionary()->ToString(),
+            arrow::json::ArrayFromJSONString(arrow::utf8(), R"(["RED", "GREEN", "9"])")
+                .ValueOrDie()
+                ->ToString());
 }
 
 TEST(ProtobufEncoderTest, BadColumnsAndValuesAreNamed) {
@@ -625,8 +624,8 @@ TEST(ProtobufEncoderTest, BadColumnsAndValuesAreNamed) {
       schema, {}, arrow::schema({arrow::field("nope", arrow::int32())}));
   EXPECT_EQ(extra.status().code(), StatusCode::kTypeError);
   EXPECT_EQ(extra.status().message(), "column 'nope': message S has no field 'nope'");
-  auto wrong = ProtobufEncoder::Make(
-      schema, {}, arrow::schema({arrow::field("b", arrow::utf8())}));
+  auto wrong = ProtobufEncoder::Make(schema, {},
+                                     arrow::schema({arrow::field("b", arrow::utf8())}));
   EXPECT_NE(wrong.status().message().find("column 'b' (string) cannot encode field S.b"),
             std::string::npos)
       << wrong.status().message();

@@ -113,8 +113,9 @@ Status CheckValue(const FD* f, const arrow::DataType& t, const std::string& path
       return id == arrow::Type::BOOL ? Status::OK() : Mismatch(path, f, t, "bool");
     case FD::CPPTYPE_STRING:
       if (f->type() == FD::TYPE_STRING) {
-        return IsText(id) || IsTextDictionary(t) ? Status::OK()
-                                                 : Mismatch(path, f, t, "a string column");
+        return IsText(id) || IsTextDictionary(t)
+                   ? Status::OK()
+                   : Mismatch(path, f, t, "a string column");
       }
       return IsBytes(id) ? Status::OK() : Mismatch(path, f, t, "a binary column");
     case FD::CPPTYPE_ENUM:
@@ -308,8 +309,8 @@ class Writer {
              const std::string& path) {
     const gp::Reflection* r = m->GetReflection();
     auto bad = [&](const std::string& why) {
-      return Status::TypeError("column '" + path + "', row " + std::to_string(i) +
-                               ": " + why + " (field " + f->full_name() + ")");
+      return Status::TypeError("column '" + path + "', row " + std::to_string(i) + ": " +
+                               why + " (field " + f->full_name() + ")");
     };
     switch (f->cpp_type()) {
       case FD::CPPTYPE_INT32:
@@ -355,8 +356,9 @@ class Writer {
         const int64_t per = PerSecond(
             duration ? static_cast<const arrow::DurationType&>(*a.type()).unit()
                      : static_cast<const arrow::TimestampType&>(*a.type()).unit());
-        const int64_t v = duration ? static_cast<const arrow::DurationArray&>(a).Value(i)
-                                   : static_cast<const arrow::TimestampArray&>(a).Value(i);
+        const int64_t v = duration
+                              ? static_cast<const arrow::DurationArray&>(a).Value(i)
+                              : static_cast<const arrow::TimestampArray&>(a).Value(i);
         int64_t seconds = v / per;
         int64_t rest = v % per;
         if (!duration && rest < 0) {  // a Timestamp's nanos are never negative
@@ -373,8 +375,9 @@ class Writer {
       case WellKnown::kJson: {
         const std::string json(BytesAt(a, i));
         auto st = gp::util::JsonStringToMessage(json, sub);
-        if (!st.ok()) return bad("JSON text that is not a " + d->full_name() + ": " +
-                                 std::string(st.message()));
+        if (!st.ok())
+          return bad("JSON text that is not a " + d->full_name() + ": " +
+                     std::string(st.message()));
         return Status::OK();
       }
       case WellKnown::kNone:
@@ -447,7 +450,8 @@ class Writer {
     }
     if (number < std::numeric_limits<int32_t>::min() ||
         number > std::numeric_limits<int32_t>::max() ||
-        (e->file()->syntax() != gp::FileDescriptor::SYNTAX_PROTO3 && e->FindValueByNumber(static_cast<int>(number)) == nullptr)) {
+        (e->file()->syntax() != gp::FileDescriptor::SYNTAX_PROTO3 &&
+         e->FindValueByNumber(static_cast<int>(number)) == nullptr)) {
       return bad(std::to_string(number) + " is not a number of enum " + e->full_name());
     }
     const int n = static_cast<int>(number);
@@ -480,7 +484,8 @@ Result<std::unique_ptr<ProtobufEncoder>> ProtobufEncoder::Make(
   return std::unique_ptr<ProtobufEncoder>(new ProtobufEncoder(std::move(state)));
 }
 
-ProtobufEncoder::ProtobufEncoder(std::unique_ptr<State> state) : state_(std::move(state)) {}
+ProtobufEncoder::ProtobufEncoder(std::unique_ptr<State> state)
+    : state_(std::move(state)) {}
 ProtobufEncoder::~ProtobufEncoder() = default;
 
 const std::string& ProtobufEncoder::message_name() const {
@@ -500,9 +505,9 @@ Status ProtobufEncoder::Encode(const arrow::RecordBatch& batch,
     KELT_RETURN_NOT_OK(
         writer.Fields(m, batch.schema()->fields(), batch.columns(), i, ""));
     if (!m->IsInitialized()) {  // proto2 `required` fields
-      return Status::TypeError("row " + std::to_string(i) + ": " + message_name() +
-                               " lacks required fields: " +
-                               m->InitializationErrorString());
+      return Status::TypeError(
+          "row " + std::to_string(i) + ": " + message_name() +
+          " lacks required fields: " + m->InitializationErrorString());
     }
     std::string body;
     if (!m->SerializePartialToString(&body)) {
