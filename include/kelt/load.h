@@ -140,9 +140,10 @@ struct LoadOptions {
   /// loaded as a payload with these options (`avro` or `protobuf` set; their policy is
   /// not used) and lands in one more column, `_kafka_key`, after the landing's others:
   /// a struct of a record key's fields (null for a record without a key), or a
-  /// primitive key's own type. A key that does not decode makes the record bad under this window's policy,
-  /// with the key decoder's code and `_error_field` "_kafka_key[.<field>]". The landing
-  /// Schema then must not list `_kafka_key`. Null: keys are not decoded.
+  /// primitive key's own type. A key that does not decode makes the record bad under this
+  /// window's policy, with the key decoder's code and `_error_field`
+  /// "_kafka_key[.<field>]". The landing Schema then must not list `_kafka_key`. Null:
+  /// keys are not decoded.
   std::shared_ptr<const LoadOptions> key;
 };
 
