@@ -37,7 +37,8 @@ struct EltOptions {
   Schema landing;
   /// Bad records go to the sinks' dead-letter destinations by default.
   LoadOptions load = {
-      .on_bad_record = BadRecordPolicy::kDeadLetter, .strict_payload = false, .avro = {}};
+      .on_bad_record = BadRecordPolicy::kDeadLetter, .strict_payload = false, .avro = {},
+      .registry_json = {}};
   /// Stop once every partition assigned reached the high watermark it had when the run
   /// started (or when it was assigned): the bounded backfill.
   bool until_caught_up = false;

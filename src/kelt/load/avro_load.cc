@@ -34,19 +34,6 @@ namespace kelt::load {
 
 namespace {
 
-constexpr std::string_view kNoWireHeader =
-    "the payload is not in the schema registry's wire format (a magic byte 0 and a "
-    "4-byte schema id)";
-
-// The wire format's header: magic byte 0, then the schema id, 4 bytes big-endian.
-bool ReadHeader(std::string_view payload, int32_t* id) {
-  if (payload.size() < 5 || payload[0] != 0) return false;
-  const auto* b = reinterpret_cast<const uint8_t*>(payload.data());
-  *id = static_cast<int32_t>((uint32_t{b[1]} << 24) | (uint32_t{b[2]} << 16) |
-                             (uint32_t{b[3]} << 8) | uint32_t{b[4]});
-  return true;
-}
-
 // `type` with every field below it nullable (map keys stay required, as Arrow wants):
 // a tombstone, a null record or a null union lands nulls in fields the reader schema
 // requires, and sinks refuse nulls in a non-nullable field.
@@ -214,7 +201,7 @@ class AvroLoad final : public Loader::Impl {
       return Status::OK();
     }
     int32_t id = -1;
-    if (!ReadHeader(*r.value, &id)) {
+    if (!ReadWireHeader(*r.value, &id)) {
       Rewind();
       return Bad(r, kErrorMalformedPayload, "", std::string(kNoWireHeader));
     }

@@ -1,14 +1,16 @@
 // Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
 //
 // Loader::Impl: one window's loading, behind the public Loader. JSON payloads
-// (loader.cc, JsonLoad) and Avro payloads in the Confluent wire format (avro_load.cc)
-// implement it; Loader::Make picks by LoadOptions::avro. One virtual call per record
-// (the readers below it stay inline). Internal header.
+// (loader.cc, JsonLoad; plain or in the Confluent wire format) and Avro payloads in the
+// wire format (avro_load.cc) implement it; Loader::Make picks by LoadOptions::avro. One
+// virtual call per record (the readers below it stay inline). Internal header.
 #pragma once
 
 #include <arrow/type_fwd.h>
 
+#include <cstdint>
 #include <memory>
+#include <string_view>
 
 #include "kelt/load.h"
 
@@ -29,6 +31,21 @@ class Loader::Impl {
 };
 
 namespace load {
+
+/// Why a payload without the wire format's header is bad (MALFORMED_PAYLOAD).
+inline constexpr std::string_view kNoWireHeader =
+    "the payload is not in the schema registry's wire format (a magic byte 0 and a "
+    "4-byte schema id)";
+
+/// Read the wire format's header: magic byte 0, then the schema id, 4 bytes big-endian
+/// (the body starts at byte 5). False when the payload has no header.
+inline bool ReadWireHeader(std::string_view payload, int32_t* id) {
+  if (payload.size() < 5 || payload[0] != 0) return false;
+  const auto* b = reinterpret_cast<const uint8_t*>(payload.data());
+  *id = static_cast<int32_t>((uint32_t{b[1]} << 24) | (uint32_t{b[2]} << 16) |
+                             (uint32_t{b[3]} << 8) | uint32_t{b[4]});
+  return true;
+}
 
 /// The loader of Avro payloads: `metadata` holds the landing's `_kafka_*` columns only,
 /// `options.avro` the reader schema and the writer schemas' source.
