@@ -84,8 +84,9 @@ Result<std::shared_ptr<const AvroPayload>> EvolvedAvroPayload(const AvroPayload&
 /// JSON payload, by the landing Schema (the subject's, SchemaFromJsonSchema in
 /// json_schema.h); `_kafka_value` columns hold that text, dead letters the raw record.
 /// A payload without the header is MALFORMED_PAYLOAD, as Confluent's deserializer
-/// refuses it. Bodies are not validated against the writer schema: values convert to
-/// the landing's column types (TYPE_MISMATCH), as for plain JSON.
+/// refuses it; bodies are checked as under `strict_payload` (a body that is not a JSON
+/// object is MALFORMED_PAYLOAD). Bodies are not validated against the writer schema:
+/// values convert to the landing's column types (TYPE_MISMATCH), as for plain JSON.
 struct RegistryJsonPayload {
   /// Check a writer schema id. OK: a JSON schema; kNotFound: the id is unknown (the
   /// record is bad: UNKNOWN_SCHEMA_ID); kInvalid: not a JSON schema (the record is bad:

@@ -9,6 +9,7 @@ the whole ctest run, so every test registers under subjects of its own.
 import json
 import os
 import pathlib
+import subprocess
 import sys
 import urllib.error
 import urllib.request
@@ -20,6 +21,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "scripts"))
 from kelt_services.common import read_env  # noqa: E402  (the env files' one reader)
 
 CONTENT_TYPE = "application/vnd.schemaregistry.v1+json"
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="session")
@@ -69,3 +71,41 @@ def rest(registry_url):
 def subject():
     """A fresh subject name, `<topic>-value` as the serializers name them by default."""
     return f"kelt-{uuid.uuid4().hex[:10]}-value"
+
+
+# `kelt run --schema registry:…` end to end (test_kelt_*.py): the binary under test
+# (KELT_BIN), the broker (KELT_KAFKA_ENV) and PostgreSQL (KELT_PG_ENV).
+def env_file(name):
+    path = os.environ.get(name)
+    if not path or not os.path.exists(path):
+        pytest.fail(f"{name} must name a running service's env file")
+    return read_env(pathlib.Path(path))
+
+
+@pytest.fixture(scope="session")
+def kelt():
+    path = os.environ.get("KELT_BIN")
+    assert path and os.access(path, os.X_OK), "KELT_BIN must name the kelt binary"
+    return path
+
+
+@pytest.fixture(scope="session")
+def broker():
+    return env_file("KELT_KAFKA_ENV")
+
+
+@pytest.fixture(scope="session")
+def pg():
+    return env_file("KELT_PG_ENV")
+
+
+@pytest.fixture(scope="session")
+def create_topic(kelt, broker):
+    """Create a topic of `partitions` partitions on the broker."""
+    def create(name, partitions):
+        subprocess.run(
+            ["bash", str(ROOT / "scripts/kafka.sh"), "create-topic", name, str(partitions),
+             "--dir", broker["KELT_KAFKA_DIR"]],
+            check=True, capture_output=True, timeout=120,
+            env={**os.environ, "KELT_CLI": kelt})
+    return create

@@ -9,8 +9,6 @@ Needs the registry (KELT_REGISTRY_ENV), the broker (KELT_KAFKA_ENV), PostgreSQL
 import datetime
 import decimal
 import json
-import os
-import pathlib
 import signal
 import subprocess
 import time
@@ -24,35 +22,6 @@ from confluent_kafka import Producer
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
-
-from kelt_services.common import read_env
-
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-
-
-def env_file(name):
-    path = os.environ.get(name)
-    if not path or not os.path.exists(path):
-        pytest.fail(f"{name} must name a running service's env file")
-    return read_env(pathlib.Path(path))
-
-
-@pytest.fixture(scope="module")
-def kelt():
-    path = os.environ.get("KELT_BIN")
-    assert path and os.access(path, os.X_OK), "KELT_BIN must name the kelt binary"
-    return path
-
-
-@pytest.fixture(scope="module")
-def broker():
-    return env_file("KELT_KAFKA_ENV")
-
-
-@pytest.fixture(scope="module")
-def pg():
-    return env_file("KELT_PG_ENV")
-
 
 ORDER_V1 = {
     "type": "record", "name": "Order", "namespace": "shop",
@@ -91,18 +60,11 @@ def order(i, v2=False):
     return o
 
 
-def create_topic(kelt, broker, name, partitions):
-    subprocess.run(
-        ["bash", str(ROOT / "scripts/kafka.sh"), "create-topic", name, str(partitions),
-         "--dir", broker["KELT_KAFKA_DIR"]],
-        check=True, capture_output=True, timeout=120, env={**os.environ, "KELT_CLI": kelt})
-
-
 def test_an_avro_topic_of_two_schema_versions_lands_in_every_sink(
-        kelt, broker, pg, registry_url, tmp_path):
+        kelt, broker, pg, registry_url, create_topic, tmp_path):
     topic = "avro-" + uuid.uuid4().hex[:10]
     subject = topic + "-value"
-    create_topic(kelt, broker, topic, 2)
+    create_topic(topic, 2)
     client = SchemaRegistryClient({"url": registry_url})
     ctx = SerializationContext(topic, MessageField.VALUE)
     v1 = AvroSerializer(client, json.dumps(ORDER_V1))
@@ -194,12 +156,12 @@ def test_a_subject_that_does_not_exist_is_a_config_error(kelt, broker, registry_
 
 
 def test_a_new_schema_version_mid_run_adds_a_column_in_every_sink(
-        kelt, broker, pg, registry_url, tmp_path):
+        kelt, broker, pg, registry_url, create_topic, tmp_path):
     """The subject moves on while kelt runs: the landing grows by the new column in
     Parquet (new files), DuckDB and PostgreSQL (ALTER TABLE), old rows read null."""
     topic = "avro-" + uuid.uuid4().hex[:10]
     subject = topic + "-value"
-    create_topic(kelt, broker, topic, 1)
+    create_topic(topic, 1)
     client = SchemaRegistryClient({"url": registry_url})
     ctx = SerializationContext(topic, MessageField.VALUE)
     producer = Producer({"bootstrap.servers": broker["KELT_KAFKA_BOOTSTRAP"]})

@@ -321,6 +321,9 @@ Result<std::unique_ptr<Loader>> Loader::Make(const Schema& landing, LoadOptions 
   if (options.registry_json && !options.registry_json->check_schema_id) {
     return Status::Invalid("JSON payloads in the wire format need a check of schema ids");
   }
+  // RDP's leniency (rule 4, U+FFFD) is for RDP's plain JSON; a registry's JSON body
+  // that is not a JSON object or not UTF-8 is a bad record.
+  if (options.registry_json) options.strict_payload = true;
   if (options.avro) {
     KELT_ASSIGN_OR_RAISE(auto impl, load::MakeAvroLoad(landing, options));
     return std::unique_ptr<Loader>(new Loader(std::move(impl)));

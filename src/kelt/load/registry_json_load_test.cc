@@ -57,7 +57,6 @@ class RegistryJsonLoadTest : public ::testing::TestWithParam<bool> {
     json->check_schema_id = [this](int32_t id) { return registry_(id); };
     LoadOptions o;
     o.on_bad_record = policy;
-    o.strict_payload = true;
     o.registry_json = json;
     KELT_ASSIGN_OR_RAISE(auto loader, Loader::Make(landing, o));
     LoaderTesting::ForceDomPath(loader.get(), GetParam());
