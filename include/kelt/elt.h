@@ -36,9 +36,10 @@ struct EltOptions {
   /// added when missing: they are each row's identity, which exactly-once needs.
   Schema landing;
   /// Bad records go to the sinks' dead-letter destinations by default.
-  LoadOptions load = {
-      .on_bad_record = BadRecordPolicy::kDeadLetter, .strict_payload = false, .avro = {},
-      .registry_json = {}};
+  LoadOptions load = {.on_bad_record = BadRecordPolicy::kDeadLetter,
+                      .strict_payload = false,
+                      .avro = {},
+                      .registry_json = {}};
   /// Stop once every partition assigned reached the high watermark it had when the run
   /// started (or when it was assigned): the bounded backfill.
   bool until_caught_up = false;

@@ -22,7 +22,8 @@ namespace kelt {
 ///    an array, a schema without a type (`{}`, `true`) and a union of unlike types →
 ///    Utf8, which lands the value's compact JSON text;
 ///  - `["T","null"]`, anyOf/oneOf with a null branch → T (every landing column is
-///    nullable, so `null` and `required` change no column); integer with number → Float64;
+///    nullable, so `null` and `required` change no column); integer with number →
+///    Float64;
 ///  - `$ref` to a place in the same document (`#`, `#/$defs/…`, `#/definitions/…`),
 ///    `allOf` (its object branches' properties merged, the first definition of a
 ///    property kept); enum/const without a type → the type of their values.

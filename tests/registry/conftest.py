@@ -109,3 +109,26 @@ def create_topic(kelt, broker):
             check=True, capture_output=True, timeout=120,
             env={**os.environ, "KELT_CLI": kelt})
     return create
+
+
+@pytest.fixture
+def every_sink_config(broker, pg, registry_url, tmp_path):
+    """Write a config that lands `topic` by the registry's `subject` into Parquet
+    (tmp_path/landing), DuckDB (tmp_path/orders.duckdb, table orders) and PostgreSQL (a
+    fresh table) until caught up, bad records dead-lettered; return its path and the
+    PostgreSQL table."""
+    def write(topic, subject):
+        table = "orders_" + uuid.uuid4().hex[:8]
+        config = tmp_path / "kelt.yaml"
+        config.write_text(json.dumps({
+            "brokers": broker["KELT_KAFKA_BOOTSTRAP"], "group": topic + "-g",
+            "topics": [topic], "schema": f"registry:{subject}",
+            "registry": {"url": registry_url}, "until_caught_up": True,
+            "on_bad_record": "dead_letter",
+            "sinks": [{"parquet": {"root": str(tmp_path / "landing")}},
+                      {"duckdb": {"path": str(tmp_path / "orders.duckdb"),
+                                  "table": "orders"}},
+                      {"postgres": {"conninfo": pg["KELT_PG_CONNINFO"], "table": table}}],
+        }))
+        return config, table
+    return write

@@ -17,7 +17,6 @@ import uuid
 import duckdb
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
-import pytest
 from confluent_kafka import Producer
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
@@ -61,7 +60,7 @@ def order(i, v2=False):
 
 
 def test_an_avro_topic_of_two_schema_versions_lands_in_every_sink(
-        kelt, broker, pg, registry_url, create_topic, tmp_path):
+        kelt, broker, pg, registry_url, create_topic, every_sink_config, tmp_path):
     topic = "avro-" + uuid.uuid4().hex[:10]
     subject = topic + "-value"
     create_topic(topic, 2)
@@ -83,16 +82,7 @@ def test_an_avro_topic_of_two_schema_versions_lands_in_every_sink(
     assert producer.flush(30) == 0
 
     conninfo = pg["KELT_PG_CONNINFO"]
-    table = "orders_" + uuid.uuid4().hex[:8]
-    config = tmp_path / "kelt.yaml"
-    config.write_text(json.dumps({
-        "brokers": broker["KELT_KAFKA_BOOTSTRAP"], "group": topic + "-g", "topics": [topic],
-        "schema": f"registry:{subject}", "registry": {"url": registry_url},
-        "until_caught_up": True, "on_bad_record": "dead_letter",
-        "sinks": [{"parquet": {"root": str(tmp_path / "landing")}},
-                  {"duckdb": {"path": str(tmp_path / "orders.duckdb"), "table": "orders"}},
-                  {"postgres": {"conninfo": conninfo, "table": table}}],
-    }))
+    config, table = every_sink_config(topic, subject)
     shown = subprocess.run([kelt, "validate", "--config", str(config)], capture_output=True,
                            text=True, timeout=60)
     assert shown.returncode == 0, shown.stderr

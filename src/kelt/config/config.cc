@@ -455,6 +455,27 @@ Schema RegistryMetadataColumns() {
   return landing;
 }
 
+// A record's writer schema, by the id in its header. kNotFound: the id is unknown, the
+// record's fault; kInvalid: a schema of another format than `format`; any other failure
+// (a registry that is down, refused credentials, an answer that is not the registry's)
+// is kUnavailable, which ends the window rather than making records bad.
+Result<std::shared_ptr<const RegisteredSchema>> WriterSchema(SchemaRegistry& registry,
+                                                             int32_t id,
+                                                             SchemaFormat format) {
+  auto writer = registry.ById(id);
+  if (!writer.ok() && writer.status().code() != StatusCode::kNotFound) {
+    return Status::Unavailable("fetching writer schema id " + std::to_string(id) + ": " +
+                               writer.status().message());
+  }
+  if (!writer.ok()) return writer.status();
+  if ((*writer)->format != format) {
+    return Status::Invalid("schema id " + std::to_string(id) + " is a " +
+                           std::string(SchemaFormatName((*writer)->format)) +
+                           " schema, not " + std::string(SchemaFormatName(format)));
+  }
+  return writer;
+}
+
 std::string RegistryOrigin(const SchemaRegistry& registry, const std::string& subject,
                            const RegisteredSchema& schema) {
   return "registry " + registry.display_url() + " subject " + subject + " version " +
@@ -478,20 +499,8 @@ void ResolveJsonSchemaSubject(Reader& r, const YAML::Node& v, EltConfig& c,
   Schema landing = RegistryMetadataColumns();
   for (Field& f : columns->fields) landing.fields.push_back(std::move(f));
   auto json = std::make_shared<RegistryJsonPayload>();
-  json->check_schema_id = [registry](int32_t id) -> Status {
-    auto writer = registry->ById(id);
-    // An unknown id is the record's fault; any other failure ends the window.
-    if (!writer.ok() && writer.status().code() != StatusCode::kNotFound) {
-      return Status::Unavailable("fetching writer schema id " + std::to_string(id) +
-                                 ": " + writer.status().message());
-    }
-    if (!writer.ok()) return writer.status();
-    if ((*writer)->format != SchemaFormat::kJson) {
-      return Status::Invalid("schema id " + std::to_string(id) + " is a " +
-                             std::string(SchemaFormatName((*writer)->format)) +
-                             " schema, not JSON");
-    }
-    return Status::OK();
+  json->check_schema_id = [registry](int32_t id) {
+    return WriterSchema(*registry, id, SchemaFormat::kJson).status();
   };
   LoadOptions load = c.elt.load;
   load.registry_json = json;
@@ -541,20 +550,8 @@ void ResolveRegistrySchema(Reader& r, const YAML::Node& v, EltConfig& c) {
   avro->reader_schema = schema.text;
   avro->reader_schema_id = schema.id;
   avro->writer_schema = [registry](int32_t id) -> Result<std::string> {
-    auto writer = registry->ById(id);
-    // An unknown id is the record's fault; any other failure (refused credentials, an
-    // answer that is not the registry's) ends the window rather than making records bad.
-    if (!writer.ok() && writer.status().code() != StatusCode::kNotFound) {
-      return Status::Unavailable("fetching writer schema id " + std::to_string(id) +
-                                 ": " + writer.status().message());
-    }
-    if (!writer.ok()) return writer.status();
-    if ((*writer)->format != SchemaFormat::kAvro) {
-      return Status::Invalid("schema id " + std::to_string(id) + " is a " +
-                             std::string(SchemaFormatName((*writer)->format)) +
-                             " schema, not AVRO");
-    }
-    return (*writer)->text;
+    KELT_ASSIGN_OR_RAISE(auto writer, WriterSchema(*registry, id, SchemaFormat::kAvro));
+    return writer->text;
   };
   // A newer version of the subject met mid-run grows the landing (EltLoop).
   avro->latest_schema =

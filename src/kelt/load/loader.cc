@@ -315,8 +315,9 @@ Loader::~Loader() = default;
 
 Result<std::unique_ptr<Loader>> Loader::Make(const Schema& landing, LoadOptions options) {
   if (options.avro && options.registry_json) {
-    return Status::Invalid("a payload is Avro or JSON: set LoadOptions avro or "
-                           "registry_json, not both");
+    return Status::Invalid(
+        "a payload is Avro or JSON: set LoadOptions avro or "
+        "registry_json, not both");
   }
   if (options.registry_json && !options.registry_json->check_schema_id) {
     return Status::Invalid("JSON payloads in the wire format need a check of schema ids");

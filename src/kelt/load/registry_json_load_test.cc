@@ -50,9 +50,8 @@ class RegistryJsonLoadTest : public ::testing::TestWithParam<bool> {
  protected:
   Result<std::unique_ptr<Loader>> Make(BadRecordPolicy policy) {
     KELT_ASSIGN_OR_RAISE(Schema landing, SchemaFromJsonSchema(kOrder));
-    landing.fields.insert(landing.fields.begin(),
-                          {Field("_kafka_offset", TypeId::kInt64),
-                           Field("_kafka_value", TypeId::kUtf8)});
+    landing.fields.insert(landing.fields.begin(), {Field("_kafka_offset", TypeId::kInt64),
+                                                   Field("_kafka_value", TypeId::kUtf8)});
     auto json = std::make_shared<RegistryJsonPayload>();
     json->check_schema_id = [this](int32_t id) { return registry_(id); };
     LoadOptions o;
@@ -104,10 +103,9 @@ TEST_P(RegistryJsonLoadTest, TheHeaderComesOffAndEachIdIsCheckedOnce) {
   EXPECT_EQ(value->GetString(0), first);
   EXPECT_EQ(w.stats.rows, 5);
   EXPECT_EQ(w.stats.tombstones, 1);
-  EXPECT_EQ(w.stats.payload_bytes, static_cast<int64_t>(values[0]->size() +
-                                                        values[1]->size() +
-                                                        values[3]->size() +
-                                                        values[4]->size()));
+  EXPECT_EQ(w.stats.payload_bytes,
+            static_cast<int64_t>(values[0]->size() + values[1]->size() +
+                                 values[3]->size() + values[4]->size()));
   EXPECT_EQ(registry_.lookups, (std::map<int32_t, int>{{1, 1}, {2, 1}}));
 
   // The next window remembers the ids.
@@ -121,13 +119,13 @@ TEST_P(RegistryJsonLoadTest, BadRecordsBecomeDeadLettersWithTheirCodes) {
   ASSERT_OK_AND_ASSIGN(auto loader, Make(BadRecordPolicy::kDeadLetter));
   std::vector<std::optional<std::string>> values = {
       Wire(1, R"({"id":1})"),
-      std::string(R"({"id":2})"),        // plain JSON, without the header
-      std::string("\0\0\0", 3),           // too short for a header
-      Wire(99, R"({"id":4})"),           // unknown id
-      Wire(3, R"({"id":5})"),            // an Avro schema's id
-      Wire(1, R"({"id":"six"})"),        // a value of the wrong type
-      Wire(1, R"({"id":7)"),             // not JSON
-      Wire(99, R"({"id":8})"),           // unknown again: no second lookup
+      std::string(R"({"id":2})"),  // plain JSON, without the header
+      std::string("\0\0\0", 3),    // too short for a header
+      Wire(99, R"({"id":4})"),     // unknown id
+      Wire(3, R"({"id":5})"),      // an Avro schema's id
+      Wire(1, R"({"id":"six"})"),  // a value of the wrong type
+      Wire(1, R"({"id":7)"),       // not JSON
+      Wire(99, R"({"id":8})"),     // unknown again: no second lookup
       Wire(2, R"({"id":9})"),
   };
   for (size_t i = 0; i < values.size(); ++i) {
@@ -195,7 +193,9 @@ TEST_P(RegistryJsonLoadTest, ARegistryThatIsDownEndsTheWindowWhateverThePolicy) 
 }
 
 INSTANTIATE_TEST_SUITE_P(Readers, RegistryJsonLoadTest, ::testing::Values(false, true),
-                         [](const auto& info) { return info.param ? "Dom" : "OnDemand"; });
+                         [](const auto& info) {
+                           return info.param ? "Dom" : "OnDemand";
+                         });
 
 TEST(RegistryJsonLoadOptions, MakeRefusesAvroTogetherAndAMissingCheck) {
   Schema landing({Field("id", TypeId::kInt64)});

@@ -147,7 +147,8 @@ Result<Shape> Intersection(Shape a, Shape b, const std::string& at) {
     if (IsText(a.type) && IsText(b.type)) return a.type == TypeId::kUtf8 ? b : a;
   }
   auto name = [](const Shape& s) {
-    return s.kind == K::kObject ? std::string("an object") : std::string(TypeName(s.type));
+    return s.kind == K::kObject ? std::string("an object")
+                                : std::string(TypeName(s.type));
   };
   return Status::Invalid(at + ": its subschemas (allOf, $ref) want both " + name(a) +
                          " and " + name(b) + "; no value is both");
@@ -225,7 +226,8 @@ class Mapper {
       deeper.push_back(target.second);
       KELT_ASSIGN_OR_RAISE(Shape referred,
                            ShapeOf(target.first, target.second, deeper, depth + 1));
-      KELT_ASSIGN_OR_RAISE(shape, Intersection(std::move(shape), std::move(referred), at));
+      KELT_ASSIGN_OR_RAISE(shape,
+                           Intersection(std::move(shape), std::move(referred), at));
     }
     return shape;
   }
@@ -379,7 +381,8 @@ class Mapper {
                  const std::string& prefix, int depth) {
     for (const Shape::Property& p : object.properties) {
       if (p.name.empty()) {
-        return Status::Invalid(p.pointer + ": an empty property name cannot name a column");
+        return Status::Invalid(p.pointer +
+                               ": an empty property name cannot name a column");
       }
       KELT_ASSIGN_OR_RAISE(Shape shape, ShapeOf(p.schema, p.pointer, p.refs, depth + 1));
       std::string name = prefix.empty() ? p.name : prefix + "_" + p.name;
@@ -389,8 +392,7 @@ class Mapper {
         KELT_RETURN_NOT_OK(Flatten(shape, source, name, depth + 1));
         continue;
       }
-      const TypeId type =
-          shape.kind == Shape::Kind::kColumn ? shape.type : TypeId::kUtf8;
+      const TypeId type = shape.kind == Shape::Kind::kColumn ? shape.type : TypeId::kUtf8;
       auto [it, added] = pointer_of_.emplace(name, p.pointer);
       if (!added) {
         return Status::Invalid(p.pointer + ": lands as column '" + name + "', as " +

@@ -115,7 +115,8 @@ TEST(JsonSchema, RootRefIsFollowed) {
 // The message names the JSON pointer of what cannot map.
 void ExpectRefused(std::string_view json_schema, std::string_view pointer_and_why) {
   auto schema = SchemaFromJsonSchema(json_schema);
-  EXPECT_STATUS(schema, StatusCode::kInvalid, std::string(pointer_and_why)) << json_schema;
+  EXPECT_STATUS(schema, StatusCode::kInvalid, std::string(pointer_and_why))
+      << json_schema;
 }
 
 TEST(JsonSchema, RefusalsNameThePointer) {
@@ -135,9 +136,10 @@ TEST(JsonSchema, RefusalsNameThePointer) {
                                    "a_b":{"type":"integer"}}})",
                 "#/properties/a_b: lands as column 'a_b', as #/properties/a/properties/b "
                 "does");
-  ExpectRefused(R"({"properties":{"a":{"allOf":[{"type":"string"},{"type":"integer"}]}}})",
-                "#/properties/a/allOf: its subschemas (allOf, $ref) want both Utf8 and Int64; "
-                "no value is both");
+  ExpectRefused(
+      R"({"properties":{"a":{"allOf":[{"type":"string"},{"type":"integer"}]}}})",
+      "#/properties/a/allOf: its subschemas (allOf, $ref) want both Utf8 and Int64; "
+      "no value is both");
   ExpectRefused(R"({"properties":{"":{"type":"integer"}}})",
                 "#/properties/: an empty property name cannot name a column");
   ExpectRefused(R"({"properties":{"a":{"type":7}}})", "#/properties/a/type: expected");
