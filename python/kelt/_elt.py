@@ -135,8 +135,8 @@ class EltLoop:
 
     ``_kafka_topic``, ``_kafka_partition`` and ``_kafka_offset`` are added to the landing
     schema when missing. ``landing_schema="registry:<subject>"`` with ``registry_url``
-    lands Avro payloads in the schema registry's wire format with the subject's latest
-    schema (credentials: ``EltLoop.from_config`` with the ``registry.*`` keys). Bad records go to the sinks' dead-letter destinations by default.
+    lands Avro or JSON (JSON Schema subjects) payloads in the schema registry's wire
+    format with the subject's latest schema (credentials: ``EltLoop.from_config`` with the ``registry.*`` keys). Bad records go to the sinks' dead-letter destinations by default.
     :meth:`run` and :meth:`step` release the GIL; Ctrl-C ends a run cleanly (sinks flushed,
     offsets committed) and then raises ``KeyboardInterrupt``.
     """

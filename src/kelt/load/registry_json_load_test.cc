@@ -12,6 +12,7 @@
 #include "kelt/json_schema.h"
 #include "kelt/load.h"
 #include "kelt/load/loader_testing.h"
+#include "kelt/registry.h"
 #include "kelt/testing/arrow_assertions.h"
 #include "kelt/testing/assertions.h"
 
@@ -19,11 +20,7 @@ namespace kelt {
 namespace {
 
 std::string Wire(int32_t id, std::string_view json) {
-  std::string out(1, '\0');
-  for (int shift = 24; shift >= 0; shift -= 8) {
-    out.push_back(static_cast<char>((static_cast<uint32_t>(id) >> shift) & 0xff));
-  }
-  return out + std::string(json);
+  return WireHeaderBytes(id) + std::string(json);
 }
 
 constexpr std::string_view kOrder = R"({"type":"object","properties":{

@@ -25,6 +25,9 @@ namespace dom = simdjson::dom;
 // How deep objects may nest and $refs chain: far more than a real payload has, far less
 // than the stack takes.
 constexpr int kMaxDepth = 64;
+// How many columns a schema may land as: a schema whose definitions each use the next
+// one twice doubles its columns at every level without being recursive.
+constexpr size_t kMaxColumns = 10000;
 
 // A key as a JSON pointer token: '~' → "~0", '/' → "~1".
 std::string PointerToken(std::string_view key) {
@@ -393,6 +396,10 @@ class Mapper {
         continue;
       }
       const TypeId type = shape.kind == Shape::Kind::kColumn ? shape.type : TypeId::kUtf8;
+      if (schema_.fields.size() == kMaxColumns) {
+        return Status::Invalid(p.pointer + ": the schema lands as more than " +
+                               std::to_string(kMaxColumns) + " columns");
+      }
       auto [it, added] = pointer_of_.emplace(name, p.pointer);
       if (!added) {
         return Status::Invalid(p.pointer + ": lands as column '" + name + "', as " +

@@ -113,7 +113,7 @@ TEST(JsonSchema, RootRefIsFollowed) {
 }
 
 // The message names the JSON pointer of what cannot map.
-void ExpectRefused(std::string_view json_schema, std::string_view pointer_and_why) {
+void ExpectRefused(const std::string& json_schema, std::string_view pointer_and_why) {
   auto schema = SchemaFromJsonSchema(json_schema);
   EXPECT_STATUS(schema, StatusCode::kInvalid, std::string(pointer_and_why))
       << json_schema;
@@ -166,6 +166,23 @@ TEST(JsonSchema, RefCyclesAreRefused) {
         "children":{"type":"array","items":{"$ref":"#/$defs/Node"}}}}},
         "properties":{"root":{"$ref":"#/$defs/Node"}}})"),
             (Strings{"root_children:Utf8@root.children"}));
+}
+
+TEST(JsonSchema, SchemasThatExplodeAreRefused) {
+  // Each definition uses the next twice: 2^20 columns without any recursion.
+  std::string defs;
+  for (int i = 0; i < 20; ++i) {
+    const std::string next = "#/$defs/d" + std::to_string(i + 1);
+    defs += "\"d" + std::to_string(i) + R"(":{"properties":{"a":{"$ref":")" + next +
+            R"("},"b":{"$ref":")" + next + "\"}}},";
+  }
+  defs += R"("d20":{"type":"integer"})";
+  ExpectRefused(R"({"$defs":{)" + defs + R"(},"properties":{"x":{"$ref":"#/$defs/d0"}}})",
+                "columns");
+  // Nesting deeper than the limit.
+  std::string deep = R"({"type":"integer"})";
+  for (int i = 0; i < 80; ++i) deep = R"({"properties":{"n":)" + deep + "}}";
+  ExpectRefused(deep, "nests deeper than 64 levels");
 }
 
 TEST(JsonSchema, MalformedJsonIsAParseError) {
