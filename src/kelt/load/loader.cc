@@ -24,6 +24,7 @@
 #include <arrow/api.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -299,10 +300,10 @@ class JsonLoad final : public Loader::Impl {
   };
   const RegistryJsonPayload* registry_json_ = options_.registry_json.get();
   std::unordered_map<int32_t, SchemaIdCheck> schema_ids_;
-  int32_t last_good_id_ = -1;
-  load::RecordError error_;   // why the current record stopped
-  bool force_dom_ = false;    // tests and the fuzzer compare the readers
-  int64_t row_capacity_ = 0;  // rows every writer can take without growing
+  std::optional<int32_t> last_good_id_;  // any int32 is an id, -1 too
+  load::RecordError error_;              // why the current record stopped
+  bool force_dom_ = false;               // tests and the fuzzer compare the readers
+  int64_t row_capacity_ = 0;             // rows every writer can take without growing
   LoadStats stats_;
 };
 
