@@ -132,3 +132,26 @@ def every_sink_config(broker, pg, registry_url, tmp_path):
         }))
         return config, table
     return write
+
+
+@pytest.fixture
+def validate_subject(kelt, broker, registry_url, tmp_path):
+    """`kelt validate` of a config landing `subject` into Parquet, from flags."""
+    def validate(subject):
+        return subprocess.run(
+            [kelt, "validate", "--brokers", broker["KELT_KAFKA_BOOTSTRAP"], "--group", "g",
+             "--topic", "t", "--schema", f"registry:{subject}",
+             "--registry-url", registry_url, "--parquet", str(tmp_path)],
+            capture_output=True, text=True, timeout=60)
+    return validate
+
+
+@pytest.fixture(scope="session")
+def psql(pg):
+    """The rows of a query on PostgreSQL, `|`-separated (psql -At)."""
+    def query(sql):
+        run = subprocess.run(["psql", pg["KELT_PG_CONNINFO"], "-At", "-c", sql],
+                             capture_output=True, text=True, timeout=60)
+        assert run.returncode == 0, run.stderr
+        return run.stdout.splitlines()
+    return query

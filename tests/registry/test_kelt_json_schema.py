@@ -58,9 +58,8 @@ def order(i):
             "note": f"n{i}" if i % 3 == 0 else None}
 
 
-def test_a_json_schema_topic_lands_in_every_sink(kelt, broker, pg, registry_url,
-                                                 create_topic, every_sink_config,
-                                                 tmp_path):
+def test_a_json_schema_topic_lands_in_every_sink(kelt, broker, registry_url, create_topic,
+                                                 every_sink_config, psql, tmp_path):
     topic = "json-" + uuid.uuid4().hex[:10]
     subject = topic + "-value"
     create_topic(topic, 2)
@@ -81,7 +80,6 @@ def test_a_json_schema_topic_lands_in_every_sink(kelt, broker, pg, registry_url,
                      partition=0)
     assert producer.flush(30) == 0
 
-    conninfo = pg["KELT_PG_CONNINFO"]
     config, table = every_sink_config(topic, subject)
     shown = subprocess.run([kelt, "validate", "--config", str(config)], capture_output=True,
                            text=True, timeout=60)
@@ -138,19 +136,14 @@ def test_a_json_schema_topic_lands_in_every_sink(kelt, broker, pg, registry_url,
                     "n12")]
 
     # PostgreSQL: bigint, double precision, timestamptz, date.
-    psql = subprocess.run(
-        ["psql", conninfo, "-At", "-c",
-         "SELECT id, amount, paid, to_char(placed AT TIME ZONE 'UTC', "
-         "'YYYY-MM-DD HH24:MI:SS'), day, address_city, count(*) OVER () "
-         f"FROM \"{table}\" WHERE id IN (7, 12) ORDER BY id"],
-        capture_output=True, text=True, timeout=60)
-    assert psql.returncode == 0, psql.stderr
-    assert psql.stdout.splitlines() == ["7|1.75|f|2026-12-01 12:00:07|2026-12-08|city3|2",
-                                        "12|3|t|2026-12-01 12:00:12|2026-12-13|city0|2"]
+    assert psql("SELECT id, amount, paid, to_char(placed AT TIME ZONE 'UTC', "
+                "'YYYY-MM-DD HH24:MI:SS'), day, address_city, count(*) OVER () "
+                f"FROM \"{table}\" WHERE id IN (7, 12) ORDER BY id") == [
+        "7|1.75|f|2026-12-01 12:00:07|2026-12-08|city3|2",
+        "12|3|t|2026-12-01 12:00:12|2026-12-13|city0|2"]
 
 
-def test_a_json_schema_that_cannot_map_is_a_config_error(kelt, broker, registry_url,
-                                                         tmp_path):
+def test_a_json_schema_that_cannot_map_is_a_config_error(registry_url, validate_subject):
     """The subject's schema is refused with the JSON pointer of what cannot map."""
     subject = f"json-{uuid.uuid4().hex[:10]}-value"
     client = SchemaRegistryClient({"url": registry_url})
@@ -158,11 +151,7 @@ def test_a_json_schema_that_cannot_map_is_a_config_error(kelt, broker, registry_
         "name": {"type": "string"}, "parent": {"$ref": "#/$defs/Node"}}}},
         "properties": {"node": {"$ref": "#/$defs/Node"}}}
     client.register_schema(subject, Schema(json.dumps(tree), "JSON"))
-    run = subprocess.run(
-        [kelt, "validate", "--brokers", broker["KELT_KAFKA_BOOTSTRAP"], "--group", "g",
-         "--topic", "t", "--schema", f"registry:{subject}", "--registry-url", registry_url,
-         "--parquet", str(tmp_path)],
-        capture_output=True, text=True, timeout=60)
+    run = validate_subject(subject)
     assert run.returncode != 0
     assert "#/$defs/Node/properties/parent: $ref '#/$defs/Node' refers back" in run.stderr, \
         run.stderr

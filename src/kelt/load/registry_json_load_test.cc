@@ -15,6 +15,7 @@
 #include "kelt/registry.h"
 #include "kelt/testing/arrow_assertions.h"
 #include "kelt/testing/assertions.h"
+#include "kelt/testing/record_views.h"
 
 namespace kelt {
 namespace {
@@ -58,18 +59,11 @@ class RegistryJsonLoadTest : public ::testing::TestWithParam<bool> {
     LoaderTesting::ForceDomPath(loader.get(), GetParam());
     return loader;
   }
-  static RecordView View(const std::optional<std::string>& value, int64_t offset) {
-    RecordView r;
-    r.topic = "orders";
-    r.partition = 1;
-    r.offset = offset;
-    if (value) r.value = *value;
-    return r;
-  }
   Registry registry_;
 };
 
 using testing::ExpectColumn;
+using testing::RecordAt;
 
 TEST_P(RegistryJsonLoadTest, TheHeaderComesOffAndEachIdIsCheckedOnce) {
   ASSERT_OK_AND_ASSIGN(auto loader, Make(BadRecordPolicy::kFail));
@@ -86,7 +80,7 @@ TEST_P(RegistryJsonLoadTest, TheHeaderComesOffAndEachIdIsCheckedOnce) {
       Wire(2, R"({"id":4})"),
   };
   for (size_t i = 0; i < values.size(); ++i) {
-    ASSERT_OK(loader->Append(View(values[i], static_cast<int64_t>(i))));
+    ASSERT_OK(loader->Append(RecordAt(values[i], static_cast<int64_t>(i))));
   }
   ASSERT_OK_AND_ASSIGN(LoadedWindow w, loader->Finish());
   ExpectColumn(*w.batch, "id", "[1, 2, null, 3, 4]");
@@ -106,7 +100,7 @@ TEST_P(RegistryJsonLoadTest, TheHeaderComesOffAndEachIdIsCheckedOnce) {
   EXPECT_EQ(registry_.lookups, (std::map<int32_t, int>{{1, 1}, {2, 1}}));
 
   // The next window remembers the ids.
-  ASSERT_OK(loader->Append(View(Wire(2, R"({"id":5})"), 5)));
+  ASSERT_OK(loader->Append(RecordAt(Wire(2, R"({"id":5})"), 5)));
   ASSERT_OK_AND_ASSIGN(LoadedWindow w2, loader->Finish());
   ExpectColumn(*w2.batch, "id", "[5]");
   EXPECT_EQ(registry_.lookups, (std::map<int32_t, int>{{1, 1}, {2, 1}}));
@@ -127,7 +121,7 @@ TEST_P(RegistryJsonLoadTest, BadRecordsBecomeDeadLettersWithTheirCodes) {
       Wire(2, R"({"id":9})"),
   };
   for (size_t i = 0; i < values.size(); ++i) {
-    ASSERT_OK(loader->Append(View(values[i], static_cast<int64_t>(i))));
+    ASSERT_OK(loader->Append(RecordAt(values[i], static_cast<int64_t>(i))));
   }
   ASSERT_OK_AND_ASSIGN(LoadedWindow w, loader->Finish());
   ExpectColumn(*w.batch, "id", "[1, 9]");
@@ -162,15 +156,15 @@ TEST_P(RegistryJsonLoadTest, BadRecordsBecomeDeadLettersWithTheirCodes) {
 
 TEST_P(RegistryJsonLoadTest, UnderFailABadRecordNamesItsPlaceAndTheLoaderGoesOn) {
   ASSERT_OK_AND_ASSIGN(auto loader, Make(BadRecordPolicy::kFail));
-  ASSERT_OK(loader->Append(View(Wire(1, R"({"id":1})"), 0)));
-  Status st = loader->Append(View(std::string(R"({"id":2})"), 1));
+  ASSERT_OK(loader->Append(RecordAt(Wire(1, R"({"id":1})"), 0)));
+  Status st = loader->Append(RecordAt(std::string(R"({"id":2})"), 1));
   ASSERT_EQ(st.code(), StatusCode::kTypeError) << st.ToString();
   EXPECT_NE(st.message().find("wire format"), std::string::npos) << st.ToString();
   EXPECT_NE(st.message().find("orders[1]@1"), std::string::npos) << st.ToString();
-  st = loader->Append(View(Wire(1, R"({"id":true})"), 2));
+  st = loader->Append(RecordAt(Wire(1, R"({"id":true})"), 2));
   ASSERT_EQ(st.code(), StatusCode::kTypeError) << st.ToString();
   EXPECT_NE(st.message().find("field 'id'"), std::string::npos) << st.ToString();
-  ASSERT_OK(loader->Append(View(Wire(1, R"({"id":3})"), 3)));
+  ASSERT_OK(loader->Append(RecordAt(Wire(1, R"({"id":3})"), 3)));
   ASSERT_OK_AND_ASSIGN(LoadedWindow w, loader->Finish());
   ExpectColumn(*w.batch, "id", "[1, 3]");
   EXPECT_EQ(w.stats.records, 2);
@@ -179,12 +173,12 @@ TEST_P(RegistryJsonLoadTest, UnderFailABadRecordNamesItsPlaceAndTheLoaderGoesOn)
 TEST_P(RegistryJsonLoadTest, ARegistryThatIsDownEndsTheWindowWhateverThePolicy) {
   registry_.down = Status::Unavailable("registry at http://r:8081 does not answer");
   ASSERT_OK_AND_ASSIGN(auto loader, Make(BadRecordPolicy::kDeadLetter));
-  Status st = loader->Append(View(Wire(1, R"({"id":1})"), 0));
+  Status st = loader->Append(RecordAt(Wire(1, R"({"id":1})"), 0));
   ASSERT_EQ(st.code(), StatusCode::kUnavailable) << st.ToString();
   EXPECT_NE(st.message().find("orders[1]@0"), std::string::npos) << st.ToString();
   // Not remembered: once it answers, the id's records load.
   registry_.down = Status::OK();
-  ASSERT_OK(loader->Append(View(Wire(1, R"({"id":1})"), 0)));
+  ASSERT_OK(loader->Append(RecordAt(Wire(1, R"({"id":1})"), 0)));
   ASSERT_OK_AND_ASSIGN(LoadedWindow w, loader->Finish());
   EXPECT_EQ(w.batch->num_rows(), 1);
   EXPECT_EQ(w.stats.records, 1);
