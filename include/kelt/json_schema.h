@@ -24,9 +24,10 @@ namespace kelt {
 ///  - `["T","null"]`, anyOf/oneOf with a null branch → T (every landing column is
 ///    nullable, so `null` and `required` change no column); integer with number →
 ///    Float64;
-///  - `$ref` to a place in the same document (`#`, `#/$defs/…`, `#/definitions/…`),
-///    `allOf` (its object branches' properties merged, the first definition of a
-///    property kept); enum/const without a type → the type of their values.
+///  - `$ref` to a place in the same document (`#`, `#/$defs/…`, `#/definitions/…`;
+///    beside other keywords its properties come first), `allOf` (its object branches'
+///    properties merged, the first definition of a property kept); enum/const without
+///    a type → the type of their values.
 /// kInvalid names the JSON pointer of what cannot map: a root that is not an object with
 /// properties, a `$ref` outside the document or into a cycle, a `false` schema, two
 /// properties that land as one column name, allOf branches of unlike types. Malformed

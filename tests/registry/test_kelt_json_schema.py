@@ -155,3 +155,45 @@ def test_a_json_schema_that_cannot_map_is_a_config_error(registry_url, validate_
     assert run.returncode != 0
     assert "#/$defs/Node/properties/parent: $ref '#/$defs/Node' refers back" in run.stderr, \
         run.stderr
+
+
+def test_a_2020_12_schema_with_defs_and_allof_lands(kelt, broker, registry_url, create_topic,
+                                                     tmp_path):
+    """2020-12 keywords: `$defs`, `allOf` merging a base object, `prefixItems` (an array:
+    JSON text), a `$ref` beside `properties`."""
+    topic = "json-" + uuid.uuid4().hex[:10]
+    subject = topic + "-value"
+    create_topic(topic, 1)
+    schema = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$defs": {"Base": {"type": "object", "properties": {
+            "id": {"type": "integer"}, "at": {"type": "string", "format": "date-time"}}}},
+        "$ref": "#/$defs/Base",
+        "allOf": [{"properties": {"score": {"type": ["number", "integer", "null"]}}}],
+        "properties": {"pair": {"type": "array",
+                                "prefixItems": [{"type": "string"}, {"type": "integer"}]}},
+    }
+    client = SchemaRegistryClient({"url": registry_url})
+    ctx = SerializationContext(topic, MessageField.VALUE)
+    serialize = JSONSerializer(json.dumps(schema), client)
+    producer = Producer({"bootstrap.servers": broker["KELT_KAFKA_BOOTSTRAP"]})
+    for i in range(3):
+        producer.produce(topic, value=serialize(
+            {"id": i, "at": f"2026-12-0{i + 1}T00:00:00Z", "score": i * 1.5 if i else None,
+             "pair": ["p", i]}, ctx))
+    assert producer.flush(30) == 0
+    config = tmp_path / "kelt.yaml"
+    config.write_text(json.dumps({
+        "brokers": broker["KELT_KAFKA_BOOTSTRAP"], "group": topic + "-g", "topics": [topic],
+        "schema": f"registry:{subject}", "registry": {"url": registry_url},
+        "until_caught_up": True, "sinks": [{"parquet": {"root": str(tmp_path / "landing")}}],
+    }))
+    run = subprocess.run([kelt, "run", "--config", str(config), "--progress", "none"],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    landed = ds.dataset(str(tmp_path / "landing" / topic), format="parquet").to_table()
+    assert [f.name for f in landed.schema][4:] == ["id", "at", "pair", "score"]
+    rows = sorted(landed.select(["id", "at", "score", "pair"]).to_pylist(),
+                  key=lambda r: r["id"])
+    assert [(r["id"], r["at"].day, r["score"], json.loads(r["pair"])) for r in rows] == [
+        (0, 1, None, ["p", 0]), (1, 2, 1.5, ["p", 1]), (2, 3, 3.0, ["p", 2])]

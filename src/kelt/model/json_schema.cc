@@ -2,8 +2,9 @@
 //
 // JSON Schema → landing Schema (json_schema.h). Each subschema reduces to a Shape: a
 // column type, an object's properties, null, or anything. Its type keywords give one
-// shape per type, joined as a union; $ref and allOf intersect with it; anyOf and oneOf
-// join their branches as a union. Objects are then flattened into columns depth first,
+// shape per type, joined as a union; its $ref, anyOf/oneOf (their branches joined as a
+// union) and allOf intersect with it, in that order ($ref first), which is also the
+// order of their properties. Objects are then flattened into columns depth first,
 // in property order. A property's subschema is reduced only when it is flattened, with
 // the $ref targets expanded on the way to it: meeting one of them again is a cycle.
 #include "kelt/json_schema.h"
@@ -200,19 +201,9 @@ class Mapper {
     if (s.get_object().get(o) != simdjson::SUCCESS) {
       return Status::Invalid(at + ": expected a schema (an object or a boolean)");
     }
-    KELT_ASSIGN_OR_RAISE(Shape shape, OwnShape(o, at, refs, depth));
-    for (const char* keyword : {"anyOf", "oneOf"}) {
-      dom::element branches;
-      if (o[keyword].get(branches) != simdjson::SUCCESS) continue;
-      KELT_ASSIGN_OR_RAISE(Shape any, Branches(branches, at + "/" + keyword, refs, depth,
-                                               /*all=*/false));
-      KELT_ASSIGN_OR_RAISE(shape, Intersection(std::move(shape), std::move(any), at));
-    }
-    dom::element all;
-    if (o["allOf"].get(all) == simdjson::SUCCESS) {
-      KELT_ASSIGN_OR_RAISE(Shape each, Branches(all, at + "/allOf", refs, depth, true));
-      KELT_ASSIGN_OR_RAISE(shape, Intersection(std::move(shape), std::move(each), at));
-    }
+    // A $ref beside other keywords (2019-09 and later) is one more constraint; its
+    // properties come first: `{"$ref": base, "properties": {…more}}` extends base.
+    Shape shape;
     dom::element ref;
     if (o["$ref"].get(ref) == simdjson::SUCCESS) {
       std::string_view text;
@@ -227,10 +218,22 @@ class Mapper {
       }
       std::vector<std::string> deeper = refs;
       deeper.push_back(target.second);
-      KELT_ASSIGN_OR_RAISE(Shape referred,
-                           ShapeOf(target.first, target.second, deeper, depth + 1));
       KELT_ASSIGN_OR_RAISE(shape,
-                           Intersection(std::move(shape), std::move(referred), at));
+                           ShapeOf(target.first, target.second, deeper, depth + 1));
+    }
+    KELT_ASSIGN_OR_RAISE(Shape own, OwnShape(o, at, refs, depth));
+    KELT_ASSIGN_OR_RAISE(shape, Intersection(std::move(shape), std::move(own), at));
+    for (const char* keyword : {"anyOf", "oneOf"}) {
+      dom::element branches;
+      if (o[keyword].get(branches) != simdjson::SUCCESS) continue;
+      KELT_ASSIGN_OR_RAISE(Shape any, Branches(branches, at + "/" + keyword, refs, depth,
+                                               /*all=*/false));
+      KELT_ASSIGN_OR_RAISE(shape, Intersection(std::move(shape), std::move(any), at));
+    }
+    dom::element all;
+    if (o["allOf"].get(all) == simdjson::SUCCESS) {
+      KELT_ASSIGN_OR_RAISE(Shape each, Branches(all, at + "/allOf", refs, depth, true));
+      KELT_ASSIGN_OR_RAISE(shape, Intersection(std::move(shape), std::move(each), at));
     }
     return shape;
   }

@@ -106,6 +106,15 @@ TEST(JsonSchema, AllOfAndRefSiblingsMergeProperties) {
                      "extra:Float64"}));
 }
 
+TEST(JsonSchema, ARefBesideKeywordsComesFirst) {
+  // 2020-12: a $ref beside `properties` extends the referred object.
+  EXPECT_EQ(Columns(R"({"$schema":"https://json-schema.org/draft/2020-12/schema",
+        "$defs":{"Base":{"type":"object","properties":{"id":{"type":"integer"}}}},
+        "$ref":"#/$defs/Base","properties":{"more":{"type":"boolean"}},
+        "allOf":[{"properties":{"last":{"type":"number"}}}]})"),
+            (Strings{"id:Int64", "more:Bool", "last:Float64"}));
+}
+
 TEST(JsonSchema, RootRefIsFollowed) {
   EXPECT_EQ(Columns(R"({"$ref":"#/definitions/Order","definitions":{"Order":{
         "type":"object","properties":{"id":{"type":"integer"}}}}})"),
