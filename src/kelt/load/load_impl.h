@@ -2,7 +2,7 @@
 //
 // Loader::Impl: one window's loading, behind the public Loader. JSON payloads
 // (loader.cc, JsonLoad; plain or in the Confluent wire format) and Avro payloads in the
-// wire format (avro_load.cc) implement it; Loader::Make picks by LoadOptions::avro. One
+// wire format (avro_load.cc) implement it; Loader::Make picks by LoadOptions. One
 // virtual call per record (the readers below it stay inline). Internal header.
 #pragma once
 
