@@ -40,6 +40,7 @@ struct EltOptions {
                       .strict_payload = false,
                       .avro = {},
                       .protobuf = {},
+                      .registry_json = {},
                       .key = {}};
   /// Stop once every partition assigned reached the high watermark it had when the run
   /// started (or when it was assigned): the bounded backfill.

@@ -124,6 +124,24 @@ struct ProtobufPayload {
 Result<std::shared_ptr<const ProtobufPayload>> EvolvedProtobufPayload(
     const ProtobufPayload& current, int32_t writer_id);
 
+/// JSON payloads in the Confluent wire format (a magic byte 0, the writer schema's id in
+/// 4 big-endian bytes, the JSON text), as Confluent's JSONSerializer writes them for a
+/// JSON Schema subject. The loader takes the header off and lands the JSON text as any
+/// JSON payload, by the landing Schema (the subject's, SchemaFromJsonSchema in
+/// json_schema.h); `_kafka_value` columns hold that text, dead letters the raw record.
+/// A payload without the header is MALFORMED_PAYLOAD, as Confluent's deserializer
+/// refuses it; bodies are checked as under `strict_payload` (a body that is not a JSON
+/// object is MALFORMED_PAYLOAD). Bodies are not validated against the writer schema:
+/// values convert to the landing's column types (TYPE_MISMATCH), as for plain JSON.
+struct RegistryJsonPayload {
+  /// Check a writer schema id. OK: a JSON schema; kNotFound: the id is unknown (the
+  /// record is bad: UNKNOWN_SCHEMA_ID); kInvalid: not a JSON schema (the record is bad:
+  /// INCOMPATIBLE_SCHEMA); any other error ends the window (a registry that is down).
+  /// Each loader asks once per id; called from several loaders at once, it must be
+  /// thread-safe (SchemaRegistry::ById is).
+  std::function<Status(int32_t id)> check_schema_id;
+};
+
 struct LoadOptions {
   BadRecordPolicy on_bad_record = BadRecordPolicy::kFail;
   /// RDP lands a payload that is not a JSON object as all-null payload columns when the
@@ -136,6 +154,8 @@ struct LoadOptions {
   /// Protobuf payloads from a Schema Registry instead of JSON (null: JSON; not together
   /// with `avro`).
   std::shared_ptr<const ProtobufPayload> protobuf;
+  /// JSON payloads in the registry's wire format (null: plain JSON; not with `avro`).
+  std::shared_ptr<const RegistryJsonPayload> registry_json;
   /// Keys decoded by a schema (config `key.format: registry`): each record's key is
   /// loaded as a payload with these options (`avro` or `protobuf` set; their policy is
   /// not used) and lands in one more column, `_kafka_key`, after the landing's others:
@@ -184,6 +204,8 @@ inline constexpr std::string_view kErrorInvalidUtf8 = "INVALID_UTF8";
 /// does not decode has the decoder's code (AvroErrorKindName, ProtobufErrorKindName:
 /// TRUNCATED, INVALID_UTF8, …) and the field's path; a payload without the wire
 /// format's header, or with bad Protobuf message indexes, is MALFORMED_PAYLOAD.
+/// JSON payloads in the wire format (RegistryJsonPayload): the same codes for the
+/// header and the id.
 inline constexpr std::string_view kErrorUnknownSchemaId = "UNKNOWN_SCHEMA_ID";
 inline constexpr std::string_view kErrorIncompatibleSchema = "INCOMPATIBLE_SCHEMA";
 

@@ -135,7 +135,8 @@ class EltLoop:
 
     ``_kafka_topic``, ``_kafka_partition`` and ``_kafka_offset`` are added to the landing
     schema when missing. ``landing_schema="registry:<subject>"`` with ``registry_url``
-    lands Avro payloads in the schema registry's wire format with the subject's latest
+    lands Avro, Protobuf or JSON (JSON Schema subjects) payloads in the schema
+    registry's wire format with the subject's latest
     schema (credentials: ``EltLoop.from_config`` with the ``registry.*`` keys);
     ``key_format="registry"`` decodes the keys too, by ``key_subject`` (default
     ``<topic>-key``), into a ``_kafka_key`` column. Bad records go to the sinks'

@@ -24,6 +24,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from kelt_services.common import read_env  # noqa: E402  (the env files' one reader)
 
 CONTENT_TYPE = "application/vnd.schemaregistry.v1+json"
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def pytest_configure(config):
@@ -156,3 +157,26 @@ def validated(kelt, config):
                            text=True, timeout=60)
     assert shown.returncode == 0, shown.stderr
     return shown.stdout
+
+
+@pytest.fixture
+def validate_subject(kelt, broker, registry_url, tmp_path):
+    """`kelt validate` of a config landing `subject` into Parquet, from flags."""
+    def validate(subject):
+        return subprocess.run(
+            [kelt, "validate", "--brokers", broker["KELT_KAFKA_BOOTSTRAP"], "--group", "g",
+             "--topic", "t", "--schema", f"registry:{subject}",
+             "--registry-url", registry_url, "--parquet", str(tmp_path)],
+            capture_output=True, text=True, timeout=60)
+    return validate
+
+
+@pytest.fixture(scope="session")
+def psql(pg):
+    """The rows of a query on PostgreSQL, `|`-separated (psql -At)."""
+    def query(sql):
+        run = subprocess.run(["psql", pg["KELT_PG_CONNINFO"], "-At", "-c", sql],
+                             capture_output=True, text=True, timeout=60)
+        assert run.returncode == 0, run.stderr
+        return run.stdout.splitlines()
+    return query

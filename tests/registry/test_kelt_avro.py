@@ -61,10 +61,10 @@ def order(i, v2=False):
 
 
 def test_an_avro_topic_of_two_schema_versions_lands_in_every_sink(
-        kelt, broker, pg, registry_url, tmp_path):
+        kelt, broker, registry_url, create_topic, every_sink_config, psql, tmp_path):
     topic = "avro-" + uuid.uuid4().hex[:10]
     subject = topic + "-value"
-    create_topic(kelt, broker, topic, 2)
+    create_topic(topic, 2)
     client = SchemaRegistryClient({"url": registry_url})
     ctx = SerializationContext(topic, MessageField.VALUE)
     v1 = AvroSerializer(client, json.dumps(ORDER_V1))
@@ -124,34 +124,24 @@ def test_an_avro_topic_of_two_schema_versions_lands_in_every_sink(
                                                            "SAVE64")]
 
     # PostgreSQL: numeric, timestamptz, nested values as jsonb.
-    psql = subprocess.run(
-        ["psql", conninfo, "-At", "-c",
-         f"SELECT id, amount, status, tags::text, address->>'city', coupon "
-         f"FROM \"{table}\" WHERE id IN (7, 64) ORDER BY id"],
-        capture_output=True, text=True, timeout=60)
-    assert psql.returncode == 0, psql.stderr
-    assert psql.stdout.splitlines() == ['7|1.75|PAID|["t0"]|city3|',
-                                        '64|16.00|PAID|["t0"]|city0|SAVE64']
+    assert psql(f"SELECT id, amount, status, tags::text, address->>'city', coupon "
+                f"FROM \"{table}\" WHERE id IN (7, 64) ORDER BY id") == [
+        '7|1.75|PAID|["t0"]|city3|', '64|16.00|PAID|["t0"]|city0|SAVE64']
 
 
-def test_a_subject_that_does_not_exist_is_a_config_error(kelt, broker, registry_url,
-                                                         tmp_path):
-    run = subprocess.run(
-        [kelt, "validate", "--brokers", broker["KELT_KAFKA_BOOTSTRAP"], "--group", "g",
-         "--topic", "t", "--schema", "registry:no-such-subject-value",
-         "--registry-url", registry_url, "--parquet", str(tmp_path)],
-        capture_output=True, text=True, timeout=60)
+def test_a_subject_that_does_not_exist_is_a_config_error(validate_subject):
+    run = validate_subject("no-such-subject-value")
     assert run.returncode != 0
     assert "no-such-subject-value" in run.stderr, run.stderr
 
 
 def test_a_new_schema_version_mid_run_adds_a_column_in_every_sink(
-        kelt, broker, pg, registry_url, tmp_path):
+        kelt, broker, pg, registry_url, create_topic, psql, tmp_path):
     """The subject moves on while kelt runs: the landing grows by the new column in
     Parquet (new files), DuckDB and PostgreSQL (ALTER TABLE), old rows read null."""
     topic = "avro-" + uuid.uuid4().hex[:10]
     subject = topic + "-value"
-    create_topic(kelt, broker, topic, 1)
+    create_topic(topic, 1)
     client = SchemaRegistryClient({"url": registry_url})
     ctx = SerializationContext(topic, MessageField.VALUE)
     producer = Producer({"bootstrap.servers": broker["KELT_KAFKA_BOOTSTRAP"]})

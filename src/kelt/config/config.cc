@@ -17,6 +17,7 @@
 #include <sstream>
 #include <type_traits>
 
+#include "kelt/json_schema.h"
 #include "kelt/load.h"
 #include "kelt/schema.h"
 
@@ -449,10 +450,21 @@ void ReadSchema(Reader& r, const YAML::Node& v, EltConfig& c) {
   c.elt.landing = std::move(*schema);
 }
 
-// A schema by id for a record of a registry subject: an unknown id is the record's fault
-// (kNotFound), as is a schema of another format (kInvalid); any other failure (refused
-// credentials, an answer that is not the registry's) ends the window rather than making
-// records bad (kUnavailable).
+// The `_kafka_*` columns of a registry subject's landing: each row's identity and the
+// record's time.
+Schema RegistryMetadataColumns() {
+  Schema landing;
+  landing.fields.emplace_back("_kafka_topic", TypeId::kUtf8);
+  landing.fields.emplace_back("_kafka_partition", TypeId::kInt64);
+  landing.fields.emplace_back("_kafka_offset", TypeId::kInt64);
+  landing.fields.emplace_back("_kafka_timestamp", TypeId::kTimestamp);
+  return landing;
+}
+
+// A record's writer schema, by the id in its header. kNotFound: the id is unknown, the
+// record's fault; kInvalid: a schema of another format than `format`; any other failure
+// (a registry that is down, refused credentials, an answer that is not the registry's)
+// is kUnavailable, which ends the window rather than making records bad.
 Result<std::shared_ptr<const RegisteredSchema>> WriterSchema(SchemaRegistry& registry,
                                                              int32_t id,
                                                              SchemaFormat format) {
@@ -551,6 +563,43 @@ std::shared_ptr<AvroPayload> AvroPayloadOf(
   return avro;
 }
 
+std::string RegistryOrigin(const SchemaRegistry& registry, const std::string& subject,
+                           const RegisteredSchema& schema) {
+  return "registry " + registry.display_url() + " subject " + subject + " version " +
+         std::to_string(schema.version) + " (id " + std::to_string(schema.id) + ")";
+}
+
+// A JSON Schema subject: its payloads are JSON in the wire format, landed by the JSON
+// Load step into the `_kafka_*` columns, then the columns of the subject's latest schema
+// (SchemaFromJsonSchema). A writer schema id is checked to be a JSON schema.
+void ResolveJsonSchemaSubject(Reader& r, const YAML::Node& v, EltConfig& c,
+                              const std::shared_ptr<SchemaRegistry>& registry,
+                              const RegisteredSchema& schema) {
+  const std::string origin = "subject '" + c.schema_subject + "' version " +
+                             std::to_string(schema.version) + " (id " +
+                             std::to_string(schema.id) + "): ";
+  auto columns = SchemaFromJsonSchema(schema.text);
+  if (!columns.ok()) {
+    r.Error("schema", v, origin + "JSON Schema " + columns.status().message());
+    return;
+  }
+  Schema landing = RegistryMetadataColumns();
+  for (Field& f : columns->fields) landing.fields.push_back(std::move(f));
+  auto json = std::make_shared<RegistryJsonPayload>();
+  json->check_schema_id = [registry](int32_t id) {
+    return WriterSchema(*registry, id, SchemaFormat::kJson).status();
+  };
+  LoadOptions load = c.elt.load;
+  load.registry_json = json;
+  if (auto loader = Loader::Make(WithIdentityColumns(landing), load); !loader.ok()) {
+    r.Error("schema", v, origin + loader.status().message());
+    return;
+  }
+  c.elt.load.registry_json = std::move(json);
+  c.elt.landing = std::move(landing);
+  c.schema_origin = RegistryOrigin(*registry, c.schema_subject, schema);
+}
+
 // The landing of a registry subject: its latest schema is the reader schema of the
 // payloads, the landing Schema has the identity columns and the record's time.
 void ResolveRegistrySchema(Reader& r, const YAML::Node& v, EltConfig& c) {
@@ -573,6 +622,10 @@ void ResolveRegistrySchema(Reader& r, const YAML::Node& v, EltConfig& c) {
     return;
   }
   const RegisteredSchema& schema = **latest;
+  if (schema.format == SchemaFormat::kJson) {
+    ResolveJsonSchemaSubject(r, v, c, registry, schema);
+    return;
+  }
   if (schema.format == SchemaFormat::kProtobuf) {
     auto payload =
         RegistryProtobufPayload(registry, c.schema_subject, c.schema_message, schema);
@@ -586,7 +639,7 @@ void ResolveRegistrySchema(Reader& r, const YAML::Node& v, EltConfig& c) {
     r.Error("schema", v,
             "subject '" + c.schema_subject + "' holds a " +
                 std::string(SchemaFormatName(schema.format)) +
-                " schema; kelt lands AVRO and PROTOBUF subjects from a registry");
+                " schema; kelt lands AVRO, PROTOBUF and JSON subjects from a registry");
     return;
   } else if (!c.schema_message.empty()) {
     r.Error("schema.registry.message", v,
@@ -605,11 +658,7 @@ void ResolveRegistrySchema(Reader& r, const YAML::Node& v, EltConfig& c) {
     };
     c.elt.load.avro = std::move(avro);
   }
-  Schema landing;
-  landing.fields.emplace_back("_kafka_topic", TypeId::kUtf8);
-  landing.fields.emplace_back("_kafka_partition", TypeId::kInt64);
-  landing.fields.emplace_back("_kafka_offset", TypeId::kInt64);
-  landing.fields.emplace_back("_kafka_timestamp", TypeId::kTimestamp);
+  Schema landing = RegistryMetadataColumns();
   auto loader = Loader::Make(landing, c.elt.load);
   if (!loader.ok()) {
     r.Error("schema", v,
@@ -617,9 +666,7 @@ void ResolveRegistrySchema(Reader& r, const YAML::Node& v, EltConfig& c) {
     return;
   }
   c.elt.landing = std::move(landing);
-  c.schema_origin = "registry " + registry->display_url() + " subject " +
-                    c.schema_subject + " version " + std::to_string(schema.version) +
-                    " (id " + std::to_string(schema.id) + ")";
+  c.schema_origin = RegistryOrigin(*registry, c.schema_subject, schema);
 }
 
 // `key.format: registry`: the key subject's latest schema decodes the keys
@@ -956,7 +1003,7 @@ const std::vector<KeySpec>& Specs() {
     add(Custom("schema", "path|map", "(required)",
                {"--schema", "landing_schema",
                 "landing schema: a JSON file (relative to the config file), inline, or "
-                "registry:<subject> (the subject's latest Avro or Protobuf schema)"},
+                "registry:<subject> (the subject's latest Avro, Protobuf or JSON Schema)"},
                [](Reader& r, const std::string&, const YAML::Node& v, const Target& t) {
                  ReadSchema(r, v, t.config);
                }));

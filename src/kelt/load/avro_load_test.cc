@@ -13,6 +13,7 @@
 #include "kelt/load/wire_testing.h"
 #include "kelt/testing/arrow_assertions.h"
 #include "kelt/testing/assertions.h"
+#include "kelt/testing/record_views.h"
 
 namespace kelt {
 namespace {
@@ -78,6 +79,7 @@ class AvroLoadTest : public ::testing::Test {
 
 using testing::ExpectCellHas;
 using testing::ExpectColumn;
+using testing::RecordAt;
 
 TEST_F(AvroLoadTest, RowsOfSeveralWriterSchemasAndTombstonesKeepTheirOrder) {
   ASSERT_OK_AND_ASSIGN(auto loader, Make(BadRecordPolicy::kFail));
@@ -93,7 +95,7 @@ TEST_F(AvroLoadTest, RowsOfSeveralWriterSchemasAndTombstonesKeepTheirOrder) {
       Wire(2, Long(6) + Str("f") + Long(0)),
   };
   for (size_t i = 0; i < values.size(); ++i) {
-    ASSERT_OK(loader->Append(View(values[i], static_cast<int64_t>(i) + 10)));
+    ASSERT_OK(loader->Append(RecordAt(values[i], static_cast<int64_t>(i) + 10)));
   }
   ASSERT_OK_AND_ASSIGN(LoadedWindow w, loader->Finish());
   ASSERT_OK(w.batch->ValidateFull().ok()
@@ -110,7 +112,7 @@ TEST_F(AvroLoadTest, RowsOfSeveralWriterSchemasAndTombstonesKeepTheirOrder) {
   EXPECT_EQ(registry_.lookups, 2);
 
   // The next window starts empty and reuses the decoders.
-  ASSERT_OK(loader->Append(View(Wire(1, Long(7) + Str("g")), 20)));
+  ASSERT_OK(loader->Append(RecordAt(Wire(1, Long(7) + Str("g")), 20)));
   ASSERT_OK_AND_ASSIGN(LoadedWindow w2, loader->Finish());
   ExpectColumn(*w2.batch, "id", "[7]");
   ExpectColumn(*w2.batch, "_kafka_offset", "[20]");
@@ -130,7 +132,7 @@ TEST_F(AvroLoadTest, BadRecordsBecomeDeadLettersWithTheirCodes) {
       Wire(1, Long(8) + Str("h")),
   };
   for (size_t i = 0; i < values.size(); ++i) {
-    ASSERT_OK(loader->Append(View(values[i], static_cast<int64_t>(i))));
+    ASSERT_OK(loader->Append(RecordAt(values[i], static_cast<int64_t>(i))));
   }
   ASSERT_OK_AND_ASSIGN(LoadedWindow w, loader->Finish());
   ExpectColumn(*w.batch, "id", "[1, 8]");
@@ -154,14 +156,14 @@ TEST_F(AvroLoadTest, BadRecordsBecomeDeadLettersWithTheirCodes) {
 
 TEST_F(AvroLoadTest, UnderFailABadRecordNamesItsPlaceAndTheLoaderGoesOn) {
   ASSERT_OK_AND_ASSIGN(auto loader, Make(BadRecordPolicy::kFail));
-  ASSERT_OK(loader->Append(View(Wire(1, Long(1) + Str("a")), 0)));
-  Status st = loader->Append(View(Wire(1, Long(2) + Long(10) + "ab"), 1));
+  ASSERT_OK(loader->Append(RecordAt(Wire(1, Long(1) + Str("a")), 0)));
+  Status st = loader->Append(RecordAt(Wire(1, Long(2) + Long(10) + "ab"), 1));
   ASSERT_EQ(st.code(), StatusCode::kTypeError) << st.ToString();
   EXPECT_EQ(st.message().rfind("Avro record: field 'name' at byte 1: truncated", 0), 0u)
       << st.ToString();
   EXPECT_NE(st.message().find("orders[1]@1"), std::string::npos) << st.ToString();
   EXPECT_NE(st.message().find("field 'name'"), std::string::npos) << st.ToString();
-  ASSERT_OK(loader->Append(View(Wire(1, Long(3) + Str("c")), 2)));
+  ASSERT_OK(loader->Append(RecordAt(Wire(1, Long(3) + Str("c")), 2)));
   ASSERT_OK_AND_ASSIGN(LoadedWindow w, loader->Finish());
   ExpectColumn(*w.batch, "id", "[1, 3]");
   ExpectColumn(*w.batch, "_kafka_offset", "[0, 2]");
@@ -170,12 +172,12 @@ TEST_F(AvroLoadTest, UnderFailABadRecordNamesItsPlaceAndTheLoaderGoesOn) {
 TEST_F(AvroLoadTest, ARegistryThatIsDownEndsTheWindowWhateverThePolicy) {
   registry_.down = Status::Unavailable("registry at http://r:8081 does not answer");
   ASSERT_OK_AND_ASSIGN(auto loader, Make(BadRecordPolicy::kDeadLetter));
-  Status st = loader->Append(View(Wire(1, Long(1) + Str("a")), 0));
+  Status st = loader->Append(RecordAt(Wire(1, Long(1) + Str("a")), 0));
   ASSERT_EQ(st.code(), StatusCode::kUnavailable) << st.ToString();
   EXPECT_NE(st.message().find("orders[1]@0"), std::string::npos) << st.ToString();
   // Not remembered as bad: once it answers, the id's records load.
   registry_.down = Status::OK();
-  ASSERT_OK(loader->Append(View(Wire(1, Long(1) + Str("a")), 0)));
+  ASSERT_OK(loader->Append(RecordAt(Wire(1, Long(1) + Str("a")), 0)));
   ASSERT_OK_AND_ASSIGN(LoadedWindow w, loader->Finish());
   EXPECT_EQ(w.batch->num_rows(), 1);
   EXPECT_EQ(w.stats.bad_records, 0);
@@ -189,7 +191,7 @@ TEST_F(AvroLoadTest, TheLandingSchemaListsOnlyMetadataColumns) {
       << loader.status().ToString();
   // No metadata column at all: the payload's columns alone.
   ASSERT_OK_AND_ASSIGN(auto bare, Make(BadRecordPolicy::kFail, {}));
-  ASSERT_OK(bare->Append(View(Wire(2, Long(1) + Str("a") + Long(0)), 0)));
+  ASSERT_OK(bare->Append(RecordAt(Wire(2, Long(1) + Str("a") + Long(0)), 0)));
   ASSERT_OK_AND_ASSIGN(LoadedWindow w, bare->Finish());
   EXPECT_EQ(w.batch->num_columns(), 3);
 }
@@ -209,8 +211,8 @@ TEST_F(AvroLoadTest, AWriterSchemaWithMoreColumnsStopsTheWindowAndTheLandingGrow
   ASSERT_OK_AND_ASSIGN(auto loader, Loader::Make(metadata, o));
   const std::vector<std::string> window = {
       Wire(1, Long(1) + Str("a")), Wire(2, Long(2) + Str("b") + Long(1) + Double(0.5))};
-  ASSERT_OK(loader->Append(View(window[0], 0)));
-  Status st = loader->Append(View(window[1], 1));
+  ASSERT_OK(loader->Append(RecordAt(window[0], 0)));
+  Status st = loader->Append(RecordAt(window[1], 1));
   ASSERT_EQ(st.code(), StatusCode::kCancelled) << st.ToString();
   EXPECT_EQ(loader->newer_writer_schema(), 2);
   ASSERT_OK(loader->Finish().status());  // as LoadRange does after a failure
@@ -225,7 +227,7 @@ TEST_F(AvroLoadTest, AWriterSchemaWithMoreColumnsStopsTheWindowAndTheLandingGrow
   EXPECT_EQ(again->arrow_schema()->ToString(),
             "id: int64\nname: string\nscore: double\n_kafka_offset: int64");
   for (size_t i = 0; i < window.size(); ++i) {
-    ASSERT_OK(again->Append(View(window[i], static_cast<int64_t>(i))));
+    ASSERT_OK(again->Append(RecordAt(window[i], static_cast<int64_t>(i))));
   }
   ASSERT_OK_AND_ASSIGN(LoadedWindow w, again->Finish());
   ExpectColumn(*w.batch, "score", "[null, 0.5]");
@@ -251,7 +253,8 @@ TEST_F(AvroLoadTest, AWriterWithColumnsTheLatestLacksIsReadWithoutThem) {
   LoadOptions o;
   o.avro = avro;
   ASSERT_OK_AND_ASSIGN(auto loader, Loader::Make(Schema(), o));
-  ASSERT_OK(loader->Append(View(Wire(5, Long(1) + Str("a") + Long(0) + Str("x")), 0)));
+  ASSERT_OK(
+      loader->Append(RecordAt(Wire(5, Long(1) + Str("a") + Long(0) + Str("x")), 0)));
   EXPECT_EQ(loader->newer_writer_schema(), -1);
   ASSERT_OK_AND_ASSIGN(LoadedWindow w, loader->Finish());
   EXPECT_EQ(w.batch->num_columns(), 3);

@@ -1,16 +1,18 @@
 // Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
 //
 // Loader::Impl: one window's loading, behind the public Loader. JSON payloads
-// (loader.cc, JsonLoad), Avro and Protobuf payloads in the Confluent wire format
-// (avro_load.cc, protobuf_load.cc, on wire_load.h) implement it; Loader::Make picks by
-// LoadOptions::avro and ::protobuf. One virtual call per record
-// (the readers below it stay inline). Internal header.
+// (loader.cc, JsonLoad; plain or in the Confluent wire format), Avro and Protobuf
+// payloads in the wire format (avro_load.cc, protobuf_load.cc, on wire_load.h) implement
+// it; Loader::Make picks by LoadOptions. One virtual call per record (the readers below
+// it stay inline). Internal header.
 #pragma once
 
 #include <arrow/type_fwd.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "kelt/load.h"
 
@@ -48,12 +50,27 @@ namespace load {
 
 /// The Impl for `landing` and `options`' payload format (options.key aside).
 Result<std::unique_ptr<Loader::Impl>> MakeLoadImpl(const Schema& landing,
-                                                   const LoadOptions& options);
+                                                   LoadOptions options);
 
 /// `values` with decoded keys (options.key): the keys land as one more column,
 /// `_kafka_key` (key_load.cc).
 Result<std::unique_ptr<Loader::Impl>> MakeKeyedLoad(std::unique_ptr<Loader::Impl> values,
                                                     const LoadOptions& options);
+
+/// Why a payload without the wire format's header is bad (MALFORMED_PAYLOAD).
+inline constexpr std::string_view kNoWireHeader =
+    "the payload is not in the schema registry's wire format (a magic byte 0 and a "
+    "4-byte schema id)";
+
+/// Read the wire format's header: magic byte 0, then the schema id, 4 bytes big-endian
+/// (the body starts at byte 5). False when the payload has no header.
+inline bool ReadWireHeader(std::string_view payload, int32_t* id) {
+  if (payload.size() < 5 || payload[0] != 0) return false;
+  const auto* b = reinterpret_cast<const uint8_t*>(payload.data());
+  *id = static_cast<int32_t>((uint32_t{b[1]} << 24) | (uint32_t{b[2]} << 16) |
+                             (uint32_t{b[3]} << 8) | uint32_t{b[4]});
+  return true;
+}
 
 /// The loader of Avro payloads: `metadata` holds the landing's `_kafka_*` columns only,
 /// `options.avro` the reader schema and the writer schemas' source.

@@ -17,12 +17,16 @@
 // next reader, so a bad record never leaves the columns misaligned, whatever the
 // policy. A bad record then fails the window, is skipped, or becomes a row of the
 // dead-letter batch (dead_letters.h), by policy; a fatal failure ends the window.
+// JSON in a Schema Registry's wire format (LoadOptions::registry_json) has its header
+// checked (the writer schema id, once per id) and taken off before the readers see it.
 #include "kelt/load.h"
 
 #include <arrow/api.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -81,7 +85,10 @@ Result<std::vector<std::unique_ptr<Loader>>> MakeLoaderPerCore(
   return loaders;
 }
 
-// JSON payloads.
+// JSON payloads; kWireFormat: in a Schema Registry's wire format (LoadOptions::
+// registry_json). Plain JSON gets its own instantiation, so the wire format costs its
+// hot path nothing (bench/load_benchmark: instructions per record unchanged).
+template <bool kWireFormat>
 class JsonLoad final : public Loader::Impl {
  public:
   JsonLoad(load::ColumnPlan plan, LoadOptions options)
@@ -110,25 +117,15 @@ class JsonLoad final : public Loader::Impl {
   }
 
   Status Append(const RecordView& r) override {
-    ++stats_.records;
-    if (r.value) stats_.payload_bytes += static_cast<int64_t>(r.value->size());
-    if (stats_.rows >= row_capacity_) {
-      KELT_RETURN_NOT_OK(Reserve(std::max<int64_t>(1024, stats_.rows), 0));
+    if constexpr (kWireFormat) {
+      if (r.value) {
+        RecordView body;
+        Status st;
+        if (!WireFormatBody(r, &body, &st)) return st;
+        return AppendRecord(body, r);
+      }
     }
-    if (WriteRecord(r)) [[likely]] {
-      ++stats_.rows;
-      return Status::OK();
-    }
-    Rewind();
-    Status st;
-    if (error_.fatal()) {
-      --stats_.records;  // the record is not part of the window
-      st = error_.status();
-    } else {
-      st = HandleBad(r);
-    }
-    error_.Clear();
-    return st;
+    return AppendRecord(r, r);
   }
 
   Result<LoadedWindow> Finish() override {
@@ -156,6 +153,79 @@ class JsonLoad final : public Loader::Impl {
   }
 
  private:
+  // Land `r`, whose payload is the JSON text of the record `raw` (the same record, or
+  // one in the wire format: `raw` is what a bad record reports and dead-letters).
+  [[gnu::always_inline]] Status AppendRecord(const RecordView& r, const RecordView& raw) {
+    ++stats_.records;
+    if (raw.value) stats_.payload_bytes += static_cast<int64_t>(raw.value->size());
+    if (stats_.rows >= row_capacity_) {
+      KELT_RETURN_NOT_OK(Reserve(std::max<int64_t>(1024, stats_.rows), 0));
+    }
+    if (WriteRecord(r)) [[likely]] {
+      ++stats_.rows;
+      return Status::OK();
+    }
+    Rewind();
+    Status st;
+    if (error_.fatal()) {
+      --stats_.records;  // the record is not part of the window
+      st = error_.status();
+    } else {
+      st = HandleBad(raw);
+    }
+    error_.Clear();
+    return st;
+  }
+
+  // A JSON payload in the registry's wire format: true with `*body` the record with its
+  // JSON text when the header is good; else false, the record handled as bad (`*st`
+  // the policy's outcome) or the window to end (`*st` why: a registry that is down).
+  [[gnu::noinline]] bool WireFormatBody(const RecordView& r, RecordView* body,
+                                        Status* st) {
+    int32_t id = -1;
+    if (!load::ReadWireHeader(*r.value, &id)) {
+      *st = Bad(r, kErrorMalformedPayload, std::string(load::kNoWireHeader));
+      return false;
+    }
+    if (id != last_good_id_) {
+      auto it = schema_ids_.find(id);
+      if (it == schema_ids_.end()) {
+        Status check_st = registry_json_->check_schema_id(id);
+        SchemaIdCheck check;
+        if (check_st.code() == StatusCode::kNotFound) {
+          check = {kErrorUnknownSchemaId,
+                   "unknown schema id " + std::to_string(id) + ": " + check_st.message()};
+        } else if (check_st.code() == StatusCode::kInvalid) {
+          check = {kErrorIncompatibleSchema,
+                   "schema id " + std::to_string(id) + ": " + check_st.message()};
+        } else if (!check_st.ok()) {
+          // Not the record's fault (a registry that is down): the window ends.
+          *st = check_st.WithPrefix("JSON payload" + load::RecordPlace(r) + "): ");
+          return false;
+        }
+        it = schema_ids_.emplace(id, std::move(check)).first;
+      }
+      if (!it->second.code.empty()) {
+        *st = Bad(r, it->second.code, it->second.why);
+        return false;
+      }
+      last_good_id_ = id;
+    }
+    *body = r;
+    body->value = r.value->substr(5);
+    return true;
+  }
+
+  // A record bad as a whole, before any column was written.
+  Status Bad(const RecordView& r, std::string_view code, std::string why) {
+    ++stats_.records;
+    stats_.payload_bytes += static_cast<int64_t>(r.value->size());
+    error_.BadRecord(code, std::move(why), -1);
+    Status st = HandleBad(r);
+    error_.Clear();
+    return st;
+  }
+
   // Write one value into every column, by the first reader that takes the record.
   // False with error_ set after writing some columns; the caller rewinds them.
   bool WriteRecord(const RecordView& r) {
@@ -215,9 +285,18 @@ class JsonLoad final : public Loader::Impl {
   load::DomFastReader dom_fast_;
   load::DomExactReader dom_exact_;
   load::DeadLetterWriter dead_letters_;
-  load::RecordError error_;   // why the current record stopped
-  bool force_dom_ = false;    // tests and the fuzzer compare the readers
-  int64_t row_capacity_ = 0;  // rows every writer can take without growing
+  // Wire-format payloads: what the registry said of each writer schema id (an empty
+  // code: a JSON schema), and the last good id, whose records skip the lookup.
+  struct SchemaIdCheck {
+    std::string_view code;
+    std::string why;
+  };
+  const RegistryJsonPayload* registry_json_ = options_.registry_json.get();
+  std::unordered_map<int32_t, SchemaIdCheck> schema_ids_;
+  std::optional<int32_t> last_good_id_;  // any int32 is an id, -1 too
+  load::RecordError error_;              // why the current record stopped
+  bool force_dom_ = false;               // tests and the fuzzer compare the readers
+  int64_t row_capacity_ = 0;             // rows every writer can take without growing
   LoadStats stats_;
 };
 
@@ -230,14 +309,28 @@ Loader::~Loader() = default;
 
 namespace load {
 Result<std::unique_ptr<Loader::Impl>> MakeLoadImpl(const Schema& landing,
-                                                   const LoadOptions& options) {
-  if (options.avro && options.protobuf) {
-    return Status::Invalid("a payload is Avro or Protobuf, not both");
+                                                   LoadOptions options) {
+  if ((options.avro ? 1 : 0) + (options.protobuf ? 1 : 0) +
+          (options.registry_json ? 1 : 0) > 1) {
+    return Status::Invalid(
+        "a payload is Avro, Protobuf or JSON: set one of LoadOptions avro, protobuf and "
+        "registry_json");
   }
   if (options.avro) return MakeAvroLoad(landing, options);
   if (options.protobuf) return MakeProtobufLoad(landing, options);
+  if (options.registry_json && !options.registry_json->check_schema_id) {
+    return Status::Invalid("JSON payloads in the wire format need a check of schema ids");
+  }
+  // RDP's leniency (rule 4, U+FFFD) is for RDP's plain JSON; a registry's JSON body
+  // that is not a JSON object or not UTF-8 is a bad record.
+  if (options.registry_json) options.strict_payload = true;
   KELT_ASSIGN_OR_RAISE(ColumnPlan plan, ColumnPlan::Make(landing));
-  return std::unique_ptr<Loader::Impl>(new JsonLoad(std::move(plan), options));
+  if (options.registry_json) {
+    return std::unique_ptr<Loader::Impl>(
+        std::make_unique<JsonLoad<true>>(std::move(plan), std::move(options)));
+  }
+  return std::unique_ptr<Loader::Impl>(
+      std::make_unique<JsonLoad<false>>(std::move(plan), std::move(options)));
 }
 }  // namespace load
 

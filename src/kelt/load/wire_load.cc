@@ -11,19 +11,6 @@ namespace kelt::load {
 
 namespace {
 
-constexpr std::string_view kNoWireHeader =
-    "the payload is not in the schema registry's wire format (a magic byte 0 and a "
-    "4-byte schema id)";
-
-// The wire format's header: magic byte 0, then the schema id, 4 bytes big-endian.
-bool ReadHeader(std::string_view payload, int32_t* id) {
-  if (payload.size() < 5 || payload[0] != 0) return false;
-  const auto* b = reinterpret_cast<const uint8_t*>(payload.data());
-  *id = static_cast<int32_t>((uint32_t{b[1]} << 24) | (uint32_t{b[2]} << 16) |
-                             (uint32_t{b[3]} << 8) | uint32_t{b[4]});
-  return true;
-}
-
 // The same data under its Relaxed type (no copy: the buffers are shared).
 std::shared_ptr<arrow::ArrayData> WithType(const std::shared_ptr<arrow::ArrayData>& data,
                                            const std::shared_ptr<arrow::DataType>& type) {
@@ -165,7 +152,7 @@ Status WireFormatLoad::Append(const RecordView& r) {
     return Landed();
   }
   int32_t id = -1;
-  if (!ReadHeader(*r.value, &id)) {
+  if (!ReadWireHeader(*r.value, &id)) {
     return Reject(r, kErrorMalformedPayload, "", std::string(kNoWireHeader));
   }
   return AppendBody(r, id, r.value->substr(5));
