@@ -22,6 +22,7 @@
 
 #include "kelt/avro.h"
 #include "kelt/avro/plan.h"
+#include "kelt/common/time_units.h"
 
 namespace kelt {
 
@@ -141,21 +142,6 @@ bool IsStringLike(arrow::Type::type t) {
 
 bool IsBinaryLike(arrow::Type::type t) {
   return t == arrow::Type::BINARY || t == arrow::Type::LARGE_BINARY;
-}
-
-// Units per second of an Arrow time unit.
-int64_t PerSecond(arrow::TimeUnit::type unit) {
-  switch (unit) {
-    case arrow::TimeUnit::SECOND:
-      return 1;
-    case arrow::TimeUnit::MILLI:
-      return 1000;
-    case arrow::TimeUnit::MICRO:
-      return 1000000;
-    case arrow::TimeUnit::NANO:
-      return 1000000000;
-  }
-  return 1;
 }
 
 std::string_view UnitName(int64_t per_second) {
@@ -617,11 +603,14 @@ class EncoderCompiler {
     }
     int64_t arrow_per_second = 0;
     if (time_of_day && t.id() == arrow::Type::TIME32) {
-      arrow_per_second = PerSecond(static_cast<const arrow::Time32Type&>(t).unit());
+      arrow_per_second =
+          TimeUnitsPerSecond(static_cast<const arrow::Time32Type&>(t).unit());
     } else if (time_of_day && t.id() == arrow::Type::TIME64) {
-      arrow_per_second = PerSecond(static_cast<const arrow::Time64Type&>(t).unit());
+      arrow_per_second =
+          TimeUnitsPerSecond(static_cast<const arrow::Time64Type&>(t).unit());
     } else if (!time_of_day && t.id() == arrow::Type::TIMESTAMP) {
-      arrow_per_second = PerSecond(static_cast<const arrow::TimestampType&>(t).unit());
+      arrow_per_second =
+          TimeUnitsPerSecond(static_cast<const arrow::TimestampType&>(t).unit());
     } else {
       return Mismatch(n, t, path,
                       time_of_day ? "expected time32 or time64" : "expected a timestamp");

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "kelt/common/text.h"
+#include "kelt/common/time_units.h"
 #include "kelt/protobuf.h"
 #include "kelt/protobuf/schema.h"
 
@@ -229,20 +230,6 @@ std::string_view BytesAt(const arrow::Array& a, int64_t i) {
   }
 }
 
-// Epoch units per second of a timestamp or duration unit.
-int64_t PerSecond(arrow::TimeUnit::type unit) {
-  switch (unit) {
-    case arrow::TimeUnit::SECOND:
-      return 1;
-    case arrow::TimeUnit::MILLI:
-      return 1000;
-    case arrow::TimeUnit::MICRO:
-      return 1000000;
-    default:
-      return 1000000000;
-  }
-}
-
 // --- writing a message -----------------------------------------------------------------
 
 class Writer {
@@ -353,7 +340,7 @@ class Writer {
       case WellKnown::kTimestamp:
       case WellKnown::kDuration: {
         const bool duration = a.type_id() == arrow::Type::DURATION;
-        const int64_t per = PerSecond(
+        const int64_t per = TimeUnitsPerSecond(
             duration ? static_cast<const arrow::DurationType&>(*a.type()).unit()
                      : static_cast<const arrow::TimestampType&>(*a.type()).unit());
         const int64_t v = duration

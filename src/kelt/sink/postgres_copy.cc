@@ -16,6 +16,7 @@
 #include <memory>
 
 #include "kelt/common/text.h"
+#include "kelt/common/time_units.h"
 #include "kelt/sink/boundary_types.h"
 
 namespace kelt::pg {
@@ -228,20 +229,6 @@ std::string FormatTimeOfDay(int64_t v, int64_t per_second) {
       static_cast<long long>(seconds / 3600), static_cast<long long>(seconds / 60 % 60),
       static_cast<long long>(seconds % 60), digits, static_cast<long long>(scaled));
   return buf;
-}
-
-int64_t TimeUnitsPerSecond(arrow::TimeUnit::type unit) {
-  switch (unit) {
-    case arrow::TimeUnit::SECOND:
-      return 1;
-    case arrow::TimeUnit::MILLI:
-      return 1'000;
-    case arrow::TimeUnit::MICRO:
-      return 1'000'000;
-    case arrow::TimeUnit::NANO:
-      return 1'000'000'000;
-  }
-  return 1;
 }
 
 }  // namespace
