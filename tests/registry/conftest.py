@@ -112,7 +112,7 @@ def subject():
 # --- `kelt run` against the broker and PostgreSQL (test_kelt_avro.py, test_kelt_protobuf.py)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def pg():
     return env_file("KELT_PG_ENV")
 

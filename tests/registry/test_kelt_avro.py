@@ -61,10 +61,10 @@ def order(i, v2=False):
 
 
 def test_an_avro_topic_of_two_schema_versions_lands_in_every_sink(
-        kelt, broker, registry_url, create_topic, every_sink_config, psql, tmp_path):
+        kelt, broker, pg, registry_url, psql, tmp_path):
     topic = "avro-" + uuid.uuid4().hex[:10]
     subject = topic + "-value"
-    create_topic(topic, 2)
+    create_topic(kelt, broker, topic, 2)
     client = SchemaRegistryClient({"url": registry_url})
     ctx = SerializationContext(topic, MessageField.VALUE)
     v1 = AvroSerializer(client, json.dumps(ORDER_V1))
@@ -136,12 +136,12 @@ def test_a_subject_that_does_not_exist_is_a_config_error(validate_subject):
 
 
 def test_a_new_schema_version_mid_run_adds_a_column_in_every_sink(
-        kelt, broker, pg, registry_url, create_topic, psql, tmp_path):
+        kelt, broker, pg, registry_url, psql, tmp_path):
     """The subject moves on while kelt runs: the landing grows by the new column in
     Parquet (new files), DuckDB and PostgreSQL (ALTER TABLE), old rows read null."""
     topic = "avro-" + uuid.uuid4().hex[:10]
     subject = topic + "-value"
-    create_topic(topic, 1)
+    create_topic(kelt, broker, topic, 1)
     client = SchemaRegistryClient({"url": registry_url})
     ctx = SerializationContext(topic, MessageField.VALUE)
     producer = Producer({"bootstrap.servers": broker["KELT_KAFKA_BOOTSTRAP"]})
@@ -195,12 +195,7 @@ def test_a_new_schema_version_mid_run_adds_a_column_in_every_sink(
         got = db.execute("SELECT id, coupon FROM orders ORDER BY id").fetchall()
     assert got == [(i, None) for i in range(20)] + \
         [(i, order(i, True)["coupon"]) for i in range(20, 30)]
-    psql = subprocess.run(
-        ["psql", conninfo, "-At", "-c",
-         f"SELECT count(*), count(coupon) FROM \"{table}\""],
-        capture_output=True, text=True, timeout=60)
-    assert psql.returncode == 0, psql.stderr
-    assert psql.stdout.strip() == "30|5"
+    assert psql(f"SELECT count(*), count(coupon) FROM \"{table}\"") == ["30|5"]
 
 
 ORDER_KEY = {"type": "record", "name": "OrderKey", "namespace": "shop",
@@ -208,7 +203,7 @@ ORDER_KEY = {"type": "record", "name": "OrderKey", "namespace": "shop",
 
 
 def test_avro_keys_land_as_a_struct_column_in_every_sink(kelt, broker, pg, registry_url,
-                                                         tmp_path):
+                                                         psql, tmp_path):
     """`key.format: registry`: keys that AvroSerializer wrote under <topic>-key land as
     `_kafka_key`, a struct in Parquet and DuckDB and jsonb in PostgreSQL; a record
     without a key lands with a null key, a delete (tombstone) keeps its key, and a key
@@ -268,13 +263,9 @@ def test_avro_keys_land_as_a_struct_column_in_every_sink(kelt, broker, pg, regis
                          "FROM orders WHERE _kafka_offset IN (4, 10, 11) "
                          "ORDER BY _kafka_offset").fetchall()
     assert got == [(4, 4, "r1", 4), (10, None, None, 10), (11, 3, "r0", None)]
-    psql = subprocess.run(
-        ["psql", conninfo, "-At", "-c",
-         f"SELECT _kafka_offset, _kafka_key->>'region', (_kafka_key->>'id')::int "
-         f"FROM \"{table}\" WHERE _kafka_offset IN (4, 10) ORDER BY _kafka_offset"],
-        capture_output=True, text=True, timeout=60)
-    assert psql.returncode == 0, psql.stderr
-    assert psql.stdout.splitlines() == ["4|r1|4", "10||"]
+    assert psql(f"SELECT _kafka_offset, _kafka_key->>'region', (_kafka_key->>'id')::int "
+                f"FROM \"{table}\" WHERE _kafka_offset IN (4, 10) "
+                f"ORDER BY _kafka_offset") == ["4|r1|4", "10||"]
 
 
 def test_registry_keys_need_a_subject_when_topics_are_a_pattern(kelt, broker, registry_url,
