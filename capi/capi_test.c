@@ -2,8 +2,10 @@
  *
  * The C ABI from C (compiled as C99): the RDP envelopes and their error texts, the
  * kelt_* consumer on the mock cluster (kelt_mock_cluster_*) with windows read back
- * through the Arrow C stream, and (with --broker) the rdp_* Kafka calls against the real
- * broker whose address is in the file named by KELT_KAFKA_ENV.
+ * through the Arrow C stream, (with --broker) the rdp_* Kafka calls against the real
+ * broker whose address is in the file named by KELT_KAFKA_ENV, and (with --registry)
+ * Avro through the Schema Registry of KELT_REGISTRY_ENV: exported, then landed by the
+ * window consumer and the pipeline.
  */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp, getpid */
 
@@ -680,24 +682,24 @@ done : {
 
 /* ---- --broker: the rdp_* Kafka calls against the real broker ---------------------- */
 
-static int read_bootstrap(char* out, size_t cap) {
-  const char* path = getenv("KELT_KAFKA_ENV");
+/* The value of `key` in the env file (KEY=value lines) named by the variable `var`. */
+static int read_env_value(const char* var, const char* key, char* out, size_t cap) {
+  const char* path = getenv(var);
   char line[512];
   FILE* f;
   if (path == NULL) {
-    fprintf(stderr,
-            "KELT_KAFKA_ENV is not set (run under the ctest kafka_broker fixture)\n");
+    fprintf(stderr, "%s is not set (run under the ctest fixtures)\n", var);
     return 0;
   }
   f = fopen(path, "r");
   if (f == NULL) {
-    fprintf(stderr, "cannot open KELT_KAFKA_ENV file %s\n", path);
+    fprintf(stderr, "cannot open %s file %s\n", var, path);
     return 0;
   }
   while (fgets(line, sizeof line, f) != NULL) {
-    if (starts_with(line, "KELT_KAFKA_BOOTSTRAP=")) {
+    if (starts_with(line, key) && line[strlen(key)] == '=') {
       size_t len;
-      snprintf(out, cap, "%s", line + strlen("KELT_KAFKA_BOOTSTRAP="));
+      snprintf(out, cap, "%s", line + strlen(key) + 1);
       len = strlen(out);
       while (len > 0 && (out[len - 1] == '\n' || out[len - 1] == '\r')) out[--len] = '\0';
       fclose(f);
@@ -705,8 +707,12 @@ static int read_bootstrap(char* out, size_t cap) {
     }
   }
   fclose(f);
-  fprintf(stderr, "no KELT_KAFKA_BOOTSTRAP in %s\n", path);
+  fprintf(stderr, "no %s in %s\n", key, path);
   return 0;
+}
+
+static int read_bootstrap(char* out, size_t cap) {
+  return read_env_value("KELT_KAFKA_ENV", "KELT_KAFKA_BOOTSTRAP", out, cap);
 }
 
 static void test_rdp_broker(void) {
@@ -808,9 +814,169 @@ static void test_rdp_pipeline(void) {
   rmdir(dir);
 }
 
+/* ---- --registry: the value formats of a Schema Registry, both ways ------------------ */
+
+/* Rows {id, name} from..from+n-1 as Avro records of `subject` (registered from the
+ * dataset's schema), through rdp_kafka_export_dataset_json. */
+static void produce_avro_rows(const char* brokers, const char* registry, const char* topic,
+                              int from, int n, int with_tier) {
+  char dataset[8192], config[1024];
+  size_t len;
+  int i;
+  RdpJsonSlice s = {0};
+  char* json;
+  char expected[256];
+  len = (size_t)snprintf(dataset, sizeof dataset,
+                         "{\"schema\":{\"fields\":[{\"name\":\"id\",\"data_type\":"
+                         "\"Int64\"},{\"name\":\"name\",\"data_type\":\"Utf8\"}%s]},"
+                         "\"rows\":[",
+                         with_tier ? ",{\"name\":\"tier\",\"data_type\":\"Utf8\"}" : "");
+  for (i = from; i < from + n; ++i) {
+    len += (size_t)snprintf(dataset + len, sizeof dataset - len,
+                            "%s[{\"Int64\":%d},{\"Utf8\":\"row %d\"}%s]",
+                            i > from ? "," : "", i, i,
+                            with_tier ? ",{\"Utf8\":\"gold\"}" : "");
+  }
+  snprintf(dataset + len, sizeof dataset - len, "]}");
+  snprintf(config, sizeof config,
+           "{\"brokers\":\"%s\",\"topic\":\"%s\",\"key_column\":\"id\","
+           "\"value_format\":\"avro\",\"subject\":\"%s-value\",\"auto_register\":true,"
+           "\"registry\":{\"url\":\"%s\"}}",
+           brokers, topic, topic, registry);
+  rdp_kafka_export_dataset_json(&s, config, dataset);
+  json = take(s);
+  snprintf(expected, sizeof expected,
+           "{\"ok\":true,\"interchange\":{\"kind\":\"kafka_export\",\"topic\":\"%s\","
+           "\"row_count\":%d}}",
+           topic, n);
+  CHECK_EQ_STR(json, expected);
+  free(json);
+}
+
+static void test_kelt_registry(void) {
+  char brokers[256], registry[256], topic[128], config[2048], schema[256];
+  char dir[] = "/tmp/kelt-capi-reg-XXXXXX";
+  kelt_consumer* c = NULL;
+  kelt_pipeline* p = NULL;
+  kelt_error* err = NULL;
+  char* json = NULL;
+  int64_t rows = 0;
+  int polls, seen7 = 0;
+  const int n = 40;
+  if (!read_bootstrap(brokers, sizeof brokers) ||
+      !read_env_value("KELT_REGISTRY_ENV", "KELT_REGISTRY_URL", registry,
+                      sizeof registry)) {
+    CHECK(0);
+    return;
+  }
+  snprintf(topic, sizeof topic, "capi-avro-%ld-%d", (long)time(NULL), (int)getpid());
+  produce_avro_rows(brokers, registry, topic, 1, n, 0);
+
+  /* The window consumer lands them with the subject's schema, after _kafka_*. */
+  snprintf(config, sizeof config,
+           "{\"brokers\":\"%s\",\"group_id\":\"%s-g\",\"topic\":\"%s\","
+           "\"max_records\":1000,\"max_wait_ms\":5000,\"registry\":{\"url\":\"%s\"}}",
+           brokers, topic, topic, registry);
+  snprintf(schema, sizeof schema, "registry:%s-value", topic);
+  if (kelt_consumer_new(config, schema, &c, &err) != KELT_OK) {
+    fprintf(stderr, "kelt_consumer_new(registry): %s\n", kelt_error_message(err));
+    CHECK(0);
+    kelt_error_free(err);
+    return;
+  }
+  for (polls = 0; polls < 20 && rows < n; ++polls) {
+    kelt_window* w = NULL;
+    if (kelt_consumer_poll(c, &w, &err) != KELT_OK) {
+      fprintf(stderr, "poll: %s\n", kelt_error_message(err));
+      CHECK(0);
+      kelt_error_free(err);
+      break;
+    }
+    CHECK(kelt_window_num_rows(w) == kelt_window_num_records(w));
+    rows += kelt_window_num_rows(w);
+    if (kelt_window_num_rows(w) > 0) {
+      CHECK(kelt_window_to_dataset_json(w, &json, NULL) == KELT_OK);
+      /* the subject's fields, then the metadata columns */
+      CHECK_PREFIX(json,
+                   "{\"schema\":{\"fields\":[{\"name\":\"id\",\"data_type\":\"Int64\"},"
+                   "{\"name\":\"name\",\"data_type\":\"Utf8\"},"
+                   "{\"name\":\"_kafka_topic\"");
+      CHECK(strstr(json, "{\"name\":\"_kafka_offset\"") != NULL);
+      if (strstr(json, "[{\"Int64\":7},{\"Utf8\":\"row 7\"},") != NULL) seen7 = 1;
+      kelt_string_free(json);
+      CHECK(kelt_consumer_commit(c, w, NULL) == KELT_OK);
+    }
+    kelt_window_free(w);
+  }
+  CHECK(rows == n);
+  CHECK(seen7);
+
+  /* A second version of the subject adds a column: the same consumer's windows grow. */
+  produce_avro_rows(brokers, registry, topic, n + 1, 10, 1);
+  for (polls = 0; polls < 20 && rows < n + 10; ++polls) {
+    kelt_window* w = NULL;
+    if (kelt_consumer_poll(c, &w, &err) != KELT_OK) {
+      fprintf(stderr, "poll after growth: %s\n", kelt_error_message(err));
+      CHECK(0);
+      kelt_error_free(err);
+      break;
+    }
+    rows += kelt_window_num_rows(w);
+    if (kelt_window_num_rows(w) > 0) {
+      CHECK(kelt_window_to_dataset_json(w, &json, NULL) == KELT_OK);
+      CHECK(strstr(json, "{\"name\":\"tier\",\"data_type\":\"Utf8\"}") != NULL);
+      CHECK(strstr(json, "{\"Utf8\":\"gold\"}") != NULL);
+      kelt_string_free(json);
+      CHECK(kelt_consumer_commit(c, w, NULL) == KELT_OK);
+    }
+    kelt_window_free(w);
+  }
+  CHECK(rows == n + 10);
+  CHECK(kelt_consumer_close(c, NULL) == KELT_OK);
+  kelt_consumer_free(c);
+  c = NULL;
+
+  /* An unknown subject is a config error naming it; no consumer is made. */
+  CHECK(kelt_consumer_new(config, "registry:capi-no-such-subject", &c, &err) ==
+        KELT_INVALID);
+  CHECK(c == NULL);
+  if (err != NULL) {
+    CHECK(strstr(kelt_error_message(err), "capi-no-such-subject") != NULL);
+    kelt_error_free(err);
+    err = NULL;
+  }
+
+  /* The pipeline: `schema: registry:<subject>` lands every row into Parquet. */
+  CHECK(mkdtemp(dir) != NULL);
+  snprintf(config, sizeof config,
+           "{\"brokers\":\"%s\",\"group\":\"%s-pipe\",\"topics\":[\"%s\"],"
+           "\"schema\":\"registry:%s-value\",\"registry\":{\"url\":\"%s\"},"
+           "\"until_caught_up\":true,\"sinks\":[{\"parquet\":{\"root\":\"landing\"}}]}",
+           brokers, topic, topic, topic, registry);
+  if (kelt_pipeline_new(config, dir, &p, &err) != KELT_OK) {
+    fprintf(stderr, "kelt_pipeline_new(registry): %s\n", kelt_error_message(err));
+    CHECK(0);
+    kelt_error_free(err);
+    return;
+  }
+  CHECK(kelt_pipeline_run(p, NULL) == KELT_OK);
+  CHECK(kelt_pipeline_stats_json(p, &json, NULL) == KELT_OK);
+  {
+    char want[64];
+    snprintf(want, sizeof want, "\"rows\":%d,\"bad_records\":0", n + 10);
+    if (strstr(json, want) == NULL) fprintf(stderr, "stats: %s\n", json);
+    CHECK(strstr(json, want) != NULL);
+  }
+  kelt_string_free(json);
+  CHECK(kelt_pipeline_close(p, NULL) == KELT_OK);
+  kelt_pipeline_free(p);
+}
+
 int main(int argc, char** argv) {
   if (argc > 1 && strcmp(argv[1], "--broker") == 0) {
     test_rdp_broker();
+  } else if (argc > 1 && strcmp(argv[1], "--registry") == 0) {
+    test_kelt_registry();
   } else {
     test_rdp_load();
     test_rdp_errors();

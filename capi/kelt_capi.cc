@@ -122,6 +122,58 @@ Result<kelt::Schema> ParseSchemaArg(std::string_view json) {
   return schema;
 }
 
+// A landing schema argument of the form "registry:<subject>" (spaces around allowed).
+bool IsRegistrySchema(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\n')) text.remove_prefix(1);
+  return text.rfind("registry:", 0) == 0;
+}
+
+// The consumer config's registry keys (`registry` {url, username, …} as the producer
+// config has them, `key_format` raw|registry, `key_subject`, `message`) and the subject
+// of `schema_text` ("registry:<subject>"), resolved by the registry now.
+Result<kelt::RegistryLanding> RegistryLanding(std::string_view config,
+                                              std::string_view schema_text,
+                                              const std::vector<std::string>& topics,
+                                              const kelt::LoadOptions& load) {
+  kelt::RegistryLandingRequest request;
+  KELT_ASSIGN_OR_RAISE(kelt::ValueFormatOptions format,
+                       kelt::ParseValueFormatJson(config));
+  request.registry = std::move(format.registry);
+  std::string_view subject = schema_text.substr(schema_text.find(':') + 1);
+  while (!subject.empty() && (subject.back() == ' ' || subject.back() == '\n')) {
+    subject.remove_suffix(1);
+  }
+  request.subject = std::string(subject);
+  request.topics = topics;
+  request.load = load;
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  if (parser.parse(config.data(), config.size()).get(root) != simdjson::SUCCESS) {
+    return Status::ParseError("config JSON: not JSON");
+  }
+  auto text = [&](const char* key, std::string* out) -> Status {
+    auto v = root[key];
+    if (v.error() != simdjson::SUCCESS || v.is_null()) return Status::OK();
+    std::string_view s;
+    if (v.get_string().get(s) != simdjson::SUCCESS) {
+      return Status::Invalid(std::string(key) + ": expected a string");
+    }
+    *out = std::string(s);
+    return Status::OK();
+  };
+  KELT_RETURN_NOT_OK(text("message", &request.message));
+  KELT_RETURN_NOT_OK(text("key_subject", &request.key_subject));
+  std::string key_format;
+  KELT_RETURN_NOT_OK(text("key_format", &key_format));
+  if (key_format == "registry") {
+    request.key_format = kelt::KeyFormat::kRegistry;
+  } else if (!key_format.empty() && key_format != "raw") {
+    return Status::Invalid("key_format: expected \"raw\" or \"registry\", got \"" +
+                           key_format + "\"");
+  }
+  return kelt::ResolveRegistryLanding(request);
+}
+
 // Prefix a config error with "config JSON: " unless the parser already did.
 Status ConfigStatus(const Status& st) {
   if (st.message().rfind("config JSON: ", 0) == 0) return st;
@@ -280,6 +332,8 @@ Status ExportBatch(const std::shared_ptr<arrow::RecordBatch>& batch,
 struct kelt_consumer {
   std::unique_ptr<kelt::Consumer> consumer;
   std::unique_ptr<kelt::Loader> loader;
+  kelt::Schema landing;    // what the loader was made of: a registry landing grows
+  kelt::LoadOptions load;  // (kelt_consumer_poll)
   kelt::WindowOptions window;
   bool closed = false;
 };
@@ -463,9 +517,20 @@ kelt_status kelt_consumer_new(const char* config_json, const char* landing_schem
         }
       }
     }
-    KELT_ASSIGN_OR_RAISE(kelt::Schema schema, ParseSchemaArg(schema_text));
+    kelt::Schema schema;
+    if (IsRegistrySchema(schema_text)) {
+      // "registry:<subject>": the subject's latest schema, asked of the registry now.
+      auto landing = RegistryLanding(config, schema_text, call->consumer.topics, load);
+      if (!landing.ok()) return ConfigStatus(landing.status());
+      schema = std::move(landing->landing);
+      load = std::move(landing->load);
+    } else {
+      KELT_ASSIGN_OR_RAISE(schema, ParseSchemaArg(schema_text));
+    }
     auto handle = std::make_unique<kelt_consumer>();
     KELT_ASSIGN_OR_RAISE(handle->loader, kelt::Loader::Make(schema, load));
+    handle->landing = std::move(schema);
+    handle->load = std::move(load);
     KELT_ASSIGN_OR_RAISE(handle->consumer, kelt::Consumer::Make(call->consumer));
     handle->window = call->window;
     *out = handle.release();
@@ -480,9 +545,25 @@ kelt_status kelt_consumer_poll(kelt_consumer* consumer, kelt_window** out,
     if (out == nullptr) return NullArg("out");
     *out = nullptr;
     if (consumer->closed) return Status::Invalid("consumer: already closed");
-    KELT_ASSIGN_OR_RAISE(
-        kelt::LoadedPoll polled,
-        kelt::PollLoaded(*consumer->consumer, *consumer->loader, consumer->window));
+    auto poll = [&] {
+      return kelt::PollLoaded(*consumer->consumer, *consumer->loader, consumer->window);
+    };
+    auto loaded = poll();
+    // A registry record of a newer schema version with more columns stopped the load
+    // (the window was given back): the landing grows to it and the window loads again.
+    for (int growth = 0; !loaded.ok() && growth < 16 &&
+                         loaded.status().code() == kelt::StatusCode::kCancelled &&
+                         consumer->loader->newer_writer_schema() >= 0;
+         ++growth) {
+      auto grown = kelt::GrownLoadOptions(consumer->load,
+                                          consumer->loader->newer_writer_schema());
+      if (!grown.ok()) return grown.status().WithPrefix("growing the landing schema: ");
+      KELT_ASSIGN_OR_RAISE(consumer->loader,
+                           kelt::Loader::Make(consumer->landing, *grown));
+      consumer->load = std::move(*grown);
+      loaded = poll();
+    }
+    KELT_ASSIGN_OR_RAISE(kelt::LoadedPoll polled, std::move(loaded));
     const kelt::Window& w = polled.window;
     auto handle = std::make_unique<kelt_window>();
     handle->landed = std::move(polled.loaded);

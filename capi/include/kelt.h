@@ -175,7 +175,16 @@ typedef struct kelt_window kelt_window;
  * max_wait_ms (window deadline, default 15000), max_bytes, group_protocol ("classic"
  * default | "consumer", KIP-848), instance_id (static membership), on_bad_record
  * ("fail" default | "skip" | "dead_letter"). Auto commit is off: nothing is committed
- * unless kelt_consumer_commit is called. `landing_schema_json` is {"fields":[…]}.
+ * unless kelt_consumer_commit is called. `landing_schema_json` is {"fields":[…]}, or
+ * "registry:<subject>": payloads in a Schema Registry's wire format land with the
+ * subject's latest Avro, Protobuf or JSON Schema (asked now; a newer version met later
+ * grows the window's columns), followed by the `_kafka_*` columns. The registry is the config's
+ * `registry` object (url, username, password, bearer_token, ca_location,
+ * certificate_location, key_location, key_password, timeout_ms, as for
+ * rdp_kafka_export_dataset_json); `message` picks a Protobuf subject's message;
+ * `key_format` "registry" decodes keys by `key_subject` (default <topic>-key) into a
+ * `_kafka_key` column. An unknown subject or an unreachable registry is KELT_INVALID
+ * naming it.
  * On success *out receives a consumer owned by the caller (kelt_consumer_free). */
 KELT_EXPORT kelt_status kelt_consumer_new(const char* config_json,
                                           const char* landing_schema_json,

@@ -116,6 +116,28 @@ Result<EltConfig> ParseEltConfig(std::string_view text,
 /// checks and defaults as `kelt run`; any other key is an error.
 Result<ConsumerOptions> ParseConsumerConfig(std::string_view text);
 
+/// The landing of a registry subject for a program's window consumer (the C ABI's
+/// kelt_consumer_new, Java's KeltConsumer): what `schema: registry:<subject>` and
+/// `key.format: registry` resolve to in a config, asked of the registry now. `topics`
+/// gives the key subject's default (`<topic>-key`, for one topic); `load` carries the
+/// caller's bad-record policy. Errors name the key (`schema`, `key.subject`) as
+/// ParseEltConfig's do; secrets are never shown.
+struct RegistryLandingRequest {
+  RegistryOptions registry;
+  std::string subject;
+  std::string message;  ///< a Protobuf subject's message (empty: the file's first)
+  KeyFormat key_format = KeyFormat::kRaw;
+  std::string key_subject;
+  std::vector<std::string> topics;
+  LoadOptions load;
+};
+struct RegistryLanding {
+  Schema landing;    ///< the `_kafka_*` columns (the payload's come from `load`)
+  LoadOptions load;  ///< with avro, protobuf or registry_json (and key) set
+  std::string origin;
+};
+Result<RegistryLanding> ResolveRegistryLanding(const RegistryLandingRequest& request);
+
 /// Read `path` and parse it (base directory: the file's); errors are prefixed with the
 /// path. An empty `path` parses an empty document (overrides only).
 Result<EltConfig> LoadEltConfig(const std::filesystem::path& path,

@@ -167,6 +167,12 @@ struct LoadOptions {
   std::shared_ptr<const LoadOptions> key;
 };
 
+/// `options` with its Avro or Protobuf reader grown to take writer schema `writer_id`'s
+/// added columns (EvolvedAvroPayload, EvolvedProtobufPayload): what a caller loads the
+/// window again with after Loader::newer_writer_schema() stopped it. kInvalid without
+/// an Avro or Protobuf payload, or when the landing may not grow to it.
+Result<LoadOptions> GrownLoadOptions(const LoadOptions& options, int32_t writer_id);
+
 /// Counters of one window.
 struct LoadStats {
   int64_t records = 0;      ///< records offered to the loader

@@ -1596,6 +1596,35 @@ Result<ConsumerOptions> ParseConsumerConfig(std::string_view text) {
   return std::move(c.elt.consumer);
 }
 
+Result<RegistryLanding> ResolveRegistryLanding(const RegistryLandingRequest& request) {
+  EltConfig c;
+  c.registry = request.registry;
+  c.schema_subject = request.subject;
+  c.schema_message = request.message;
+  c.key_format = request.key_format;
+  c.key_subject = request.key_subject;
+  c.elt.consumer.topics = request.topics;
+  c.elt.load = request.load;
+  c.elt.load.key.reset();
+  Reader r(".", {}, /*built_by_program=*/true);
+  const YAML::Node none;
+  try {
+    if (c.schema_subject.empty()) {
+      r.Error("schema", none, "a registry landing needs a subject (registry:<subject>)");
+    } else {
+      ResolveRegistrySchema(r, none, c);
+    }
+    if (c.key_format == KeyFormat::kRegistry && !r.HasError("schema")) {
+      ResolveKeySchema(r, YAML::Node(YAML::NodeType::Map), c);
+    }
+  } catch (const YAML::Exception& e) {
+    return Status::Invalid("registry landing: " + OneLine(e.msg));
+  }
+  KELT_RETURN_NOT_OK(r.Problems());
+  return RegistryLanding{std::move(c.elt.landing), std::move(c.elt.load),
+                         std::move(c.schema_origin)};
+}
+
 Result<EltConfig> LoadEltConfig(const std::filesystem::path& path,
                                 const std::vector<ConfigOverride>& overrides) {
   if (path.empty()) return ParseEltConfig("", std::filesystem::current_path(), overrides);

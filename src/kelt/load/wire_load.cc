@@ -249,3 +249,20 @@ Status WireFormatLoad::Reject(const RecordView& r, std::string_view code,
 }
 
 }  // namespace kelt::load
+
+namespace kelt {
+
+Result<LoadOptions> GrownLoadOptions(const LoadOptions& options, int32_t writer_id) {
+  LoadOptions grown = options;
+  if (options.avro) {
+    KELT_ASSIGN_OR_RAISE(grown.avro, EvolvedAvroPayload(*options.avro, writer_id));
+  } else if (options.protobuf) {
+    KELT_ASSIGN_OR_RAISE(grown.protobuf,
+                         EvolvedProtobufPayload(*options.protobuf, writer_id));
+  } else {
+    return Status::Invalid("only Avro and Protobuf landings grow");
+  }
+  return grown;
+}
+
+}  // namespace kelt

@@ -462,17 +462,10 @@ class EltLoop::Impl {
   // `writer_id`'s added columns, and have every sink add them (after the window in
   // flight is written).
   Status GrowLanding(int32_t writer_id) {
-    LoadOptions load = o_.load;
-    const int32_t before = ReaderSchemaId(load);
-    if (load.avro) {
-      auto grown = EvolvedAvroPayload(*load.avro, writer_id);
-      if (!grown.ok()) return grown.status().WithPrefix("growing the landing schema: ");
-      load.avro = std::move(*grown);
-    } else {
-      auto grown = EvolvedProtobufPayload(*load.protobuf, writer_id);
-      if (!grown.ok()) return grown.status().WithPrefix("growing the landing schema: ");
-      load.protobuf = std::move(*grown);
-    }
+    const int32_t before = ReaderSchemaId(o_.load);
+    auto grown = GrownLoadOptions(o_.load, writer_id);
+    if (!grown.ok()) return grown.status().WithPrefix("growing the landing schema: ");
+    LoadOptions load = std::move(*grown);
     KELT_ASSIGN_OR_RAISE(auto loaders, MakeLoaderPerCore(landing_, load));
     const std::shared_ptr<arrow::Schema>& schema = loaders[0]->arrow_schema();
     KELT_RETURN_NOT_OK(Settle());
