@@ -124,7 +124,8 @@ Result<kelt::Schema> ParseSchemaArg(std::string_view json) {
 
 // A landing schema argument of the form "registry:<subject>" (spaces around allowed).
 bool IsRegistrySchema(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\n')) text.remove_prefix(1);
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\n'))
+    text.remove_prefix(1);
   return text.rfind("registry:", 0) == 0;
 }
 
@@ -555,8 +556,8 @@ kelt_status kelt_consumer_poll(kelt_consumer* consumer, kelt_window** out,
                          loaded.status().code() == kelt::StatusCode::kCancelled &&
                          consumer->loader->newer_writer_schema() >= 0;
          ++growth) {
-      auto grown = kelt::GrownLoadOptions(consumer->load,
-                                          consumer->loader->newer_writer_schema());
+      auto grown =
+          kelt::GrownLoadOptions(consumer->load, consumer->loader->newer_writer_schema());
       if (!grown.ok()) return grown.status().WithPrefix("growing the landing schema: ");
       KELT_ASSIGN_OR_RAISE(consumer->loader,
                            kelt::Loader::Make(consumer->landing, *grown));

@@ -178,8 +178,8 @@ typedef struct kelt_window kelt_window;
  * unless kelt_consumer_commit is called. `landing_schema_json` is {"fields":[…]}, or
  * "registry:<subject>": payloads in a Schema Registry's wire format land with the
  * subject's latest Avro, Protobuf or JSON Schema (asked now; a newer version met later
- * grows the window's columns), followed by the `_kafka_*` columns. The registry is the config's
- * `registry` object (url, username, password, bearer_token, ca_location,
+ * grows the window's columns), followed by the `_kafka_*` columns. The registry is the
+ * config's `registry` object (url, username, password, bearer_token, ca_location,
  * certificate_location, key_location, key_password, timeout_ms, as for
  * rdp_kafka_export_dataset_json); `message` picks a Protobuf subject's message;
  * `key_format` "registry" decodes keys by `key_subject` (default <topic>-key) into a

@@ -1000,13 +1000,14 @@ const std::vector<KeySpec>& Specs() {
               }
             })
             .Consumer());
-    add(Custom("schema", "path|map", "(required)",
-               {"--schema", "landing_schema",
-                "landing schema: a JSON file (relative to the config file), inline, or "
-                "registry:<subject> (the subject's latest Avro, Protobuf or JSON Schema)"},
-               [](Reader& r, const std::string&, const YAML::Node& v, const Target& t) {
-                 ReadSchema(r, v, t.config);
-               }));
+    add(Custom(
+        "schema", "path|map", "(required)",
+        {"--schema", "landing_schema",
+         "landing schema: a JSON file (relative to the config file), inline, or "
+         "registry:<subject> (the subject's latest Avro, Protobuf or JSON Schema)"},
+        [](Reader& r, const std::string&, const YAML::Node& v, const Target& t) {
+          ReadSchema(r, v, t.config);
+        }));
     add(Str("registry.url", [](EltConfig & c) -> auto& { return c.registry.url; },
             {"--registry-url", "registry_url",
              "Schema Registry base URL (Apicurio: …/apis/ccompat/v7), for "

@@ -311,7 +311,8 @@ namespace load {
 Result<std::unique_ptr<Loader::Impl>> MakeLoadImpl(const Schema& landing,
                                                    LoadOptions options) {
   if ((options.avro ? 1 : 0) + (options.protobuf ? 1 : 0) +
-          (options.registry_json ? 1 : 0) > 1) {
+          (options.registry_json ? 1 : 0) >
+      1) {
     return Status::Invalid(
         "a payload is Avro, Protobuf or JSON: set one of LoadOptions avro, protobuf and "
         "registry_json");
