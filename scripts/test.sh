@@ -79,11 +79,17 @@ echo "$demo_out" | grep -q '^5 rows$' || { echo "$demo_out" >&2; echo "demo: SQL
 
 # The language wrappers over the release build, against one local broker for all of them
 # (stopped on exit, whatever happens). Each suite fails, never skips, without the broker.
-step "wrapper suites: Java (libkelt.so via Panama FFM) against a local broker"
+step "wrapper suites: Java (libkelt.so via Panama FFM) against a local broker and registry"
 wrappers_kafka="$KELT_ROOT/build/release/kafka-wrappers"
 bash scripts/kafka.sh start --dir "$wrappers_kafka" >/dev/null
 trap 'bash scripts/kafka.sh stop --dir "$wrappers_kafka" >/dev/null 2>&1 || true' EXIT
 export KELT_KAFKA_ENV="$wrappers_kafka/env"
+# A Schema Registry for the Java and Python registry tests (stopped with the broker).
+wrappers_registry="$KELT_ROOT/build/release/registry-wrappers"
+bash scripts/registry.sh start --dir "$wrappers_registry" >/dev/null
+trap 'bash scripts/kafka.sh stop --dir "$wrappers_kafka" >/dev/null 2>&1 || true
+      bash scripts/registry.sh stop --dir "$wrappers_registry" >/dev/null 2>&1 || true' EXIT
+export KELT_REGISTRY_ENV="$wrappers_registry/env"
 [ -x "${KELT_JAVA25_HOME:-}/bin/java" ] || { echo "no Java 25 JDK (KELT_JAVA25_HOME)" >&2; exit 1; }
 (cd java && JAVA_HOME="$KELT_JAVA25_HOME" mvn -q -B clean test \
   -Dkelt.library="$KELT_ROOT/build/release/capi/libkelt.so")
@@ -93,15 +99,9 @@ cat java/target/surefire-reports/TEST-*.xml | grep -o '<testsuite [^>]*' \
 step "wrapper suites: Python (pip install ., pytest, the consume benchmark on 100k records)"
 # Reuses build/python/<tag> and ccache: fast after the first build.
 "$KELT_VENV/bin/python" -m pip install --quiet --no-build-isolation --no-deps .
-# A Schema Registry for python/tests/test_registry.py (stopped with the broker).
-wrappers_registry="$KELT_ROOT/build/release/registry-wrappers"
-bash scripts/registry.sh start --dir "$wrappers_registry" >/dev/null
-trap 'bash scripts/kafka.sh stop --dir "$wrappers_kafka" >/dev/null 2>&1 || true
-      bash scripts/registry.sh stop --dir "$wrappers_registry" >/dev/null 2>&1 || true' EXIT
-KELT_REGISTRY_ENV="$wrappers_registry/env" \
-  "$KELT_VENV/bin/python" -m pytest -q -p no:cacheprovider python/tests
+"$KELT_VENV/bin/python" -m pytest -q -p no:cacheprovider python/tests
 # The registry tests that need this tree's Python package (ctest leaves them out).
-KELT_REGISTRY_ENV="$wrappers_registry/env" KELT_BIN="$KELT_ROOT/build/release/cli/kelt" \
+KELT_BIN="$KELT_ROOT/build/release/cli/kelt" \
   "$KELT_VENV/bin/python" -m pytest -q -p no:cacheprovider -m python_package \
   tests/registry/test_kelt_produce.py
 bash scripts/registry.sh stop --dir "$wrappers_registry" >/dev/null
