@@ -1,8 +1,11 @@
 # Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
-"""`kelt produce --value-format avro --subject S`: NDJSON lines sent as Avro records in
-the Confluent wire format, read back by confluent-kafka's AvroDeserializer (exactly the
-values) and landed by `kelt run --schema registry:S` (the round trip); --auto-register; a
-schema the registry's compatibility rule refuses; a registry that does not answer.
+"""`kelt produce --value-format avro|protobuf|json-schema --subject S`: NDJSON lines sent
+as Avro, Protobuf or JSON Schema records in the Confluent wire format, read back by
+confluent-kafka's AvroDeserializer, ProtobufDeserializer (a message class built at run time
+from the registered schema by protoc) and JSONDeserializer (exactly the values) and landed
+by `kelt run --schema registry:S` (the round trip); --auto-register; --message; a schema
+the registry's compatibility rule refuses; records that do not fit; a registry that does
+not answer.
 
 Needs the registry (KELT_REGISTRY_ENV), the broker (KELT_KAFKA_ENV) and the binary under
 test (KELT_BIN): tests/CMakeLists.txt's registry_tests.
@@ -12,6 +15,7 @@ import decimal
 import inspect
 import json
 import os
+import pathlib
 import subprocess
 import uuid
 
@@ -21,7 +25,11 @@ import pytest
 from confluent_kafka import Consumer
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroDeserializer
+from confluent_kafka.schema_registry.json_schema import JSONDeserializer
+from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer
 from confluent_kafka.serialization import MessageField, SerializationContext
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from google.protobuf.json_format import MessageToDict
 
 from conftest import create_topic
 
@@ -74,19 +82,21 @@ def order_line(i):
     return json.dumps(line), value
 
 
-def produce(kelt, broker, topic, path, *args, registry_url=None):
+def produce(kelt, broker, topic, path, *args, registry_url=None, fmt="avro"):
     env = dict(os.environ)
     env.pop("KELT_REGISTRY_URL", None)
     cmd = [kelt, "produce", "--brokers", broker["KELT_KAFKA_BOOTSTRAP"], "--topic", topic,
-           "--file", str(path), "--value-format", "avro", *args]
+           "--file", str(path), "--value-format", fmt, *args]
     if registry_url:
         cmd += ["--registry-url", registry_url]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
 
 
-def read_back(broker, registry_url, topic, count, wait=60):
-    """(key, value) of the topic's first `count` records, values by AvroDeserializer."""
-    deserialize = AvroDeserializer(SchemaRegistryClient({"url": registry_url}))
+def read_back(broker, registry_url, topic, count, wait=60, deserialize=None):
+    """(key, value, raw) of the topic's first `count` records, values by
+    `deserialize` (default: AvroDeserializer)."""
+    if deserialize is None:
+        deserialize = AvroDeserializer(SchemaRegistryClient({"url": registry_url}))
     ctx = SerializationContext(topic, MessageField.VALUE)
     consumer = Consumer({"bootstrap.servers": broker["KELT_KAFKA_BOOTSTRAP"],
                          "group.id": topic + "-check", "auto.offset.reset": "earliest",
@@ -230,12 +240,11 @@ def test_without_a_subject_version_or_a_registry_it_fails_clearly(
     assert missing.returncode == 1
     assert "needs --registry-url" in missing.stderr
 
-    proto = subprocess.run(
-        [kelt, "produce", "--brokers", broker["KELT_KAFKA_BOOTSTRAP"], "--topic", "t",
-         "--file", str(path), "--value-format", "protobuf", "--subject", unknown,
-         "--registry-url", registry_url], capture_output=True, text=True, timeout=60)
-    assert proto.returncode == 1
-    assert "cannot write protobuf records yet" in proto.stderr
+    for fmt in ("protobuf", "json-schema"):
+        done = produce(kelt, broker, "t-" + uuid.uuid4().hex[:8], path, "--subject",
+                       unknown, registry_url=registry_url, fmt=fmt)
+        assert done.returncode == 1, (fmt, done.stdout)
+        assert unknown in done.stderr, done.stderr
 
 
 @pytest.fixture

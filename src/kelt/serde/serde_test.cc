@@ -46,12 +46,29 @@ TEST(ValueFormatJsonTest, MistakesNameTheKey) {
       R"({"value_format":"avro","subject":"s","registry":{"url":"u","user":"x"}})");
   EXPECT_NE(r.status().message().find("registry.user: unknown key"), std::string::npos);
   r = ParseValueFormatJson(R"({"subject":"s"})");
-  EXPECT_EQ(r.status().message(), "subject: needs value_format avro");
-  r = ParseValueFormatJson(
-      R"({"value_format":"protobuf","subject":"s","registry":{"url":"u"}})");
-  EXPECT_EQ(r.status().code(), StatusCode::kNotImplemented);
   EXPECT_EQ(r.status().message(),
-            "kelt cannot write protobuf records yet (issue #14): use avro or json");
+            "subject: needs value_format avro, protobuf or json-schema");
+  r = ParseValueFormatJson(
+      R"({"value_format":"avro","subject":"s","message":"a.B","registry":{"url":"u"}})");
+  EXPECT_EQ(r.status().message(),
+            "message: names a Protobuf message: it needs value_format protobuf");
+  r = ParseValueFormatJson(R"({"value_format":"protobuf","subject":"s","message":"a.B",
+      "auto_register":true,"registry":{"url":"u"}})");
+  EXPECT_NE(r.status().message().find("message: picks a message of the subject's latest"),
+            std::string::npos)
+      << r.status().message();
+}
+
+TEST(ValueFormatJsonTest, ProtobufAndJsonSchemaReadTheirKeys) {
+  ASSERT_OK_AND_ASSIGN(auto o, ParseValueFormatJson(R"({"value_format":"protobuf",
+      "subject":"orders-value","message":"shop.Order.Line","registry":{"url":"u"}})"));
+  EXPECT_EQ(o.encoder.format, ValueFormat::kProtobuf);
+  EXPECT_EQ(o.encoder.message, "shop.Order.Line");
+  EXPECT_FALSE(o.encoder.auto_register);
+  ASSERT_OK_AND_ASSIGN(o, ParseValueFormatJson(R"({"value_format":"json-schema",
+      "subject":"s","auto_register":true,"registry":{"url":"u"}})"));
+  EXPECT_EQ(o.encoder.format, ValueFormat::kJsonSchema);
+  EXPECT_TRUE(o.encoder.auto_register);
 }
 
 TEST(RegistryEncoderTest, ARegistryThatDoesNotAnswerIsUnavailable) {
@@ -65,9 +82,15 @@ TEST(RegistryEncoderTest, ARegistryThatDoesNotAnswerIsUnavailable) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kUnavailable) << r.status().ToString();
   EXPECT_NE(r.status().message().find("127.0.0.1:9"), std::string::npos);
+  for (ValueFormat f : {ValueFormat::kProtobuf, ValueFormat::kJsonSchema}) {
+    options.format = f;
+    r = MakeRegistryEncoder(registry, options);
+    EXPECT_EQ(r.status().code(), StatusCode::kUnavailable) << r.status().ToString();
+  }
   options.format = ValueFormat::kJsonSchema;
+  options.message = "a.B";
   r = MakeRegistryEncoder(registry, options);
-  EXPECT_EQ(r.status().code(), StatusCode::kNotImplemented);
+  EXPECT_STATUS(r, StatusCode::kInvalid, "it needs value format protobuf");
 }
 
 }  // namespace
