@@ -229,7 +229,8 @@ void BM_ProtobufEncode(benchmark::State& state) {
   const Corpus& c = GetCorpus();
   const auto& rows = Rows();
   auto schema = kelt::ProtobufSchema::Parse(kSchema).MoveValueUnsafe();
-  auto encoder = kelt::ProtobufEncoder::Make(schema, {0}, rows->schema()).MoveValueUnsafe();
+  auto encoder =
+      kelt::ProtobufEncoder::Make(schema, {0}, rows->schema()).MoveValueUnsafe();
   std::vector<std::string> bodies;
   for (auto _ : state) {
     bodies.clear();
@@ -267,9 +268,9 @@ int main(int argc, char** argv) {
   std::printf("\n== Protobuf decode (%lld records, %.1f MB, avg %.0f bytes/record) ==\n",
               static_cast<long long>(c.bodies.size()), static_cast<double>(c.bytes) / 1e6,
               static_cast<double>(c.bytes) / static_cast<double>(c.bodies.size()));
-  for (const char* name : {"BM_ProtobufDecode", "BM_ProtobufDecodeWindows10k",
-                           "BM_DynamicMessageReflection", "BM_ProtobufLoadWindows10k",
-                           "BM_ProtobufEncode"}) {
+  for (const char* name :
+       {"BM_ProtobufDecode", "BM_ProtobufDecodeWindows10k", "BM_DynamicMessageReflection",
+        "BM_ProtobufLoadWindows10k", "BM_ProtobufEncode"}) {
     if (!s.count(name)) continue;
     std::printf("%-30s %12.0f records/s  %8.1f MB/s\n", name,
                 static_cast<double>(c.bodies.size()) / s[name],
@@ -299,7 +300,8 @@ int main(int argc, char** argv) {
         python, KELT_SOURCE_DIR "/bench/python/protobuf_serializer_baseline.py",
         WirePayloads(), kSchema, "event.proto", python_repetitions);
     if (py <= 0) {
-      std::fprintf(stderr, "the Python serializer baseline failed (%s)\n", python.c_str());
+      std::fprintf(stderr, "the Python serializer baseline failed (%s)\n",
+                   python.c_str());
       return 1;
     }
     std::printf("%-30s %12.0f records/s\n", "confluent ProtobufSerializer",

@@ -195,8 +195,9 @@ class RegistryRecords {
     options.auto_register = a.auto_register;
     options.message = a.message;
     if (!a.message.empty() && format != ValueFormat::kProtobuf) {
-      return Status::Invalid("--message names a Protobuf message: it needs "
-                             "--value-format protobuf");
+      return Status::Invalid(
+          "--message names a Protobuf message: it needs "
+          "--value-format protobuf");
     }
     RegistryRecords out;
     if (!a.auto_register && format != ValueFormat::kJsonSchema) {

@@ -227,7 +227,7 @@ struct ProtobufSchemaFromArrowOptions {
 /// type (date, decimal, a list of lists, …; a null list item fails
 /// its row in the encoder) and kInvalid for a
 /// name that is not a Protobuf identifier.
-Result<std::string> ProtobufSchemaFromArrow(const arrow::Schema& schema,
-                                            const ProtobufSchemaFromArrowOptions& options);
+Result<std::string> ProtobufSchemaFromArrow(
+    const arrow::Schema& schema, const ProtobufSchemaFromArrowOptions& options);
 
 }  // namespace kelt

@@ -85,9 +85,9 @@ Result<std::shared_ptr<const PayloadEncoder>> MakeRegistryEncoder(
 /// The value format of a producer config given as JSON (the pipeline JSON's kafka sink,
 /// Python's export_dataset_to_kafka, rdp_kafka_export_dataset_json): the keys
 /// `value_format` ("json", the default, "avro", "protobuf" or "json-schema"), `subject`,
-/// `auto_register`, `record_name`, `message` and `registry`, an object of `url`, `username`, `password`,
-/// `bearer_token`, `ca_location`, `certificate_location`, `key_location`,
-/// `key_password`, `timeout_ms`. Other keys are left to the caller.
+/// `auto_register`, `record_name`, `message` and `registry`, an object of `url`,
+/// `username`, `password`, `bearer_token`, `ca_location`, `certificate_location`,
+/// `key_location`, `key_password`, `timeout_ms`. Other keys are left to the caller.
 struct ValueFormatOptions {
   RegistryOptions registry;
   RegistryEncoderOptions encoder;  ///< its format: ValueFormat::kJson for plain JSON

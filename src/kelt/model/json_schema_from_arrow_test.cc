@@ -53,9 +53,8 @@ TEST(JsonSchemaFromArrowTest, LandsAsTheRowsColumns) {
   ASSERT_OK_AND_ASSIGN(Schema landing, SchemaFromJsonSchema(text));
   ASSERT_EQ(landing.fields.size(), 8u);
   const std::vector<std::pair<std::string, TypeId>> want = {
-      {"id", TypeId::kInt64},         {"price", TypeId::kFloat64},
-      {"ok", TypeId::kBool},          {"name", TypeId::kUtf8},
-      {"at", TypeId::kTimestamp},     {"day", TypeId::kDate},
+      {"id", TypeId::kInt64},       {"price", TypeId::kFloat64}, {"ok", TypeId::kBool},
+      {"name", TypeId::kUtf8},      {"at", TypeId::kTimestamp},  {"day", TypeId::kDate},
       {"tags", TypeId::kUtf8},  // an array lands as its JSON text
       {"ship_city", TypeId::kUtf8},
   };
@@ -68,7 +67,8 @@ TEST(JsonSchemaFromArrowTest, LandsAsTheRowsColumns) {
 
 TEST(JsonSchemaFromArrowTest, RefusesTypesWithoutAJsonForm) {
   auto schema = arrow::schema({arrow::field(
-      "s", arrow::struct_({arrow::field("d", arrow::duration(arrow::TimeUnit::MILLI))}))});
+      "s",
+      arrow::struct_({arrow::field("d", arrow::duration(arrow::TimeUnit::MILLI))}))});
   EXPECT_STATUS(JsonSchemaFromArrow(*schema, "R"), StatusCode::kTypeError,
                 "column 's.d': duration[ms] has no JSON Schema type");
 }

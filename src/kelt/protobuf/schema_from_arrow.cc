@@ -104,7 +104,8 @@ class ProtoWriter {
                                "': not a Protobuf field name (letters, digits, _)");
       }
       std::string label, type;
-      KELT_RETURN_NOT_OK(FieldType(*f, where, indent + "  ", &taken, &nested, &label, &type));
+      KELT_RETURN_NOT_OK(
+          FieldType(*f, where, indent + "  ", &taken, &nested, &label, &type));
       body += indent + "  " + label + type + " " + f->name() + " = " +
               std::to_string(++number) + ";\n";
     }
@@ -142,8 +143,8 @@ class ProtoWriter {
                                    "repeated fields)");
         }
         std::string ignored;
-        KELT_RETURN_NOT_OK(FieldType(*item.WithName(f.name()), where + "[]", indent, taken,
-                                     nested, &ignored, type));
+        KELT_RETURN_NOT_OK(FieldType(*item.WithName(f.name()), where + "[]", indent,
+                                     taken, nested, &ignored, type));
         *label = "repeated ";
         return Status::OK();
       }
@@ -179,15 +180,16 @@ class ProtoWriter {
 
 }  // namespace
 
-Result<std::string> ProtobufSchemaFromArrow(const arrow::Schema& schema,
-                                            const ProtobufSchemaFromArrowOptions& options) {
+Result<std::string> ProtobufSchemaFromArrow(
+    const arrow::Schema& schema, const ProtobufSchemaFromArrowOptions& options) {
   if (!IsIdentifier(options.message_name)) {
     return Status::Invalid("'" + options.message_name +
                            "' is not a Protobuf message name (letters, digits, _)");
   }
   ProtoWriter writer;
   std::string message;
-  KELT_RETURN_NOT_OK(writer.Message(options.message_name, schema.fields(), "", "", &message));
+  KELT_RETURN_NOT_OK(
+      writer.Message(options.message_name, schema.fields(), "", "", &message));
   std::string out = "syntax = \"proto3\";\n";
   if (!options.package.empty()) out += "package " + options.package + ";\n";
   if (writer.uses_timestamp) out += "import \"google/protobuf/timestamp.proto\";\n";

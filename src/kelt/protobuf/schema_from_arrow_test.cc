@@ -14,8 +14,8 @@ namespace kelt {
 namespace {
 
 std::shared_ptr<arrow::Schema> Rich() {
-  auto line = arrow::struct_({arrow::field("sku", arrow::utf8()),
-                              arrow::field("qty", arrow::int32(), false)});
+  auto line = arrow::struct_(
+      {arrow::field("sku", arrow::utf8()), arrow::field("qty", arrow::int32(), false)});
   return arrow::schema({
       arrow::field("id", arrow::int64(), false),
       arrow::field("name", arrow::utf8()),
@@ -77,7 +77,8 @@ TEST(ProtobufSchemaFromArrowTest, LandsBackAsTheSameColumns) {
     EXPECT_EQ(got.name(), want.name());
     // Map entries and list items are named by the decoder's convention; compare types
     // by id at the top and exactly for the scalars.
-    EXPECT_EQ(got.type()->id(), want.type()->id()) << want.name() << ": " << got.ToString();
+    EXPECT_EQ(got.type()->id(), want.type()->id())
+        << want.name() << ": " << got.ToString();
     if (arrow::is_primitive(want.type()->id()) || arrow::is_string(want.type()->id())) {
       EXPECT_TRUE(got.type()->Equals(*want.type())) << got.ToString();
       EXPECT_EQ(got.nullable(), want.nullable()) << want.name();
@@ -123,8 +124,8 @@ TEST(ProtobufSchemaFromArrowTest, RefusesWhatHasNoProtobufType) {
   auto date = arrow::schema({arrow::field("day", arrow::date32())});
   EXPECT_STATUS(ProtobufSchemaFromArrow(*date, {}), StatusCode::kTypeError,
                 "column 'day': date32[day] has no Protobuf type");
-  auto nested = arrow::schema(
-      {arrow::field("m", arrow::list(arrow::list(arrow::int32())))});
+  auto nested =
+      arrow::schema({arrow::field("m", arrow::list(arrow::list(arrow::int32())))});
   EXPECT_STATUS(ProtobufSchemaFromArrow(*nested, {}), StatusCode::kTypeError,
                 "column 'm': ");
   auto bad_name = arrow::schema({arrow::field("order-id", arrow::int32())});
@@ -154,8 +155,7 @@ TEST(ProtobufSchemaTest, MessageIndexesFindMessagesByFullName) {
   EXPECT_EQ(schema.MessageIndexes("shop.A").ValueOrDie(), std::vector<int32_t>({0}));
   EXPECT_EQ(schema.MessageIndexes("shop.A.B.C").ValueOrDie(),
             std::vector<int32_t>({0, 0, 0}));
-  EXPECT_EQ(schema.MessageIndexes("shop.A.D").ValueOrDie(),
-            std::vector<int32_t>({0, 1}));
+  EXPECT_EQ(schema.MessageIndexes("shop.A.D").ValueOrDie(), std::vector<int32_t>({0, 1}));
   EXPECT_EQ(schema.MessageIndexes("shop.E").ValueOrDie(), std::vector<int32_t>({1}));
   EXPECT_STATUS(schema.MessageIndexes("E"), StatusCode::kInvalid,
                 "(schema.proto) has no message E");

@@ -22,21 +22,21 @@
 namespace kelt::serde {
 namespace {
 
-bool IsInteger(arrow::Type::type id) {
-  return arrow::is_integer(id);
-}
+bool IsInteger(arrow::Type::type id) { return arrow::is_integer(id); }
 bool IsFloat(arrow::Type::type id) {
   return arrow::is_floating(id) || arrow::is_decimal(id);
 }
 bool IsStringLike(const arrow::DataType& t) {
   if (arrow::is_string(t.id()) || t.id() == arrow::Type::STRING_VIEW) return true;
   if (t.id() == arrow::Type::DICTIONARY) {
-    return arrow::is_string(static_cast<const arrow::DictionaryType&>(t).value_type()->id());
+    return arrow::is_string(
+        static_cast<const arrow::DictionaryType&>(t).value_type()->id());
   }
   return false;
 }
 
-// --- rows as JSON text ------------------------------------------------------------------
+// --- rows as JSON text
+// ------------------------------------------------------------------
 
 Status CheckWritable(const arrow::DataType& t, const std::string& where) {
   switch (t.id()) {
@@ -90,7 +90,8 @@ int64_t MicrosOf(const arrow::TimestampType& t, int64_t v) {
     case arrow::TimeUnit::MICRO:
       return v;
     case arrow::TimeUnit::NANO:
-      return v >= 0 ? v / 1000 : -((-v + 999) / 1000);  // floor: the instant's microsecond
+      return v >= 0 ? v / 1000
+                    : -((-v + 999) / 1000);  // floor: the instant's microsecond
   }
   return v;
 }
@@ -149,15 +150,16 @@ void AppendValue(const arrow::Array& a, int64_t i, std::string* out) {
     case arrow::Type::BINARY:
     case arrow::Type::LARGE_BINARY:
     case arrow::Type::FIXED_SIZE_BINARY: {
-      std::string_view v = a.type_id() == arrow::Type::STRING
-                               ? static_cast<const arrow::StringArray&>(a).GetView(i)
-                           : a.type_id() == arrow::Type::LARGE_STRING
-                               ? static_cast<const arrow::LargeStringArray&>(a).GetView(i)
-                           : a.type_id() == arrow::Type::BINARY
-                               ? static_cast<const arrow::BinaryArray&>(a).GetView(i)
-                           : a.type_id() == arrow::Type::LARGE_BINARY
-                               ? static_cast<const arrow::LargeBinaryArray&>(a).GetView(i)
-                               : static_cast<const arrow::FixedSizeBinaryArray&>(a).GetView(i);
+      std::string_view v =
+          a.type_id() == arrow::Type::STRING
+              ? static_cast<const arrow::StringArray&>(a).GetView(i)
+          : a.type_id() == arrow::Type::LARGE_STRING
+              ? static_cast<const arrow::LargeStringArray&>(a).GetView(i)
+          : a.type_id() == arrow::Type::BINARY
+              ? static_cast<const arrow::BinaryArray&>(a).GetView(i)
+          : a.type_id() == arrow::Type::LARGE_BINARY
+              ? static_cast<const arrow::LargeBinaryArray&>(a).GetView(i)
+              : static_cast<const arrow::FixedSizeBinaryArray&>(a).GetView(i);
       if (arrow::is_string(a.type_id())) {
         text::AppendJsonString(out, v);
       } else {
@@ -254,7 +256,8 @@ void AppendObject(const arrow::StructArray& a, int64_t row, std::string* out) {
   *out += '}';
 }
 
-// --- the check against the landing --------------------------------------------------------
+// --- the check against the landing
+// --------------------------------------------------------
 
 namespace dom = simdjson::dom;
 
@@ -291,9 +294,18 @@ struct Check {
   std::string path;                     // "address.zip"
   std::vector<const arrow::Field*> at;  // the fields from the top-level column down
   std::vector<int> index;               // their positions
-  enum Kind : uint8_t { kAny, kInteger, kNumber, kBool, kString, kTimestamp, kDate,
-                        kBinary, kNotInSchema } kind = kAny;
-  std::string expected;                 // the landing's type, for errors
+  enum Kind : uint8_t {
+    kAny,
+    kInteger,
+    kNumber,
+    kBool,
+    kString,
+    kTimestamp,
+    kDate,
+    kBinary,
+    kNotInSchema
+  } kind = kAny;
+  std::string expected;  // the landing's type, for errors
 };
 
 std::string Describe(const arrow::DataType& t) {
@@ -375,7 +387,8 @@ class JsonSchemaRecords final : public RecordEncoder {
                                     ? RecordNameOf(options_.subject)
                                     : options_.record_name;
       KELT_ASSIGN_OR_RAISE(std::string text, JsonSchemaFromArrow(*schema, title));
-      Result<int32_t> id = registry_->Register(options_.subject, SchemaFormat::kJson, text);
+      Result<int32_t> id =
+          registry_->Register(options_.subject, SchemaFormat::kJson, text);
       if (!id.ok()) {
         return Status(id.status().code(),
                       "registering the rows' JSON Schema under subject '" +
@@ -432,15 +445,30 @@ class JsonSchemaRecords final : public RecordEncoder {
         } else {
           c.expected = std::string(TypeName(landing->type));
           switch (landing->type) {
-            case TypeId::kInt64: c.kind = Check::kInteger; c.expected = "integer"; break;
-            case TypeId::kFloat64: c.kind = Check::kNumber; c.expected = "number"; break;
-            case TypeId::kBool: c.kind = Check::kBool; c.expected = "boolean"; break;
+            case TypeId::kInt64:
+              c.kind = Check::kInteger;
+              c.expected = "integer";
+              break;
+            case TypeId::kFloat64:
+              c.kind = Check::kNumber;
+              c.expected = "number";
+              break;
+            case TypeId::kBool:
+              c.kind = Check::kBool;
+              c.expected = "boolean";
+              break;
             case TypeId::kTimestamp:
               c.kind = Check::kTimestamp;
               c.expected = "date-time string";
               break;
-            case TypeId::kDate: c.kind = Check::kDate; c.expected = "date string"; break;
-            case TypeId::kBinary: c.kind = Check::kBinary; c.expected = "string"; break;
+            case TypeId::kDate:
+              c.kind = Check::kDate;
+              c.expected = "date string";
+              break;
+            case TypeId::kBinary:
+              c.kind = Check::kBinary;
+              c.expected = "string";
+              break;
             case TypeId::kUtf8:
               c.kind = IsStringProperty(root, path) ? Check::kString : Check::kAny;
               c.expected = "string";
@@ -485,8 +513,8 @@ class JsonSchemaRecords final : public RecordEncoder {
                               const arrow::Array& a, int64_t r) {
     const arrow::Type::type id = type.id();
     auto not_a = [&] {
-      return Describe(type) + " where the schema wants " + (c.expected[0] == 'i' ? "an " : "a ") +
-             c.expected;
+      return Describe(type) + " where the schema wants " +
+             (c.expected[0] == 'i' ? "an " : "a ") + c.expected;
     };
     switch (c.kind) {
       case Check::kAny:

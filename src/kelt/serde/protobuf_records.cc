@@ -121,8 +121,8 @@ class ProtobufRecords final : public RecordEncoder {
       if (!encoder.ok()) {
         auto name = latest_->MessageName(latest_indexes_);
         return Status(encoder.status().code(),
-                      "the rows do not fit message " + (name.ok() ? *name : "?") + " of " +
-                          where + ": " + encoder.status().message());
+                      "the rows do not fit message " + (name.ok() ? *name : "?") +
+                          " of " + where + ": " + encoder.status().message());
       }
       entry->encoder = std::move(*encoder);
       entry->header = latest_header_;

@@ -176,12 +176,11 @@ Result<std::shared_ptr<const RegisteredSchema>> LatestOf(SchemaRegistry& client,
                                                          ValueFormat format) {
   KELT_ASSIGN_OR_RAISE(auto latest, client.Latest(subject));
   if (latest->format != SchemaFormatOf(format)) {
-    return Status::Invalid("subject '" + subject + "' holds a " +
-                           std::string(SchemaFormatName(latest->format)) +
-                           " schema, not the " +
-                           std::string(SchemaFormatName(SchemaFormatOf(format))) +
-                           " schema value format " + std::string(ValueFormatName(format)) +
-                           " writes");
+    return Status::Invalid(
+        "subject '" + subject + "' holds a " +
+        std::string(SchemaFormatName(latest->format)) + " schema, not the " +
+        std::string(SchemaFormatName(SchemaFormatOf(format))) + " schema value format " +
+        std::string(ValueFormatName(format)) + " writes");
   }
   return latest;
 }
@@ -218,12 +217,14 @@ Result<std::shared_ptr<const PayloadEncoder>> MakeRegistryEncoder(
   KELT_RETURN_NOT_OK(CheckFormat(options.format));
   if (options.subject.empty()) return Status::Invalid("a registry subject is required");
   if (!options.message.empty() && options.format != ValueFormat::kProtobuf) {
-    return Status::Invalid("message names a Protobuf message: it needs value format "
-                           "protobuf");
+    return Status::Invalid(
+        "message names a Protobuf message: it needs value format "
+        "protobuf");
   }
   if (!options.message.empty() && options.auto_register) {
-    return Status::Invalid("message picks a message of the subject's latest schema: "
-                           "not with auto_register (record_name names the derived one)");
+    return Status::Invalid(
+        "message picks a message of the subject's latest schema: "
+        "not with auto_register (record_name names the derived one)");
   }
   KELT_ASSIGN_OR_RAISE(auto client, SchemaRegistry::Make(registry));
   std::shared_ptr<const RegisteredSchema> latest;
@@ -235,8 +236,8 @@ Result<std::shared_ptr<const PayloadEncoder>> MakeRegistryEncoder(
     KELT_ASSIGN_OR_RAISE(encoder,
                          serde::MakeProtobufRecords(std::move(client), options, latest));
   } else if (options.format == ValueFormat::kJsonSchema) {
-    KELT_ASSIGN_OR_RAISE(encoder,
-                         serde::MakeJsonSchemaRecords(std::move(client), options, latest));
+    KELT_ASSIGN_OR_RAISE(
+        encoder, serde::MakeJsonSchemaRecords(std::move(client), options, latest));
   } else {
     auto avro = std::make_shared<RegistryAvroEncoder>(std::move(client), options);
     if (latest) KELT_RETURN_NOT_OK(avro->UseLatest(*latest));
@@ -349,11 +350,13 @@ Result<ValueFormatOptions> ParseValueFormatJson(std::string_view object_json) {
                     "value_format " + format + " needs the registry's URL");
   }
   if (!out.encoder.message.empty() && out.encoder.format != ValueFormat::kProtobuf) {
-    return KeyError("message", "names a Protobuf message: it needs value_format protobuf");
+    return KeyError("message",
+                    "names a Protobuf message: it needs value_format protobuf");
   }
   if (!out.encoder.message.empty() && out.encoder.auto_register) {
-    return KeyError("message", "picks a message of the subject's latest schema: not with "
-                               "auto_register (record_name names the derived one)");
+    return KeyError("message",
+                    "picks a message of the subject's latest schema: not with "
+                    "auto_register (record_name names the derived one)");
   }
   return out;
 }
