@@ -318,103 +318,72 @@ std::string Describe(const arrow::DataType& t) {
   return "a " + t.ToString();
 }
 
+// Why the value at `r` does not fit `c`'s landing column; "" when it does.
+std::string FitError(const Check& c, const arrow::DataType& type, const arrow::Array& a,
+                     int64_t r) {
+  const arrow::Type::type id = type.id();
+  auto not_a = [&] {
+    return Describe(type) + " where the schema wants " +
+           (c.expected[0] == 'i' ? "an " : "a ") + c.expected;
+  };
+  switch (c.kind) {
+    case Check::kAny:
+      return "";
+    case Check::kNotInSchema:
+      return "not a property of the subject's JSON Schema";
+    case Check::kInteger:
+      if (IsInteger(id)) return "";
+      if (id == arrow::Type::DOUBLE || id == arrow::Type::FLOAT) {
+        double v = id == arrow::Type::DOUBLE
+                       ? static_cast<const arrow::DoubleArray&>(a).Value(r)
+                       : static_cast<const arrow::FloatArray&>(a).Value(r);
+        if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 9.2e18) return "";
+        return text::FormatDouble(v) + " is not an integer";
+      }
+      return not_a();
+    case Check::kNumber:
+      return IsInteger(id) || IsFloat(id) ? "" : not_a();
+    case Check::kBool:
+      return id == arrow::Type::BOOL ? "" : not_a();
+    case Check::kString:
+      return IsStringLike(type) || id == arrow::Type::TIMESTAMP ||
+                     id == arrow::Type::DATE32 || id == arrow::Type::DATE64 ||
+                     arrow::is_binary(id) || id == arrow::Type::FIXED_SIZE_BINARY
+                 ? ""
+                 : not_a();
+    case Check::kBinary:
+      return arrow::is_binary(id) || id == arrow::Type::FIXED_SIZE_BINARY ||
+                     IsStringLike(type)
+                 ? ""
+                 : not_a();
+    case Check::kTimestamp:
+    case Check::kDate: {
+      bool date = c.kind == Check::kDate;
+      if (!date && id == arrow::Type::TIMESTAMP) return "";
+      if (date && (id == arrow::Type::DATE32 || id == arrow::Type::DATE64)) return "";
+      if (id != arrow::Type::STRING) return not_a();
+      std::string_view v = static_cast<const arrow::StringArray&>(a).GetView(r);
+      bool ok = date ? text::ParseDateDays(v).has_value()
+                     : text::ParseTimestampMicros(v).has_value();
+      if (ok) return "";
+      std::string quoted;
+      text::AppendJsonString(&quoted, v);
+      return quoted + " is not a " + c.expected;
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
-class JsonSchemaRecords final : public RecordEncoder {
- public:
-  JsonSchemaRecords(std::unique_ptr<SchemaRegistry> registry,
-                    RegistryEncoderOptions options)
-      : registry_(std::move(registry)), options_(std::move(options)) {}
-
-  Status UseLatest(const RegisteredSchema& latest) KELT_EXCLUDES(mu_) {
-    auto landing = SchemaFromJsonSchema(latest.text);
-    if (!landing.ok()) {
-      return landing.status().WithPrefix("subject '" + options_.subject +
-                                         "': its JSON Schema: ");
-    }
-    internal::MutexLock lock(&mu_);
-    latest_text_ = latest.text;
-    landing_ = std::move(*landing);
-    latest_header_ = WireHeaderBytes(latest.id);
-    return Status::OK();
-  }
-
-  Status Encode(const arrow::RecordBatch& batch,
-                std::vector<std::string>* payloads) const override KELT_EXCLUDES(mu_) {
-    const Entry* entry = nullptr;
-    {
-      internal::MutexLock lock(&mu_);
-      KELT_ASSIGN_OR_RAISE(entry, For(batch.schema()));
-    }
-    // Entries are never removed or moved: checking and writing run unlocked.
-    KELT_RETURN_NOT_OK(CheckRows(*entry, batch));
-    auto as_struct = arrow::StructArray::Make(batch.columns(), batch.schema()->fields());
-    if (!as_struct.ok()) return Status::Invalid(as_struct.status().message());
-    const auto& rows = static_cast<const arrow::StructArray&>(**as_struct);
-    payloads->reserve(payloads->size() + static_cast<size_t>(batch.num_rows()));
-    for (int64_t r = 0; r < batch.num_rows(); ++r) {
-      std::string payload = entry->header;
-      AppendObject(rows, r, &payload);
-      payloads->push_back(std::move(payload));
-    }
-    return Status::OK();
-  }
-
-  Status Prepare(std::shared_ptr<arrow::Schema> schema) override KELT_EXCLUDES(mu_) {
-    internal::MutexLock lock(&mu_);
-    return For(schema).status();
-  }
-
- private:
-  struct Entry {
-    std::shared_ptr<arrow::Schema> arrow_schema;
-    std::string header;
-    std::vector<Check> checks;  // with the latest schema: one per column and field
-  };
-
-  Result<const Entry*> For(const std::shared_ptr<arrow::Schema>& schema) const
-      KELT_REQUIRES(mu_) {
-    for (const auto& e : entries_) {
-      if (e->arrow_schema->Equals(*schema, /*check_metadata=*/false)) return e.get();
-    }
-    for (const auto& f : schema->fields()) {
-      KELT_RETURN_NOT_OK(CheckWritable(*f->type(), f->name()));
-    }
-    auto entry = std::make_unique<Entry>();
-    entry->arrow_schema = schema;
-    if (options_.auto_register) {
-      const std::string title = options_.record_name.empty()
-                                    ? RecordNameOf(options_.subject)
-                                    : options_.record_name;
-      KELT_ASSIGN_OR_RAISE(std::string text, JsonSchemaFromArrow(*schema, title));
-      Result<int32_t> id =
-          registry_->Register(options_.subject, SchemaFormat::kJson, text);
-      if (!id.ok()) {
-        return Status(id.status().code(),
-                      "registering the rows' JSON Schema under subject '" +
-                          options_.subject + "' at " + registry_->display_url() + ": " +
-                          id.status().message());
-      }
-      entry->header = WireHeaderBytes(*id);
-    } else {
-      dom::parser parser;
-      dom::element root;
-      if (parser.parse(*latest_text_).get(root) != simdjson::SUCCESS) {
-        return Status::Invalid("subject '" + options_.subject +
-                               "': its JSON Schema is not JSON");
-      }
-      std::vector<const arrow::Field*> at;
-      std::vector<int> index;
-      AddChecks(root, schema->fields(), {}, &at, &index, &entry->checks);
-      entry->header = latest_header_;
-    }
-    entries_.push_back(std::move(entry));
-    return entries_.back().get();
-  }
+struct JsonSchemaCheck::Impl {
+  std::shared_ptr<arrow::Schema> columns;
+  Schema landing;
+  std::vector<Check> checks;
 
   // The landing column whose source path is `path`, or null.
-  const Field* LandingAt(const std::vector<std::string>& path) const KELT_REQUIRES(mu_) {
-    for (const Field& f : landing_.fields) {
+  const Field* LandingAt(const std::vector<std::string>& path) const {
+    for (const Field& f : landing.fields) {
       if (f.source.empty() ? path.size() == 1 && path[0] == f.name : f.source == path) {
         return &f;
       }
@@ -425,7 +394,7 @@ class JsonSchemaRecords final : public RecordEncoder {
   void AddChecks(dom::element root, const arrow::FieldVector& fields,
                  const std::vector<std::string>& parent,
                  std::vector<const arrow::Field*>* at, std::vector<int>* index,
-                 std::vector<Check>* checks) const KELT_REQUIRES(mu_) {
+                 std::vector<Check>* checks) {
     for (int i = 0; i < static_cast<int>(fields.size()); ++i) {
       const arrow::Field& f = *fields[i];
       std::vector<std::string> path = parent;
@@ -481,97 +450,165 @@ class JsonSchemaRecords final : public RecordEncoder {
       index->pop_back();
     }
   }
+};
 
-  // Each value against its landing column: the first that does not fit fails the batch.
-  Status CheckRows(const Entry& entry, const arrow::RecordBatch& batch) const {
-    for (const Check& c : entry.checks) {
-      if (c.kind == Check::kAny) continue;
-      // The leaf array and, for each row, whether every struct above it is non-null.
-      std::vector<std::shared_ptr<arrow::Array>> arrays{batch.column(c.index[0])};
-      for (size_t d = 1; d < c.index.size(); ++d) {
-        const auto& s = static_cast<const arrow::StructArray&>(*arrays.back());
-        arrays.push_back(s.field(c.index[d]));
-      }
-      const arrow::Array& leaf = *arrays.back();
-      const arrow::DataType& type = *c.at.back()->type();
-      for (int64_t r = 0; r < batch.num_rows(); ++r) {
-        bool present = true;
-        for (const auto& a : arrays) present = present && !a->IsNull(r);
-        if (!present) continue;
-        std::string why = FitError(c, type, leaf, r);
-        if (!why.empty()) {
-          return Status::TypeError("record " + std::to_string(r) + ": field '" + c.path +
-                                   "': " + why + " (subject '" + options_.subject + "')");
-        }
+Status CheckJsonWritable(const arrow::Schema& schema) {
+  for (const auto& f : schema.fields()) {
+    KELT_RETURN_NOT_OK(CheckWritable(*f->type(), f->name()));
+  }
+  return Status::OK();
+}
+
+Status AppendRowsJson(const arrow::RecordBatch& batch, const std::string& header,
+                      std::vector<std::string>* out) {
+  auto as_struct = arrow::StructArray::Make(batch.columns(), batch.schema()->fields());
+  if (!as_struct.ok()) return Status::Invalid(as_struct.status().message());
+  const auto& rows = static_cast<const arrow::StructArray&>(**as_struct);
+  out->reserve(out->size() + static_cast<size_t>(batch.num_rows()));
+  for (int64_t r = 0; r < batch.num_rows(); ++r) {
+    std::string payload = header;
+    AppendObject(rows, r, &payload);
+    out->push_back(std::move(payload));
+  }
+  return Status::OK();
+}
+
+Result<JsonSchemaCheck> JsonSchemaCheck::Make(std::string_view json_schema,
+                                              std::shared_ptr<arrow::Schema> columns) {
+  auto impl = std::make_shared<Impl>();
+  KELT_ASSIGN_OR_RAISE(impl->landing, SchemaFromJsonSchema(json_schema));
+  dom::parser parser;
+  dom::element root;
+  if (parser.parse(json_schema.data(), json_schema.size()).get(root) !=
+      simdjson::SUCCESS) {
+    return Status::ParseError("the JSON Schema is not JSON");
+  }
+  impl->columns = std::move(columns);
+  std::vector<const arrow::Field*> at;
+  std::vector<int> index;
+  impl->AddChecks(root, impl->columns->fields(), {}, &at, &index, &impl->checks);
+  JsonSchemaCheck out;
+  out.impl_ = std::move(impl);
+  return out;
+}
+
+// Each value against its landing column: the first that does not fit fails the batch.
+Status JsonSchemaCheck::CheckRows(const arrow::RecordBatch& batch,
+                                  const std::string& subject) const {
+  for (const Check& c : impl_->checks) {
+    if (c.kind == Check::kAny) continue;
+    // The leaf array and, for each row, whether every struct above it is non-null.
+    std::vector<std::shared_ptr<arrow::Array>> arrays{batch.column(c.index[0])};
+    for (size_t d = 1; d < c.index.size(); ++d) {
+      const auto& s = static_cast<const arrow::StructArray&>(*arrays.back());
+      arrays.push_back(s.field(c.index[d]));
+    }
+    const arrow::Array& leaf = *arrays.back();
+    const arrow::DataType& type = *c.at.back()->type();
+    for (int64_t r = 0; r < batch.num_rows(); ++r) {
+      bool present = true;
+      for (const auto& a : arrays) present = present && !a->IsNull(r);
+      if (!present) continue;
+      std::string why = FitError(c, type, leaf, r);
+      if (!why.empty()) {
+        return Status::TypeError("record " + std::to_string(r) + ": field '" + c.path +
+                                 "': " + why + " (subject '" + subject + "')");
       }
     }
+  }
+  return Status::OK();
+}
+
+// --- the encoder
+
+namespace {
+
+class JsonSchemaRecords final : public RecordEncoder {
+ public:
+  JsonSchemaRecords(std::unique_ptr<SchemaRegistry> registry,
+                    RegistryEncoderOptions options)
+      : registry_(std::move(registry)), options_(std::move(options)) {}
+
+  Status UseLatest(const RegisteredSchema& latest) KELT_EXCLUDES(mu_) {
+    auto landing = SchemaFromJsonSchema(latest.text);
+    if (!landing.ok()) {
+      return landing.status().WithPrefix("subject '" + options_.subject +
+                                         "': its JSON Schema: ");
+    }
+    internal::MutexLock lock(&mu_);
+    latest_text_ = latest.text;
+    latest_header_ = WireHeaderBytes(latest.id);
     return Status::OK();
   }
 
-  // Why the value at `r` does not fit `c`'s landing column; "" when it does.
-  static std::string FitError(const Check& c, const arrow::DataType& type,
-                              const arrow::Array& a, int64_t r) {
-    const arrow::Type::type id = type.id();
-    auto not_a = [&] {
-      return Describe(type) + " where the schema wants " +
-             (c.expected[0] == 'i' ? "an " : "a ") + c.expected;
-    };
-    switch (c.kind) {
-      case Check::kAny:
-        return "";
-      case Check::kNotInSchema:
-        return "not a property of the subject's JSON Schema";
-      case Check::kInteger:
-        if (IsInteger(id)) return "";
-        if (id == arrow::Type::DOUBLE || id == arrow::Type::FLOAT) {
-          double v = id == arrow::Type::DOUBLE
-                         ? static_cast<const arrow::DoubleArray&>(a).Value(r)
-                         : static_cast<const arrow::FloatArray&>(a).Value(r);
-          if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 9.2e18) return "";
-          return text::FormatDouble(v) + " is not an integer";
-        }
-        return not_a();
-      case Check::kNumber:
-        return IsInteger(id) || IsFloat(id) ? "" : not_a();
-      case Check::kBool:
-        return id == arrow::Type::BOOL ? "" : not_a();
-      case Check::kString:
-        return IsStringLike(type) || id == arrow::Type::TIMESTAMP ||
-                       id == arrow::Type::DATE32 || id == arrow::Type::DATE64 ||
-                       arrow::is_binary(id) || id == arrow::Type::FIXED_SIZE_BINARY
-                   ? ""
-                   : not_a();
-      case Check::kBinary:
-        return arrow::is_binary(id) || id == arrow::Type::FIXED_SIZE_BINARY ||
-                       IsStringLike(type)
-                   ? ""
-                   : not_a();
-      case Check::kTimestamp:
-      case Check::kDate: {
-        bool date = c.kind == Check::kDate;
-        if (!date && id == arrow::Type::TIMESTAMP) return "";
-        if (date && (id == arrow::Type::DATE32 || id == arrow::Type::DATE64)) return "";
-        if (id != arrow::Type::STRING) return not_a();
-        std::string_view v = static_cast<const arrow::StringArray&>(a).GetView(r);
-        bool ok = date ? text::ParseDateDays(v).has_value()
-                       : text::ParseTimestampMicros(v).has_value();
-        if (ok) return "";
-        std::string quoted;
-        text::AppendJsonString(&quoted, v);
-        return quoted + " is not a " + c.expected;
-      }
+  Status Encode(const arrow::RecordBatch& batch,
+                std::vector<std::string>* payloads) const override KELT_EXCLUDES(mu_) {
+    const Entry* entry = nullptr;
+    {
+      internal::MutexLock lock(&mu_);
+      KELT_ASSIGN_OR_RAISE(entry, For(batch.schema()));
     }
-    return "";
+    // Entries are never removed or moved: checking and writing run unlocked.
+    if (entry->check)
+      KELT_RETURN_NOT_OK(entry->check->CheckRows(batch, options_.subject));
+    return AppendRowsJson(batch, entry->header, payloads);
+  }
+
+  Status Prepare(std::shared_ptr<arrow::Schema> schema) override KELT_EXCLUDES(mu_) {
+    internal::MutexLock lock(&mu_);
+    return For(schema).status();
+  }
+
+ private:
+  struct Entry {
+    std::shared_ptr<arrow::Schema> arrow_schema;
+    std::string header;
+    std::optional<JsonSchemaCheck> check;  // with the latest schema
+  };
+
+  Result<const Entry*> For(const std::shared_ptr<arrow::Schema>& schema) const
+      KELT_REQUIRES(mu_) {
+    for (const auto& e : entries_) {
+      if (e->arrow_schema->Equals(*schema, /*check_metadata=*/false)) return e.get();
+    }
+    KELT_RETURN_NOT_OK(CheckJsonWritable(*schema));
+    auto entry = std::make_unique<Entry>();
+    entry->arrow_schema = schema;
+    if (options_.auto_register) {
+      const std::string title = options_.record_name.empty()
+                                    ? RecordNameOf(options_.subject)
+                                    : options_.record_name;
+      KELT_ASSIGN_OR_RAISE(std::string text, JsonSchemaFromArrow(*schema, title));
+      Result<int32_t> id =
+          registry_->Register(options_.subject, SchemaFormat::kJson, text);
+      if (!id.ok()) {
+        return Status(id.status().code(),
+                      "registering the rows' JSON Schema under subject '" +
+                          options_.subject + "' at " + registry_->display_url() + ": " +
+                          id.status().message());
+      }
+      entry->header = WireHeaderBytes(*id);
+    } else {
+      auto check = JsonSchemaCheck::Make(*latest_text_, schema);
+      if (!check.ok()) {
+        return check.status().WithPrefix("subject '" + options_.subject + "': ");
+      }
+      entry->check.emplace(std::move(*check));
+      entry->header = latest_header_;
+    }
+    entries_.push_back(std::move(entry));
+    return entries_.back().get();
   }
 
   std::unique_ptr<SchemaRegistry> registry_;
   const RegistryEncoderOptions options_;
   mutable internal::Mutex mu_;
   std::optional<std::string> latest_text_ KELT_GUARDED_BY(mu_);
-  Schema landing_ KELT_GUARDED_BY(mu_);
   std::string latest_header_ KELT_GUARDED_BY(mu_);
   mutable std::vector<std::unique_ptr<Entry>> entries_ KELT_GUARDED_BY(mu_);
 };
+
+}  // namespace
 
 Result<std::shared_ptr<RecordEncoder>> MakeJsonSchemaRecords(
     std::unique_ptr<SchemaRegistry> registry, const RegistryEncoderOptions& options,
