@@ -670,7 +670,7 @@ def test_python_export_dataset_to_kafka_writes_protobuf_and_json_schema(
     # rdp_kafka_export_dataset_json takes too.
     dataset = {"schema": {"fields": [{"name": "id", "data_type": "Int64"},
                                      {"name": "name", "data_type": "Utf8"}]},
-               "rows": [[1, "a"], [2, None]]}
+               "rows": [[{"Int64": 1}, {"Utf8": "a"}], [{"Int64": 2}, None]]}
     topic = "export-js-" + uuid.uuid4().hex[:10]
     sent = kelt_py.export_dataset_to_kafka(
         broker["KELT_KAFKA_BOOTSTRAP"], topic, dataset, value_format="json-schema",
@@ -680,7 +680,8 @@ def test_python_export_dataset_to_kafka_writes_protobuf_and_json_schema(
                     deserialize=json_deserializer(registry_url))
     assert [v for _, v, _ in got] == [{"id": 1, "name": "a"}, {"id": 2}]
     # A record that does not fit the subject's (now registered) JSON Schema.
-    bad = {"schema": {"fields": [{"name": "id", "data_type": "Utf8"}]}, "rows": [["x"]]}
+    bad = {"schema": {"fields": [{"name": "id", "data_type": "Utf8"}]},
+           "rows": [[{"Utf8": "x"}]]}
     with pytest.raises(Exception, match="record 0: field 'id': a string where the schema"):
         kelt_py.export_dataset_to_kafka(
             broker["KELT_KAFKA_BOOTSTRAP"], topic, bad, value_format="json-schema",
