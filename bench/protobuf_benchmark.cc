@@ -16,6 +16,11 @@
 // ProtobufDeserializer + pyarrow (bench/python/protobuf_deserializer_baseline.py; it
 // needs protoc) on the same payloads, in the same run.
 //
+// ProtobufEncode is the produce side: ProtobufEncoder over the decoded batch, one body
+// per row (the corpus's bytes, checked). With --python it is compared with
+// confluent-kafka's ProtobufSerializer on the same rows as dicts
+// (bench/python/protobuf_serializer_baseline.py), in the same run.
+//
 // Run: build/release/bench/protobuf_benchmark [--records=N] [--python=.venv/bin/python
 //      [--python_repetitions=N]] [google benchmark flags], e.g.
 //      --benchmark_repetitions=5 (the figures then use each contender's fastest run)
@@ -207,10 +212,40 @@ void BM_ProtobufLoadWindows10k(benchmark::State& state) {
   SetCounters(state, c);
 }
 
+// The produce side: ProtobufEncoder (a DynamicMessage set from the columns, then
+// libprotobuf's serializer) over the decoded batch, one body per row: the corpus's bytes.
+const std::shared_ptr<arrow::RecordBatch>& Rows() {
+  static const std::shared_ptr<arrow::RecordBatch> rows = [] {
+    auto decoder = kelt::ProtobufDecoder::Make(Plan()).MoveValueUnsafe();
+    for (const std::string& body : GetCorpus().bodies) {
+      if (!decoder->Append(body).ok()) std::abort();
+    }
+    return decoder->Finish().MoveValueUnsafe();
+  }();
+  return rows;
+}
+
+void BM_ProtobufEncode(benchmark::State& state) {
+  const Corpus& c = GetCorpus();
+  const auto& rows = Rows();
+  auto schema = kelt::ProtobufSchema::Parse(kSchema).MoveValueUnsafe();
+  auto encoder =
+      kelt::ProtobufEncoder::Make(schema, {0}, rows->schema()).MoveValueUnsafe();
+  std::vector<std::string> bodies;
+  for (auto _ : state) {
+    bodies.clear();
+    if (!encoder->Encode(*rows, &bodies).ok()) std::abort();
+    benchmark::DoNotOptimize(bodies.data());
+  }
+  if (bodies != c.bodies) std::abort();  // libprotobuf's bytes
+  SetCounters(state, c);
+}
+
 BENCHMARK(BM_ProtobufDecode)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ProtobufDecodeWindows10k)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_DynamicMessageReflection)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ProtobufLoadWindows10k)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ProtobufEncode)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
@@ -233,8 +268,9 @@ int main(int argc, char** argv) {
   std::printf("\n== Protobuf decode (%lld records, %.1f MB, avg %.0f bytes/record) ==\n",
               static_cast<long long>(c.bodies.size()), static_cast<double>(c.bytes) / 1e6,
               static_cast<double>(c.bytes) / static_cast<double>(c.bodies.size()));
-  for (const char* name : {"BM_ProtobufDecode", "BM_ProtobufDecodeWindows10k",
-                           "BM_DynamicMessageReflection", "BM_ProtobufLoadWindows10k"}) {
+  for (const char* name :
+       {"BM_ProtobufDecode", "BM_ProtobufDecodeWindows10k", "BM_DynamicMessageReflection",
+        "BM_ProtobufLoadWindows10k", "BM_ProtobufEncode"}) {
     if (!s.count(name)) continue;
     std::printf("%-30s %12.0f records/s  %8.1f MB/s\n", name,
                 static_cast<double>(c.bodies.size()) / s[name],
@@ -258,6 +294,20 @@ int main(int argc, char** argv) {
     std::printf(
         "speed-up kelt ProtobufLoadWindows10k vs ProtobufDeserializer + pyarrow: %.1fx\n",
         py / s["BM_ProtobufLoadWindows10k"]);
+  }
+  if (!python.empty() && s.count("BM_ProtobufEncode")) {
+    const double py = kelt::bench::PythonBaseline(
+        python, KELT_SOURCE_DIR "/bench/python/protobuf_serializer_baseline.py",
+        WirePayloads(), kSchema, "event.proto", python_repetitions);
+    if (py <= 0) {
+      std::fprintf(stderr, "the Python serializer baseline failed (%s)\n",
+                   python.c_str());
+      return 1;
+    }
+    std::printf("%-30s %12.0f records/s\n", "confluent ProtobufSerializer",
+                static_cast<double>(c.bodies.size()) / py);
+    std::printf("speed-up kelt ProtobufEncode vs ProtobufSerializer: %.1fx\n",
+                py / s["BM_ProtobufEncode"]);
   }
   benchmark::Shutdown();
   return 0;

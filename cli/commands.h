@@ -41,6 +41,7 @@ struct ProduceArgs {
   std::string subject;
   std::string registry_url;  ///< --registry-url or KELT_REGISTRY_URL
   bool auto_register = false;
+  std::string message;  ///< protobuf: the message written (empty: the schema's first)
 };
 /// `kelt produce`: NDJSON lines or CSV rows (header → JSON objects with typed numbers).
 int RunProduce(const ProduceArgs& a);

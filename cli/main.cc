@@ -324,8 +324,8 @@ int main(int argc, char** argv) {
                           "NAME=VALUE librdkafka property (repeatable)");
   produce_cmd
       ->add_option("--value-format", produce.value_format,
-                   "json (the records as JSON objects) | avro (the Confluent wire format "
-                   "of --subject's schema) | protobuf | json-schema (not yet)")
+                   "json (the records as JSON objects) | avro | protobuf | json-schema "
+                   "(records of --subject's schema in the Confluent wire format)")
       ->check(CLI::IsMember({"json", "avro", "protobuf", "json-schema"}));
   produce_cmd->add_option(
       "--subject", produce.subject,
@@ -338,6 +338,9 @@ int main(int argc, char** argv) {
   produce_cmd->add_flag("--auto-register", produce.auto_register,
                         "register a schema derived from the records (their inferred "
                         "types) under --subject instead of using its latest");
+  produce_cmd->add_option("--message", produce.message,
+                          "protobuf: the full name of the message written (default: the "
+                          "first message of --subject's latest schema)");
 
   ConfigArgs run_args;
   auto* run_cmd = app.add_subcommand(

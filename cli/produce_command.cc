@@ -2,10 +2,12 @@
 //
 // `kelt produce`: NDJSON lines or CSV rows to a topic. A CSV's header names the fields;
 // each row becomes a JSON object whose numbers are JSON numbers (a cell that is a valid
-// JSON number), empty cells null, everything else a string. With --value-format avro
-// those JSON objects are read by Arrow's JSON reader as rows of the subject's schema (or,
-// with --auto-register, of the types Arrow infers) and sent as Avro records in the
-// Confluent wire format.
+// JSON number), empty cells null, everything else a string. With --value-format avro or
+// protobuf those JSON objects are read by Arrow's JSON reader as rows of the subject's
+// schema (or, with --auto-register, of the types Arrow infers) and sent as Avro or
+// Protobuf records in the Confluent wire format; with json-schema they are read with the
+// types Arrow infers and written back as JSON behind the wire-format header, each value
+// checked against the subject's schema.
 #include <arrow/api.h>
 #include <arrow/io/memory.h>
 #include <arrow/json/reader.h>
@@ -158,7 +160,7 @@ Result<std::shared_ptr<arrow::DataType>> JsonReadable(
     case arrow::Type::MAP:
     case arrow::Type::DENSE_UNION:
     case arrow::Type::SPARSE_UNION:
-      return Status::NotImplemented("field '" + path + "': its Avro type (" +
+      return Status::NotImplemented("field '" + path + "': its type (" +
                                     type->ToString() +
                                     ") cannot be read from JSON input yet");
     default:
@@ -191,10 +193,16 @@ class RegistryRecords {
     options.subject = a.subject;
     options.format = format;
     options.auto_register = a.auto_register;
+    options.message = a.message;
+    if (!a.message.empty() && format != ValueFormat::kProtobuf) {
+      return Status::Invalid(
+          "--message names a Protobuf message: it needs "
+          "--value-format protobuf");
+    }
     RegistryRecords out;
-    if (!a.auto_register) {
+    if (!a.auto_register && format != ValueFormat::kJsonSchema) {
       KELT_ASSIGN_OR_RAISE(WriterSchema writer,
-                           LatestWriterSchema(registry, a.subject, format));
+                           LatestWriterSchema(registry, a.subject, format, a.message));
       arrow::FieldVector fields;
       for (const auto& f : writer.arrow_schema->fields()) {
         KELT_ASSIGN_OR_RAISE(auto t, JsonReadable(f->type(), f->name()));

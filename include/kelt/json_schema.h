@@ -6,10 +6,15 @@
 // kelt Schema of flat columns whose `source` paths reach into nested objects.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 #include "kelt/schema.h"
 #include "kelt/status.h"
+
+namespace arrow {
+class Schema;
+}  // namespace arrow
 
 namespace kelt {
 
@@ -33,5 +38,18 @@ namespace kelt {
 /// properties that land as one column name, allOf branches of unlike types. Malformed
 /// JSON is kParseError.
 Result<Schema> SchemaFromJsonSchema(std::string_view json_schema);
+
+/// Return a JSON Schema (draft-07, which every JSON Schema validator and
+/// confluent-kafka's JSONDeserializer accept) of the JSON objects kelt writes for rows of
+/// `schema` (the produce side's auto_register; docs/USER_GUIDE.md, "JSON Schema
+/// records"): an object whose properties are the columns in order, `title` `title`; bool
+/// → boolean, integers → integer, floats and decimals → number, strings and dictionaries
+/// of strings → string, binary → string with contentEncoding base64, timestamp → string
+/// of format date-time, date → string of format date, struct → object with properties,
+/// list → array with items, map with string keys → object with additionalProperties, the
+/// null type → {} (anything). A nullable column's type also allows null; a non-nullable
+/// one is `required`. kTypeError naming the column for other types (time, duration, …).
+Result<std::string> JsonSchemaFromArrow(const arrow::Schema& schema,
+                                        std::string_view title);
 
 }  // namespace kelt

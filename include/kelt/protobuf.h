@@ -61,6 +61,11 @@ class ProtobufSchema {
   /// nested in it, and so on; {} means [0]. kInvalid when an index is out of range.
   Result<std::string> MessageName(const std::vector<int32_t>& indexes) const;
 
+  /// Return the Confluent message indexes of the message `full_name` ("shop.Order" or,
+  /// nested, "shop.Order.Line"), searching depth first; empty `full_name`: the file's
+  /// first message ([0]). kInvalid naming the file when no message has that name.
+  Result<std::vector<int32_t>> MessageIndexes(std::string_view full_name) const;
+
   struct Pool;  // the descriptor pool and the main file (defined in protobuf/schema.h)
   const std::shared_ptr<const Pool>& pool() const { return pool_; }
 
@@ -199,5 +204,30 @@ class ProtobufEncoder {
   explicit ProtobufEncoder(std::unique_ptr<State> state);
   std::unique_ptr<State> state_;
 };
+
+// --- a schema for Arrow rows
+// -----------------------------------------------------------------
+
+struct ProtobufSchemaFromArrowOptions {
+  /// The top-level message's name (a Protobuf identifier). Required.
+  std::string message_name = "Record";
+  /// The file's package; empty: none.
+  std::string package;
+};
+
+/// Return the `.proto` text (proto3) of one message whose fields are the columns of
+/// `schema`, numbered 1, 2, … in column order, so that ProtobufEncoder writes those rows
+/// and ProtobufPlan lands them back as the same columns (src/kelt/protobuf/README.md,
+/// "Arrow → .proto"): int8/16/32 → int32, int64 → int64, uint8/16/32 → uint32, uint64 →
+/// uint64, float16/float32 → float, float64 → double, bool, string types → string,
+/// binary types → bytes, timestamp → google.protobuf.Timestamp, duration →
+/// google.protobuf.Duration, struct → a nested message named after the field, list<T> →
+/// repeated T, map<K, V> (K an integer or string type) → map<K, V>; a nullable scalar is
+/// `optional` (null stays absent, not 0). kTypeError naming the column for any other
+/// type (date, decimal, a list of lists, …; a null list item fails
+/// its row in the encoder) and kInvalid for a
+/// name that is not a Protobuf identifier.
+Result<std::string> ProtobufSchemaFromArrow(
+    const arrow::Schema& schema, const ProtobufSchemaFromArrowOptions& options);
 
 }  // namespace kelt

@@ -111,7 +111,8 @@ def export_dataset_to_kafka(brokers: str, topic: str, dataset: Any,
                             subject: Optional[str] = None,
                             registry_url: Optional[str] = None,
                             registry: Optional[Mapping[str, Any]] = None,
-                            auto_register: bool = False) -> int:
+                            auto_register: bool = False,
+                            message: Optional[str] = None) -> int:
     """Produce one message per row of ``dataset`` and return the rows delivered.
 
     ``dataset`` is a DataSet JSON document (``{"schema": {...}, "rows": [[...]]}``, text
@@ -120,10 +121,12 @@ def export_dataset_to_kafka(brokers: str, topic: str, dataset: Any,
     ``value_column``'s text; the key is ``key_column``'s text, else the row index. Waits for
     every delivery (the GIL is released meanwhile).
 
-    ``value_format="avro"`` writes each row as an Avro record of ``subject``'s latest
-    schema (or, with ``auto_register``, of a schema derived from the data and registered)
-    in the Confluent wire format; ``registry_url`` and ``registry`` (``username``,
-    ``password``, ``bearer_token``, ``ca_location``, …) say how to reach the registry.
+    ``value_format="avro"``, ``"protobuf"`` or ``"json-schema"`` writes each row as a
+    record of ``subject``'s latest schema (or, with ``auto_register``, of a schema derived
+    from the data and registered) in the Confluent wire format; ``message`` names the
+    Protobuf message written (default: the schema's first); ``registry_url`` and
+    ``registry`` (``username``, ``password``, ``bearer_token``, ``ca_location``, …) say
+    how to reach the registry.
     """
     config: dict[str, Any] = {"brokers": brokers, "topic": topic,
                               "message_timeout_ms": message_timeout_ms,
@@ -134,6 +137,8 @@ def export_dataset_to_kafka(brokers: str, topic: str, dataset: Any,
             reg["url"] = registry_url
         config.update(value_format=value_format, subject=subject, registry=reg,
                       auto_register=auto_register)
+        if message:
+            config["message"] = message
     if headers:
         config["headers"] = [[str(n), str(v)] for n, v in headers]
     if properties:

@@ -60,7 +60,7 @@ struct SinkSpec {
   std::string endpoint, region, access_key_id, secret_access_key;
   // kafka
   ProducerOptions producer;
-  ValueFormatOptions value_format;  // json, or avro of a registry subject
+  ValueFormatOptions value_format;  // json, or avro/protobuf/json-schema of a subject
 };
 
 struct PipelineSpec {
@@ -294,7 +294,7 @@ std::optional<Failure> ParseSink(element e, size_t index, SinkSpec* out) {
       return Invalid(sink.Place("message_timeout_ms"), "must be a positive integer");
     }
     p.message_timeout_ms = static_cast<int>(timeout);
-    // value_format, subject, auto_register, record_name, registry{url, …}: serde/.
+    // value_format, subject, auto_register, record_name, message, registry: serde/.
     auto value_format = ParseValueFormatJson(simdjson::minify(e));
     if (!value_format.ok()) return Invalid(out->place, value_format.status().message());
     out->value_format = std::move(*value_format);

@@ -188,6 +188,40 @@ Result<std::string> ProtobufSchema::MessageName(
   return message->full_name();
 }
 
+namespace {
+
+// Depth first through the nested messages: true with `path` the indexes of `name`.
+bool PathOf(const gp::Descriptor* message, std::string_view name,
+            std::vector<int32_t>* path) {
+  if (message->full_name() == name) return true;
+  for (int i = 0; i < message->nested_type_count(); ++i) {
+    path->push_back(i);
+    if (PathOf(message->nested_type(i), name, path)) return true;
+    path->pop_back();
+  }
+  return false;
+}
+
+}  // namespace
+
+Result<std::vector<int32_t>> ProtobufSchema::MessageIndexes(
+    std::string_view full_name) const {
+  const gp::FileDescriptor* file = pool_->file;
+  if (full_name.empty()) {
+    if (file->message_type_count() == 0) {
+      return Status::Invalid("the schema (" + file->name() + ") has no message");
+    }
+    return std::vector<int32_t>{0};
+  }
+  std::vector<int32_t> path;
+  for (int i = 0; i < file->message_type_count(); ++i) {
+    path.assign(1, i);
+    if (PathOf(file->message_type(i), full_name, &path)) return path;
+  }
+  return Status::Invalid("the schema (" + file->name() + ") has no message " +
+                         std::string(full_name));
+}
+
 namespace protobuf {
 
 Result<const gp::Descriptor*> FindMessage(const ProtobufSchema& schema,

@@ -16,6 +16,7 @@
 #include "kelt/common/mutex.h"
 #include "kelt/common/thread_annotations.h"
 #include "kelt/serde.h"
+#include "kelt/serde/record_encoders.h"
 
 namespace kelt {
 
@@ -42,16 +43,7 @@ Result<ValueFormat> ParseValueFormat(std::string_view text, std::string_view wha
                          "json-schema, not '" + std::string(text) + "'");
 }
 
-namespace {
-
-Status Refused(ValueFormat format) {
-  if (format == ValueFormat::kJson) {
-    return Status::Invalid("the json value format needs no registry encoder");
-  }
-  return Status::NotImplemented("kelt cannot write " +
-                                std::string(ValueFormatName(format)) +
-                                " records yet (issue #14): use avro or json");
-}
+namespace serde {
 
 std::string RecordNameOf(const std::string& subject) {
   std::string name = subject.empty() ? "Record" : subject;
@@ -63,7 +55,21 @@ std::string RecordNameOf(const std::string& subject) {
   return name;
 }
 
-class RegistryAvroEncoder final : public PayloadEncoder {
+}  // namespace serde
+
+namespace {
+
+using serde::RecordNameOf;
+
+Status Refused(ValueFormat format) {
+  if (format == ValueFormat::kJson) {
+    return Status::Invalid("the json value format needs no registry encoder");
+  }
+  return Status::Invalid("unknown value format " +
+                         std::to_string(static_cast<int>(format)));
+}
+
+class RegistryAvroEncoder final : public serde::RecordEncoder {
  public:
   RegistryAvroEncoder(std::unique_ptr<SchemaRegistry> registry,
                       RegistryEncoderOptions options)
@@ -89,10 +95,9 @@ class RegistryAvroEncoder final : public PayloadEncoder {
     return entry->encoder->Encode(batch, payloads, entry->header);
   }
 
-  Result<const void*> Prepare(std::shared_ptr<arrow::Schema> schema) KELT_EXCLUDES(mu_) {
+  Status Prepare(std::shared_ptr<arrow::Schema> schema) override KELT_EXCLUDES(mu_) {
     internal::MutexLock lock(&mu_);
-    KELT_ASSIGN_OR_RAISE(const Entry* e, For(std::move(schema)));
-    return static_cast<const void*>(e);
+    return For(std::move(schema)).status();
   }
 
  private:
@@ -150,33 +155,59 @@ class RegistryAvroEncoder final : public PayloadEncoder {
 Status CheckFormat(ValueFormat format) {
   switch (format) {
     case ValueFormat::kAvro:
+    case ValueFormat::kProtobuf:
+    case ValueFormat::kJsonSchema:
       return Status::OK();
     case ValueFormat::kJson:
-    case ValueFormat::kProtobuf:  // slots in here: a descriptor-driven encoder
-    case ValueFormat::kJsonSchema:
       return Refused(format);
   }
   return Refused(format);
 }
 
+SchemaFormat SchemaFormatOf(ValueFormat format) {
+  return format == ValueFormat::kProtobuf     ? SchemaFormat::kProtobuf
+         : format == ValueFormat::kJsonSchema ? SchemaFormat::kJson
+                                              : SchemaFormat::kAvro;
+}
+
+// The subject's latest schema, which must be of `format`'s schema type.
+Result<std::shared_ptr<const RegisteredSchema>> LatestOf(SchemaRegistry& client,
+                                                         const std::string& subject,
+                                                         ValueFormat format) {
+  KELT_ASSIGN_OR_RAISE(auto latest, client.Latest(subject));
+  if (latest->format != SchemaFormatOf(format)) {
+    return Status::Invalid(
+        "subject '" + subject + "' holds a " +
+        std::string(SchemaFormatName(latest->format)) + " schema, not the " +
+        std::string(SchemaFormatName(SchemaFormatOf(format))) + " schema value format " +
+        std::string(ValueFormatName(format)) + " writes");
+  }
+  return latest;
+}
+
 }  // namespace
 
 Result<WriterSchema> LatestWriterSchema(const RegistryOptions& registry,
-                                        const std::string& subject, ValueFormat format) {
+                                        const std::string& subject, ValueFormat format,
+                                        const std::string& message) {
   KELT_RETURN_NOT_OK(CheckFormat(format));
   if (subject.empty()) return Status::Invalid("a registry subject is required");
-  KELT_ASSIGN_OR_RAISE(auto client, SchemaRegistry::Make(registry));
-  KELT_ASSIGN_OR_RAISE(auto latest, client->Latest(subject));
-  if (latest->format != SchemaFormat::kAvro) {
-    return Status::Invalid("subject '" + subject + "' holds a " +
-                           std::string(SchemaFormatName(latest->format)) +
-                           " schema, not an Avro one");
+  if (!message.empty() && format != ValueFormat::kProtobuf) {
+    return Status::Invalid("a message name is for value format protobuf");
   }
-  KELT_ASSIGN_OR_RAISE(AvroSchema schema, AvroSchema::Parse(latest->text));
+  KELT_ASSIGN_OR_RAISE(auto client, SchemaRegistry::Make(registry));
+  KELT_ASSIGN_OR_RAISE(auto latest, LatestOf(*client, subject, format));
   WriterSchema out;
   out.id = latest->id;
   out.text = latest->text;
-  KELT_ASSIGN_OR_RAISE(out.arrow_schema, schema.ToArrowSchema());
+  if (format == ValueFormat::kAvro) {
+    KELT_ASSIGN_OR_RAISE(AvroSchema schema, AvroSchema::Parse(latest->text));
+    KELT_ASSIGN_OR_RAISE(out.arrow_schema, schema.ToArrowSchema());
+  } else if (format == ValueFormat::kProtobuf) {
+    auto columns = serde::ProtobufColumns(*client, *latest, message);
+    if (!columns.ok()) return columns.status().WithPrefix("subject '" + subject + "': ");
+    out.arrow_schema = std::move(*columns);
+  }
   return out;
 }
 
@@ -185,20 +216,34 @@ Result<std::shared_ptr<const PayloadEncoder>> MakeRegistryEncoder(
     std::shared_ptr<arrow::Schema> arrow_schema) {
   KELT_RETURN_NOT_OK(CheckFormat(options.format));
   if (options.subject.empty()) return Status::Invalid("a registry subject is required");
+  if (!options.message.empty() && options.format != ValueFormat::kProtobuf) {
+    return Status::Invalid(
+        "message names a Protobuf message: it needs value format "
+        "protobuf");
+  }
+  if (!options.message.empty() && options.auto_register) {
+    return Status::Invalid(
+        "message picks a message of the subject's latest schema: "
+        "not with auto_register (record_name names the derived one)");
+  }
   KELT_ASSIGN_OR_RAISE(auto client, SchemaRegistry::Make(registry));
   std::shared_ptr<const RegisteredSchema> latest;
   if (!options.auto_register) {
-    KELT_ASSIGN_OR_RAISE(latest, client->Latest(options.subject));
-    if (latest->format != SchemaFormat::kAvro) {
-      return Status::Invalid("subject '" + options.subject + "' holds a " +
-                             std::string(SchemaFormatName(latest->format)) +
-                             " schema, not an Avro one");
-    }
+    KELT_ASSIGN_OR_RAISE(latest, LatestOf(*client, options.subject, options.format));
   }
-  auto encoder = std::make_shared<RegistryAvroEncoder>(std::move(client), options);
-  if (latest) KELT_RETURN_NOT_OK(encoder->UseLatest(*latest));
-  if (arrow_schema)
-    KELT_RETURN_NOT_OK(encoder->Prepare(std::move(arrow_schema)).status());
+  std::shared_ptr<serde::RecordEncoder> encoder;
+  if (options.format == ValueFormat::kProtobuf) {
+    KELT_ASSIGN_OR_RAISE(encoder,
+                         serde::MakeProtobufRecords(std::move(client), options, latest));
+  } else if (options.format == ValueFormat::kJsonSchema) {
+    KELT_ASSIGN_OR_RAISE(
+        encoder, serde::MakeJsonSchemaRecords(std::move(client), options, latest));
+  } else {
+    auto avro = std::make_shared<RegistryAvroEncoder>(std::move(client), options);
+    if (latest) KELT_RETURN_NOT_OK(avro->UseLatest(*latest));
+    encoder = std::move(avro);
+  }
+  if (arrow_schema) KELT_RETURN_NOT_OK(encoder->Prepare(std::move(arrow_schema)));
   return std::shared_ptr<const PayloadEncoder>(std::move(encoder));
 }
 
@@ -245,6 +290,7 @@ Result<ValueFormatOptions> ParseValueFormatJson(std::string_view object_json) {
   }
   KELT_RETURN_NOT_OK(GetString(obj, "subject", "", &out.encoder.subject));
   KELT_RETURN_NOT_OK(GetString(obj, "record_name", "", &out.encoder.record_name));
+  KELT_RETURN_NOT_OK(GetString(obj, "message", "", &out.encoder.message));
   dom::element e;
   if (obj["auto_register"].get(e) == simdjson::SUCCESS && !e.is_null()) {
     if (e.get_bool().get(out.encoder.auto_register) != simdjson::SUCCESS) {
@@ -289,8 +335,9 @@ Result<ValueFormatOptions> ParseValueFormatJson(std::string_view object_json) {
     }
   }
   if (out.encoder.format == ValueFormat::kJson) {
-    if (!out.encoder.subject.empty() || out.encoder.auto_register) {
-      return KeyError("subject", "needs value_format avro");
+    if (!out.encoder.subject.empty() || out.encoder.auto_register ||
+        !out.encoder.message.empty()) {
+      return KeyError("subject", "needs value_format avro, protobuf or json-schema");
     }
     return out;
   }
@@ -301,6 +348,15 @@ Result<ValueFormatOptions> ParseValueFormatJson(std::string_view object_json) {
   if (out.registry.url.empty()) {
     return KeyError("registry.url",
                     "value_format " + format + " needs the registry's URL");
+  }
+  if (!out.encoder.message.empty() && out.encoder.format != ValueFormat::kProtobuf) {
+    return KeyError("message",
+                    "names a Protobuf message: it needs value_format protobuf");
+  }
+  if (!out.encoder.message.empty() && out.encoder.auto_register) {
+    return KeyError("message",
+                    "picks a message of the subject's latest schema: not with "
+                    "auto_register (record_name names the derived one)");
   }
   return out;
 }

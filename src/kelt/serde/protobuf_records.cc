@@ -1,0 +1,166 @@
+// Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
+//
+// Protobuf records in the Confluent wire format: the header (magic byte, schema id), the
+// message indexes of the message written, then the body ProtobufEncoder writes.
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kelt/common/mutex.h"
+#include "kelt/common/thread_annotations.h"
+#include "kelt/protobuf.h"
+#include "kelt/serde/record_encoders.h"
+
+namespace kelt::serde {
+namespace {
+
+// The files a schema imports: its references, fetched by subject and version, and
+// theirs (each name once).
+Status AddImports(SchemaRegistry& registry, const std::vector<SchemaReference>& refs,
+                  int depth, std::vector<ProtobufImport>* imports) {
+  for (const SchemaReference& ref : refs) {
+    if (std::any_of(imports->begin(), imports->end(),
+                    [&](const ProtobufImport& i) { return i.name == ref.name; })) {
+      continue;
+    }
+    if (depth > 32) return Status::Invalid("Protobuf references nest too deep");
+    auto found = registry.Version(ref.subject, ref.version);
+    if (!found.ok()) {
+      return found.status().WithPrefix("reference '" + ref.name + "' (subject " +
+                                       ref.subject + " version " +
+                                       std::to_string(ref.version) + "): ");
+    }
+    imports->push_back({ref.name, (*found)->text});
+    KELT_RETURN_NOT_OK(AddImports(registry, (*found)->references, depth + 1, imports));
+  }
+  return Status::OK();
+}
+
+Result<ProtobufSchema> ParseRegistered(SchemaRegistry& registry,
+                                       const RegisteredSchema& schema) {
+  std::vector<ProtobufImport> imports;
+  KELT_RETURN_NOT_OK(AddImports(registry, schema.references, 0, &imports));
+  return ProtobufSchema::Parse(schema.text, imports);
+}
+
+class ProtobufRecords final : public RecordEncoder {
+ public:
+  ProtobufRecords(std::unique_ptr<SchemaRegistry> registry,
+                  RegistryEncoderOptions options)
+      : registry_(std::move(registry)), options_(std::move(options)) {}
+
+  Status UseLatest(const RegisteredSchema& latest) KELT_EXCLUDES(mu_) {
+    KELT_ASSIGN_OR_RAISE(ProtobufSchema schema, ParseRegistered(*registry_, latest));
+    KELT_ASSIGN_OR_RAISE(std::vector<int32_t> indexes,
+                         schema.MessageIndexes(options_.message));
+    internal::MutexLock lock(&mu_);
+    latest_header_ = WireHeaderBytes(latest.id) + ProtobufMessageIndexesBytes(indexes);
+    latest_indexes_ = std::move(indexes);
+    latest_.emplace(std::move(schema));
+    return Status::OK();
+  }
+
+  // ProtobufEncoder (a DynamicMessage) is not thread-safe: one batch at a time per
+  // encoder. Producing is not the hot path (bench/README.md has the figure).
+  Status Encode(const arrow::RecordBatch& batch,
+                std::vector<std::string>* payloads) const override KELT_EXCLUDES(mu_) {
+    internal::MutexLock lock(&mu_);
+    KELT_ASSIGN_OR_RAISE(Entry * entry, For(batch.schema()));
+    bodies_.clear();
+    KELT_RETURN_NOT_OK(entry->encoder->Encode(batch, &bodies_));
+    payloads->reserve(payloads->size() + bodies_.size());
+    for (const std::string& body : bodies_) {
+      std::string payload;
+      payload.reserve(entry->header.size() + body.size());
+      payload += entry->header;
+      payload += body;
+      payloads->push_back(std::move(payload));
+    }
+    return Status::OK();
+  }
+
+  Status Prepare(std::shared_ptr<arrow::Schema> schema) override KELT_EXCLUDES(mu_) {
+    internal::MutexLock lock(&mu_);
+    return For(std::move(schema)).status();
+  }
+
+ private:
+  struct Entry {
+    std::shared_ptr<arrow::Schema> arrow_schema;
+    std::unique_ptr<ProtobufEncoder> encoder;
+    std::string header;  // magic byte, schema id, message indexes
+  };
+
+  Result<Entry*> For(const std::shared_ptr<arrow::Schema>& schema) const
+      KELT_REQUIRES(mu_) {
+    for (const auto& e : entries_) {
+      if (e->arrow_schema->Equals(*schema, /*check_metadata=*/false)) return e.get();
+    }
+    auto entry = std::make_unique<Entry>();
+    entry->arrow_schema = schema;
+    const std::string where = "subject '" + options_.subject + "'";
+    if (options_.auto_register) {
+      ProtobufSchemaFromArrowOptions names;
+      names.message_name = options_.record_name.empty() ? RecordNameOf(options_.subject)
+                                                        : options_.record_name;
+      KELT_ASSIGN_OR_RAISE(std::string text, ProtobufSchemaFromArrow(*schema, names));
+      KELT_ASSIGN_OR_RAISE(ProtobufSchema parsed, ProtobufSchema::Parse(text));
+      KELT_ASSIGN_OR_RAISE(entry->encoder, ProtobufEncoder::Make(parsed, {0}, schema));
+      Result<int32_t> id =
+          registry_->Register(options_.subject, SchemaFormat::kProtobuf, text);
+      if (!id.ok()) {
+        return Status(id.status().code(), "registering the rows' Protobuf schema under " +
+                                              where + " at " + registry_->display_url() +
+                                              ": " + id.status().message());
+      }
+      entry->header = WireHeaderBytes(*id) + ProtobufMessageIndexesBytes({0});
+    } else {
+      auto encoder = ProtobufEncoder::Make(*latest_, latest_indexes_, schema);
+      if (!encoder.ok()) {
+        auto name = latest_->MessageName(latest_indexes_);
+        return Status(encoder.status().code(),
+                      "the rows do not fit message " + (name.ok() ? *name : "?") +
+                          " of " + where + ": " + encoder.status().message());
+      }
+      entry->encoder = std::move(*encoder);
+      entry->header = latest_header_;
+    }
+    entries_.push_back(std::move(entry));
+    return entries_.back().get();
+  }
+
+  std::unique_ptr<SchemaRegistry> registry_;
+  const RegistryEncoderOptions options_;
+  mutable internal::Mutex mu_;
+  std::optional<ProtobufSchema> latest_ KELT_GUARDED_BY(mu_);
+  std::vector<int32_t> latest_indexes_ KELT_GUARDED_BY(mu_);
+  std::string latest_header_ KELT_GUARDED_BY(mu_);
+  mutable std::vector<std::unique_ptr<Entry>> entries_ KELT_GUARDED_BY(mu_);
+  mutable std::vector<std::string> bodies_ KELT_GUARDED_BY(mu_);
+};
+
+}  // namespace
+
+Result<std::shared_ptr<RecordEncoder>> MakeProtobufRecords(
+    std::unique_ptr<SchemaRegistry> registry, const RegistryEncoderOptions& options,
+    std::shared_ptr<const RegisteredSchema> latest) {
+  auto encoder = std::make_shared<ProtobufRecords>(std::move(registry), options);
+  if (latest) {
+    Status st = encoder->UseLatest(*latest);
+    if (!st.ok()) return st.WithPrefix("subject '" + options.subject + "': ");
+  }
+  return std::shared_ptr<RecordEncoder>(std::move(encoder));
+}
+
+Result<std::shared_ptr<arrow::Schema>> ProtobufColumns(SchemaRegistry& registry,
+                                                       const RegisteredSchema& schema,
+                                                       const std::string& message) {
+  KELT_ASSIGN_OR_RAISE(ProtobufSchema parsed, ParseRegistered(registry, schema));
+  KELT_ASSIGN_OR_RAISE(std::vector<int32_t> indexes, parsed.MessageIndexes(message));
+  KELT_ASSIGN_OR_RAISE(auto plan, ProtobufPlan::Compile(parsed, indexes));
+  return plan->arrow_schema();
+}
+
+}  // namespace kelt::serde
