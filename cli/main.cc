@@ -264,6 +264,10 @@ int RunValidate(const ConfigArgs& args) {
       case kelt::SinkConfig::Kind::kPostgres:
         std::cout << "(conninfo not shown) table " << s.postgres.table;
         break;
+      case kelt::SinkConfig::Kind::kIceberg:
+        std::cout << s.iceberg.catalog << " table " << s.iceberg.table_namespace << "."
+                  << s.iceberg.table << " warehouse " << s.iceberg.warehouse;
+        break;
     }
     std::cout << "\n";
   }

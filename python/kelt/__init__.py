@@ -39,7 +39,7 @@ from ._rdp import (
     poll_kafka_window_loaded,
 )
 from ._consumer import Consumer, PartitionLag, PolledRecords
-from ._elt import DuckDbSink, EltLoop, ParquetSink, PostgresSink
+from ._elt import DuckDbSink, EltLoop, IcebergSink, ParquetSink, PostgresSink
 from ._sql import (SqlSession, run_incremental, run_pipeline_json, sql,
                    validate_pipeline_json)
 from ._convert import normalize_schema
@@ -61,6 +61,7 @@ __all__ = [
     "PartitionSpan",
     "PolledRecords",
     "PostgresSink",
+    "IcebergSink",
     "SchemaMismatchError",
     "SqlSession",
     "StorageError",

@@ -71,7 +71,21 @@ class PostgresSink:
     kind = "postgres"
 
 
-Sink = Union[ParquetSink, DuckDbSink, PostgresSink]
+@dataclass
+class IcebergSink:
+    """Land windows in an Apache Iceberg table (SQL catalog on SQLite, local
+    warehouse): one append snapshot per window with the group's offsets."""
+
+    catalog: str
+    warehouse: str
+    catalog_name: Optional[str] = None
+    namespace: Optional[str] = None
+    table: Optional[str] = None
+    group_id: Optional[str] = None  # default: the loop's group
+    kind = "iceberg"
+
+
+Sink = Union[ParquetSink, DuckDbSink, PostgresSink, IcebergSink]
 #: Called after each window with (stats, window): ``window`` has records, bytes,
 #: end_reason and spans.
 WindowCallback = Callable[[dict, dict], None]
