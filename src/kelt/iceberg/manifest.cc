@@ -315,8 +315,9 @@ Status ForEachRecord(const std::string& path, F&& f) {
     return Status::IOError("read " + path + ": " + avro_strerror());
   }
   std::unique_ptr<std::remove_pointer_t<avro_file_reader_t>, ReaderDeleter> reader(raw);
-  avro_schema_t schema = avro_file_reader_get_writer_schema(raw);
-  IfacePtr iface(avro_generic_class_from_schema(schema));
+  // The getter hands out a new reference (avro_schema_incref): ours to release.
+  SchemaPtr schema(avro_file_reader_get_writer_schema(raw));
+  IfacePtr iface(avro_generic_class_from_schema(schema.get()));
   avro_value_t v;
   if (!iface || avro_generic_value_new(iface.get(), &v)) return AvroError("Avro value");
   Status st;

@@ -259,24 +259,31 @@ class IcebergSink final : public Sink {
     auto part_col = batch->GetColumnByName("_kafka_partition");
     auto off_col = batch->GetColumnByName("_kafka_offset");
     if (!topic_col || topic_col->type_id() != arrow::Type::STRING || !part_col ||
-        part_col->type_id() != arrow::Type::INT32 || !off_col ||
-        off_col->type_id() != arrow::Type::INT64) {
+        (part_col->type_id() != arrow::Type::INT32 &&
+         part_col->type_id() != arrow::Type::INT64) ||
+        !off_col || off_col->type_id() != arrow::Type::INT64) {
       return Status::Invalid(
-          "the batch needs _kafka_topic utf8, _kafka_partition int32, _kafka_offset int64");
+          "the batch needs _kafka_topic utf8, _kafka_partition int32/int64 and "
+          "_kafka_offset int64");
     }
     const auto& topics = static_cast<const arrow::StringArray&>(*topic_col);
-    const auto& parts = static_cast<const arrow::Int32Array&>(*part_col);
     const auto& offs = static_cast<const arrow::Int64Array&>(*off_col);
+    auto partition_at = [&](int64_t r) -> int32_t {
+      if (part_col->type_id() == arrow::Type::INT32) {
+        return static_cast<const arrow::Int32Array&>(*part_col).Value(r);
+      }
+      return static_cast<int32_t>(static_cast<const arrow::Int64Array&>(*part_col).Value(r));
+    };
     struct Runs {
       std::vector<std::pair<int64_t, int64_t>> runs;  // (start, length)
       int64_t first = INT64_MAX, last = -1;
     };
     std::map<TopicPartition, Runs> by_partition;
     for (int64_t r = 0; r < batch->num_rows(); ++r) {
-      if (topics.IsNull(r) || parts.IsNull(r) || offs.IsNull(r)) {
+      if (topics.IsNull(r) || part_col->IsNull(r) || offs.IsNull(r)) {
         return Status::Invalid("row " + std::to_string(r) + " has a null _kafka_* column");
       }
-      TopicPartition tp{std::string(topics.GetView(r)), parts.Value(r)};
+      TopicPartition tp{std::string(topics.GetView(r)), partition_at(r)};
       auto it = stored.find(tp);
       const int64_t off = offs.Value(r);
       if (it != stored.end() && off < it->second) continue;  // already in the table
