@@ -206,6 +206,8 @@ class IcebergSink final : public Sink {
       for (const auto& f : files) RemoveDataFile(f.path);
       KELT_RETURN_NOT_OK(st.WithPrefix(name() + ": "));
       // Lost the swap: another writer committed first. Re-read and retry on top.
+      Log(LogLevel::kDebug, "iceberg",
+          name() + ": lost the catalog's compare-and-swap; re-reading the table");
     }
     return Status::Unavailable(name() + ": lost the catalog's compare-and-swap " +
                                std::to_string(kCommitAttempts) + " times in a row");
