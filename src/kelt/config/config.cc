@@ -1181,7 +1181,8 @@ const std::vector<KeySpec>& Specs() {
             {"", "", "table namespace"}));
     add(Str("iceberg.table", [](SinkConfig & s) -> auto& { return s.iceberg.table; },
             {"", "", "table name"}));
-    add(Str("iceberg.group_id", [](SinkConfig & s) -> auto& { return s.iceberg.group_id; },
+    add(Str("iceberg.group_id",
+            [](SinkConfig & s) -> auto& { return s.iceberg.group_id; },
             {"", "", "group the snapshot offsets belong to"})
             .Default("(group)"));
 
@@ -1304,7 +1305,8 @@ void ReadRoot(Reader& r, const YAML::Node& root, EltConfig& c) {
 
   YAML::Node sinks = root["sinks"];
   if (!sinks.IsDefined()) {
-    r.Error("sinks", root, "required (at least one sink: parquet, duckdb, postgres or iceberg)");
+    r.Error("sinks", root,
+            "required (at least one sink: parquet, duckdb, postgres or iceberg)");
   } else if (!sinks.IsSequence() || sinks.size() == 0) {
     r.Error("sinks", sinks,
             "expected a non-empty list of sinks (at least one sink: parquet, duckdb, "
@@ -1315,8 +1317,9 @@ void ReadRoot(Reader& r, const YAML::Node& root, EltConfig& c) {
       const std::string path = "sinks[" + std::to_string(i) + "]";
       YAML::Node item = sinks[i];
       if (!item.IsMap() || item.size() != 1) {
-        r.Error(path, item,
-                "expected one of parquet:, duckdb:, postgres:, iceberg: with its keys below");
+        r.Error(
+            path, item,
+            "expected one of parquet:, duckdb:, postgres:, iceberg: with its keys below");
         continue;
       }
       std::string kind = item.begin()->first.Scalar();

@@ -33,9 +33,10 @@ Schema TwoColumns() {
 }
 
 TEST(IcebergMetadataTest, RoundTripsThroughJson) {
-  TableMetadata m = NewTableMetadata("file:///w/ns/t", TwoColumns(),
-                                     PartitionSpec{0, {{1, 1000, "id_bucket", "identity"}}},
-                                     RandomUuid(), 1700000000000);
+  TableMetadata m =
+      NewTableMetadata("file:///w/ns/t", TwoColumns(),
+                       PartitionSpec{0, {{1, 1000, "id_bucket", "identity"}}},
+                       RandomUuid(), 1700000000000);
   m.properties["owner"] = "kelt \"quoted\"";
   Snapshot s;
   s.snapshot_id = 42;
@@ -91,9 +92,9 @@ TEST(IcebergSchemaTest, MapsLandingTypesWithFieldIds) {
   ASSERT_OK_AND_ASSIGN(LandingMapping m, MapLandingSchema(*landing));
   std::vector<std::string> types;
   for (const auto& f : m.schema.fields) types.push_back(f.type);
-  EXPECT_EQ(types, (std::vector<std::string>{"int", "long", "string", "timestamptz",
-                                             "timestamp", "date", "decimal(10, 2)",
-                                             "fixed[16]", "string"}));
+  EXPECT_EQ(types,
+            (std::vector<std::string>{"int", "long", "string", "timestamptz", "timestamp",
+                                      "date", "decimal(10, 2)", "fixed[16]", "string"}));
   EXPECT_TRUE(m.schema.fields[0].required);
   EXPECT_FALSE(m.schema.fields[1].required);
   for (int i = 0; i < m.arrow->num_fields(); ++i) {
@@ -101,8 +102,8 @@ TEST(IcebergSchemaTest, MapsLandingTypesWithFieldIds) {
     ASSERT_TRUE(md);
     EXPECT_EQ(md->Get("PARQUET:field_id").ValueOr(""), std::to_string(i + 1));
   }
-  EXPECT_TRUE(m.arrow->field(3)->type()->Equals(
-      arrow::timestamp(arrow::TimeUnit::MICRO, "UTC")));
+  EXPECT_TRUE(
+      m.arrow->field(3)->type()->Equals(arrow::timestamp(arrow::TimeUnit::MICRO, "UTC")));
   // ns has no v2 type; nested types come later: both say which column.
   auto ns = arrow::schema({arrow::field("t", arrow::timestamp(arrow::TimeUnit::NANO))});
   EXPECT_STATUS(MapLandingSchema(*ns), StatusCode::kNotImplemented, "column 't'");
@@ -111,10 +112,9 @@ TEST(IcebergSchemaTest, MapsLandingTypesWithFieldIds) {
 }
 
 TEST(IcebergSchemaTest, ConvertsMillisecondsAndComputesBinaryBounds) {
-  auto landing = arrow::schema({arrow::field("ts", arrow::timestamp(arrow::TimeUnit::MILLI,
-                                                                    "UTC")),
-                                arrow::field("s", arrow::utf8()),
-                                arrow::field("x", arrow::float64())});
+  auto landing = arrow::schema(
+      {arrow::field("ts", arrow::timestamp(arrow::TimeUnit::MILLI, "UTC")),
+       arrow::field("s", arrow::utf8()), arrow::field("x", arrow::float64())});
   ASSERT_OK_AND_ASSIGN(LandingMapping m, MapLandingSchema(*landing));
   arrow::TimestampBuilder tb(arrow::timestamp(arrow::TimeUnit::MILLI, "UTC"),
                              arrow::default_memory_pool());
@@ -125,7 +125,8 @@ TEST(IcebergSchemaTest, ConvertsMillisecondsAndComputesBinaryBounds) {
   arrow::DoubleBuilder db;
   ASSERT_TRUE(db.AppendValues(std::vector<double>{1.5, std::nan(""), -3.0}).ok());
   auto batch = arrow::RecordBatch::Make(
-      landing, 3, {tb.Finish().ValueOrDie(), sb.Finish().ValueOrDie(), db.Finish().ValueOrDie()});
+      landing, 3,
+      {tb.Finish().ValueOrDie(), sb.Finish().ValueOrDie(), db.Finish().ValueOrDie()});
   ASSERT_OK_AND_ASSIGN(auto out, ToIcebergBatch(batch, m));
   const auto& ts = static_cast<const arrow::TimestampArray&>(*out->column(0));
   EXPECT_EQ(ts.Value(0), 5000);
@@ -200,7 +201,8 @@ TEST(IcebergManifestTest, ManifestAndListReadBackByAvroC) {
   AvroFile read = ReadWithAvroC(manifest);
   EXPECT_EQ(read.records, 2);
   ASSERT_OK_AND_ASSIGN(auto paths, ReadManifestDataFiles(manifest));
-  EXPECT_EQ(paths, (std::vector<std::string>{"file:///x/a.parquet", "file:///x/b.parquet"}));
+  EXPECT_EQ(paths,
+            (std::vector<std::string>{"file:///x/a.parquet", "file:///x/b.parquet"}));
   // The header keeps the field ids (Avro C's own writer would drop them) and the
   // metadata Iceberg readers need.
   std::string bytes(std::filesystem::file_size(manifest), '\0');
@@ -228,7 +230,8 @@ TEST(IcebergManifestTest, ManifestAndListReadBackByAvroC) {
   ASSERT_TRUE(entries[0].partitions);
   EXPECT_EQ((*entries[0].partitions)[0].upper_bound, SerializeInt64(5));
   // Files are never overwritten: a second writer of the same name fails.
-  EXPECT_STATUS(WriteManifestList(list, 7, 6, 3, {}), StatusCode::kIOError, "File exists");
+  EXPECT_STATUS(WriteManifestList(list, 7, 6, 3, {}), StatusCode::kIOError,
+                "File exists");
 }
 
 TEST(IcebergCatalogTest, SqliteCompareAndSwapLosesOnAStaleLocation) {
@@ -257,11 +260,12 @@ TEST(IcebergCatalogTest, SqliteCompareAndSwapLosesOnAStaleLocation) {
   sqlite3* raw;
   ASSERT_EQ(sqlite3_open(db.c_str(), &raw), SQLITE_OK);
   sqlite3_stmt* s;
-  ASSERT_EQ(sqlite3_prepare_v2(raw,
-                               "SELECT metadata_location, previous_metadata_location, "
-                               "iceberg_type FROM iceberg_tables WHERE catalog_name='cat'",
-                               -1, &s, nullptr),
-            SQLITE_OK);
+  ASSERT_EQ(
+      sqlite3_prepare_v2(raw,
+                         "SELECT metadata_location, previous_metadata_location, "
+                         "iceberg_type FROM iceberg_tables WHERE catalog_name='cat'",
+                         -1, &s, nullptr),
+      SQLITE_OK);
   ASSERT_EQ(sqlite3_step(s), SQLITE_ROW);
   EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(s, 0)), "m2");
   EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(s, 1)), "m1");
@@ -275,7 +279,8 @@ TEST(IcebergTableTest, AppendOnAStaleBaseLosesAndLeavesNoFiles) {
   ASSERT_OK_AND_ASSIGN(auto cat, OpenSqliteCatalog(dir.path() + "/c.db", "cat"));
   TableIdentifier id{"ns", "t"};
   const std::string loc = "file://" + dir.path() + "/ns/t";
-  ASSERT_OK_AND_ASSIGN(LoadedTable base, CreateOrLoadTable(*cat, id, loc, TwoColumns(), {}));
+  ASSERT_OK_AND_ASSIGN(LoadedTable base,
+                       CreateOrLoadTable(*cat, id, loc, TwoColumns(), {}));
   DataFile f;
   f.path = loc + "/data/a.parquet";
   f.record_count = 2;
@@ -287,8 +292,8 @@ TEST(IcebergTableTest, AppendOnAStaleBaseLosesAndLeavesNoFiles) {
       std::filesystem::directory_iterator(dir.path() + "/ns/t/metadata"), {});
   ASSERT_OK_AND_ASSIGN(AppendOutcome stale, CommitAppend(*cat, id, base, {}, {f}, {}));
   EXPECT_FALSE(stale.committed);
-  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path() + "/ns/t/metadata"),
-                          {}),
+  EXPECT_EQ(std::distance(
+                std::filesystem::directory_iterator(dir.path() + "/ns/t/metadata"), {}),
             files_before);
   ASSERT_OK_AND_ASSIGN(AppendOutcome second,
                        CommitAppend(*cat, id, first.table, {}, {f}, {{"k", "v2"}}));

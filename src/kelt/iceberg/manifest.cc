@@ -184,7 +184,8 @@ Status WriteLocalFile(const std::string& path, std::string_view bytes) {
     ::close(fd);
     return Status::IOError("fsync " + path + ": " + std::strerror(e));
   }
-  if (::close(fd) != 0) return Status::IOError("close " + path + ": " + std::strerror(errno));
+  if (::close(fd) != 0)
+    return Status::IOError("close " + path + ": " + std::strerror(errno));
   return Status::OK();
 }
 
@@ -192,18 +193,20 @@ namespace {
 
 // ["null", array of {key: int, value: T}] with Iceberg's map ids.
 std::string IntMapType(int key_id, int value_id, std::string_view value_type) {
-  std::string out = R"(["null",{"type":"array","logicalType":"map","items":{"type":"record","name":"k)";
+  std::string out =
+      R"(["null",{"type":"array","logicalType":"map","items":{"type":"record","name":"k)";
   out += std::to_string(key_id) + "_v" + std::to_string(value_id);
   out += R"(","fields":[{"name":"key","type":"int","field-id":)" + std::to_string(key_id);
-  out += R"(},{"name":"value","type":")" + std::string(value_type) +
-         R"(","field-id":)" + std::to_string(value_id) + "}]}}]";
+  out += R"(},{"name":"value","type":")" + std::string(value_type) + R"(","field-id":)" +
+         std::to_string(value_id) + "}]}}]";
   return out;
 }
 
 std::string PartitionAvroType(const std::string& type) {
   if (type == "date") return R"({"type":"int","logicalType":"date"})";
   if (type == "timestamp" || type == "timestamptz") {
-    return std::string(R"({"type":"long","logicalType":"timestamp-micros","adjust-to-utc":)") +
+    return std::string(
+               R"({"type":"long","logicalType":"timestamp-micros","adjust-to-utc":)") +
            (type == "timestamptz" ? "true" : "false") + "}";
   }
   return "\"" + type + "\"";  // int, long, string
@@ -216,7 +219,8 @@ std::string ManifestEntrySchema(const std::vector<PartitionColumn>& partition) {
     r102 += R"({"name":)";
     AppendJsonString(&r102, partition[i].name);
     r102 += R"(,"type":["null",)" + PartitionAvroType(partition[i].type) +
-            R"(],"default":null,"field-id":)" + std::to_string(partition[i].field_id) + "}";
+            R"(],"default":null,"field-id":)" + std::to_string(partition[i].field_id) +
+            "}";
   }
   r102 += "]}";
   std::string s =
@@ -294,7 +298,8 @@ Status SetDatum(avro_value_t* u, const std::optional<PartitionDatum>& d) {
   } else if (auto* l = std::get_if<int64_t>(&*d)) {
     KELT_AVRO(avro_value_set_long(&b, *l), "Avro partition");
   } else {
-    KELT_AVRO(avro_value_set_string(&b, std::get<std::string>(*d).c_str()), "Avro partition");
+    KELT_AVRO(avro_value_set_string(&b, std::get<std::string>(*d).c_str()),
+              "Avro partition");
   }
   return Status::OK();
 }
@@ -398,10 +403,9 @@ Result<ManifestFile> WriteManifest(const std::string& path, const ManifestContex
       hi(ctx.partition.size());
   for (const DataFile& f : files) {
     if (f.partition.size() != ctx.partition.size()) {
-      return Status::Invalid("data file " + f.path + " has " +
-                             std::to_string(f.partition.size()) +
-                             " partition values, the spec " +
-                             std::to_string(ctx.partition.size()));
+      return Status::Invalid(
+          "data file " + f.path + " has " + std::to_string(f.partition.size()) +
+          " partition values, the spec " + std::to_string(ctx.partition.size()));
     }
     avro_value_t* e = entry->get();
     avro_value_reset(e);
@@ -466,7 +470,8 @@ Result<ManifestFile> WriteManifest(const std::string& path, const ManifestContex
 
 Status WriteManifestList(const std::string& path, int64_t snapshot_id,
                          std::optional<int64_t> parent_snapshot_id,
-                         int64_t sequence_number, const std::vector<ManifestFile>& files) {
+                         int64_t sequence_number,
+                         const std::vector<ManifestFile>& files) {
   KELT_ASSIGN_OR_RAISE(auto entry, Value::Make(kManifestListSchema));
   std::vector<std::string> records;
   for (const ManifestFile& m : files) {

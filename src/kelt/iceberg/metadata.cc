@@ -42,11 +42,12 @@ const Snapshot* TableMetadata::CurrentSnapshot() const {
 std::string RandomUuid() {
   thread_local std::mt19937_64 rng{std::random_device{}()};
   uint64_t hi = rng(), lo = rng();
-  hi = (hi & ~0xF000ull) | 0x4000ull;                   // version 4
+  hi = (hi & ~0xF000ull) | 0x4000ull;                  // version 4
   lo = (lo & ~(0xC000ull << 48)) | (0x8000ull << 48);  // variant 10
   char buf[37];
   std::snprintf(buf, sizeof buf, "%08x-%04x-%04x-%04x-%012llx",
-                static_cast<unsigned>(hi >> 32), static_cast<unsigned>((hi >> 16) & 0xFFFF),
+                static_cast<unsigned>(hi >> 32),
+                static_cast<unsigned>((hi >> 16) & 0xFFFF),
                 static_cast<unsigned>(hi & 0xFFFF), static_cast<unsigned>(lo >> 48),
                 static_cast<unsigned long long>(lo & 0xFFFFFFFFFFFFull));
   return buf;
@@ -250,7 +251,8 @@ Status GetString(object o, std::string_view where, std::string_view key,
   return Status::OK();
 }
 
-Status GetStringMap(object o, std::string_view key, std::map<std::string, std::string>* out) {
+Status GetStringMap(object o, std::string_view key,
+                    std::map<std::string, std::string>* out) {
   object m;
   if (o[key].get_object().get(m)) return Status::OK();  // optional
   for (auto [k, v] : m) {
@@ -274,7 +276,8 @@ Status ParseSchema(object o, Schema* s) {
     Field f;
     KELT_RETURN_NOT_OK(GetInt(fo, "schema field", "id", &f.id));
     KELT_RETURN_NOT_OK(GetString(fo, "schema field", "name", &f.name));
-    if (fo["required"].get_bool().get(f.required)) return Missing("schema field", "required");
+    if (fo["required"].get_bool().get(f.required))
+      return Missing("schema field", "required");
     std::string_view type;
     if (fo["type"].get_string().get(type)) {
       return Status::NotImplemented("table metadata: column '" + f.name +
@@ -296,7 +299,8 @@ Result<TableMetadata> MetadataFromJson(std::string_view json) {
                               simdjson::error_message(err));
   }
   object o;
-  if (root.get_object().get(o)) return Status::ParseError("table metadata: not an object");
+  if (root.get_object().get(o))
+    return Status::ParseError("table metadata: not an object");
   TableMetadata m;
   KELT_RETURN_NOT_OK(GetInt(o, "metadata", "format-version", &m.format_version));
   if (m.format_version != 2) {
@@ -358,7 +362,8 @@ Result<TableMetadata> MetadataFromJson(std::string_view json) {
       Snapshot s;
       KELT_RETURN_NOT_OK(GetInt(so, "snapshot", "snapshot-id", &s.snapshot_id));
       int64_t parent;
-      if (!so["parent-snapshot-id"].get_int64().get(parent)) s.parent_snapshot_id = parent;
+      if (!so["parent-snapshot-id"].get_int64().get(parent))
+        s.parent_snapshot_id = parent;
       KELT_RETURN_NOT_OK(GetInt(so, "snapshot", "sequence-number", &s.sequence_number));
       KELT_RETURN_NOT_OK(GetInt(so, "snapshot", "timestamp-ms", &s.timestamp_ms));
       KELT_RETURN_NOT_OK(GetString(so, "snapshot", "manifest-list", &s.manifest_list));

@@ -105,9 +105,9 @@ class SqliteCatalog final : public Catalog {
     }
   }
   Status Error(const std::string& what) const {
-    return Status::IOError("catalog " + name() + ": " + what + ": " +
-                               sqlite3_errmsg(db_.get()),
-                           /*retriable=*/sqlite3_errcode(db_.get()) == SQLITE_BUSY);
+    return Status::IOError(
+        "catalog " + name() + ": " + what + ": " + sqlite3_errmsg(db_.get()),
+        /*retriable=*/sqlite3_errcode(db_.get()) == SQLITE_BUSY);
   }
 
   std::unique_ptr<sqlite3, DbDeleter> db_;
@@ -120,10 +120,9 @@ class SqliteCatalog final : public Catalog {
 Result<std::unique_ptr<Catalog>> OpenSqliteCatalog(const std::string& path,
                                                    const std::string& catalog_name) {
   sqlite3* raw = nullptr;
-  const int rc = sqlite3_open_v2(path.c_str(), &raw,
-                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-                                     SQLITE_OPEN_FULLMUTEX,
-                                 nullptr);
+  const int rc = sqlite3_open_v2(
+      path.c_str(), &raw,
+      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
   std::unique_ptr<sqlite3, DbDeleter> db(raw);
   if (rc != SQLITE_OK) {
     return Status::IOError("catalog sqlite:" + path + ": " +

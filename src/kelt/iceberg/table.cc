@@ -80,7 +80,8 @@ Result<std::string> LocalPath(const std::string& location) {
                                 "': only local warehouses are supported yet");
 }
 
-Result<std::optional<LoadedTable>> LoadTable(Catalog& catalog, const TableIdentifier& id) {
+Result<std::optional<LoadedTable>> LoadTable(Catalog& catalog,
+                                             const TableIdentifier& id) {
   KELT_ASSIGN_OR_RAISE(std::optional<std::string> loc, catalog.LoadTable(id));
   if (!loc) return std::optional<LoadedTable>();
   KELT_ASSIGN_OR_RAISE(std::string json, ReadLocal(*loc));
@@ -146,16 +147,17 @@ Result<AppendOutcome> CommitAppend(Catalog& catalog, const TableIdentifier& id,
   const Snapshot* parent = bm.CurrentSnapshot();
   if (parent) {
     auto list_path = LocalPath(parent->manifest_list);
-    auto previous = list_path.ok() ? ReadManifestList(*list_path)
-                                   : Result<std::vector<ManifestFile>>(list_path.status());
+    auto previous = list_path.ok()
+                        ? ReadManifestList(*list_path)
+                        : Result<std::vector<ManifestFile>>(list_path.status());
     if (!previous.ok()) {
       cleanup();
       return previous.status();
     }
     for (auto& m : *previous) manifests.push_back(std::move(m));
   }
-  const std::string list_loc = meta_dir + "snap-" + std::to_string(ctx.snapshot_id) +
-                               "-kelt-" + token + ".avro";
+  const std::string list_loc =
+      meta_dir + "snap-" + std::to_string(ctx.snapshot_id) + "-kelt-" + token + ".avro";
   auto list_path = LocalPath(list_loc);
   Status st = list_path.ok() ? WriteManifestList(*list_path, ctx.snapshot_id,
                                                  bm.current_snapshot_id, seq, manifests)
@@ -202,11 +204,13 @@ Result<AppendOutcome> CommitAppend(Catalog& catalog, const TableIdentifier& id,
   nm.snapshot_log.push_back({snap.timestamp_ms, std::to_string(snap.snapshot_id)});
   nm.metadata_log.push_back({bm.last_updated_ms, base.metadata_location});
   nm.snapshots.push_back(std::move(snap));
-  next.metadata_location = meta_dir + MetadataFileName(std::max<int64_t>(
-                                          MetadataVersion(base.metadata_location) + 1,
-                                          static_cast<int64_t>(nm.metadata_log.size()) + 1));
+  next.metadata_location =
+      meta_dir + MetadataFileName(
+                     std::max<int64_t>(MetadataVersion(base.metadata_location) + 1,
+                                       static_cast<int64_t>(nm.metadata_log.size()) + 1));
   auto meta_path = LocalPath(next.metadata_location);
-  st = meta_path.ok() ? WriteLocalFile(*meta_path, MetadataToJson(nm)) : meta_path.status();
+  st = meta_path.ok() ? WriteLocalFile(*meta_path, MetadataToJson(nm))
+                      : meta_path.status();
   if (!st.ok()) {
     cleanup();
     return st;

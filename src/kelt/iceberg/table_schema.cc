@@ -58,10 +58,9 @@ Result<ColumnMapping> MapType(const arrow::Field& f) {
     }
     case arrow::Type::DECIMAL128: {
       const auto& d = static_cast<const arrow::Decimal128Type&>(t);
-      return ColumnMapping{
-          "decimal(" + std::to_string(d.precision()) + ", " + std::to_string(d.scale()) +
-              ")",
-          f.type()};
+      return ColumnMapping{"decimal(" + std::to_string(d.precision()) + ", " +
+                               std::to_string(d.scale()) + ")",
+                           f.type()};
     }
     case arrow::Type::DATE32:
       return ColumnMapping{"date", arrow::date32()};
@@ -99,8 +98,9 @@ Result<ColumnMapping> MapType(const arrow::Field& f) {
 
 // Multiply every valid value of an integer-backed array by `factor` into `type`.
 template <typename In>
-Result<std::shared_ptr<arrow::Array>> Scale(const arrow::Array& in, int64_t factor,
-                                            const std::shared_ptr<arrow::DataType>& type) {
+Result<std::shared_ptr<arrow::Array>> Scale(
+    const arrow::Array& in, int64_t factor,
+    const std::shared_ptr<arrow::DataType>& type) {
   const auto& a = static_cast<const In&>(in);
   KELT_ARROW_ASSIGN_OR_RAISE(auto values,
                              arrow::AllocateBuffer(a.length() * sizeof(int64_t)));
@@ -110,8 +110,7 @@ Result<std::shared_ptr<arrow::Array>> Scale(const arrow::Array& in, int64_t fact
   }
   std::shared_ptr<arrow::Buffer> validity;
   if (a.null_count() > 0) {
-    KELT_ARROW_ASSIGN_OR_RAISE(validity,
-                               arrow::AllocateBitmap(a.length()));
+    KELT_ARROW_ASSIGN_OR_RAISE(validity, arrow::AllocateBitmap(a.length()));
     for (int64_t i = 0; i < a.length(); ++i) {
       arrow::bit_util::SetBitTo(validity->mutable_data(), i, a.IsValid(i));
     }
@@ -230,8 +229,8 @@ Result<std::shared_ptr<arrow::RecordBatch>> ToIcebergBatch(
   }
   arrow::ArrayVector columns;
   for (int i = 0; i < batch->num_columns(); ++i) {
-    KELT_ASSIGN_OR_RAISE(auto c,
-                         ConvertColumn(batch->column(i), mapping.arrow->field(i)->type()));
+    KELT_ASSIGN_OR_RAISE(
+        auto c, ConvertColumn(batch->column(i), mapping.arrow->field(i)->type()));
     columns.push_back(std::move(c));
   }
   return arrow::RecordBatch::Make(mapping.arrow, batch->num_rows(), std::move(columns));

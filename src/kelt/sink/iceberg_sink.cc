@@ -31,7 +31,8 @@ constexpr int kCommitAttempts = 20;
 bool IsSafeName(const std::string& s) {
   if (s.empty() || s[0] == '.') return false;
   for (char c : s) {
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.'))
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' ||
+          c == '.'))
       return false;
   }
   return true;
@@ -71,7 +72,8 @@ Result<OffsetMap> ParseOffsetsJson(std::string_view json) {
   OffsetMap out;
   for (auto [topic, parts] : topics) {
     simdjson::dom::object po;
-    if (parts.get_object().get(po)) return Status::ParseError("snapshot offsets: bad topic");
+    if (parts.get_object().get(po))
+      return Status::ParseError("snapshot offsets: bad topic");
     for (auto [p, next] : po) {
       int64_t partition, n;
       std::string_view err;
@@ -147,11 +149,14 @@ class IcebergSink final : public Sink {
     KELT_ASSIGN_OR_RAISE(catalog_, ice::OpenSqliteCatalog(o_.catalog, o_.catalog_name));
     std::error_code ec;
     const auto root = std::filesystem::absolute(o_.warehouse, ec);
-    if (ec) return Status::IOError(name() + ": warehouse " + o_.warehouse + ": " + ec.message());
-    location_ = "file://" + (root / o_.table_namespace / o_.table).lexically_normal().string();
+    if (ec)
+      return Status::IOError(name() + ": warehouse " + o_.warehouse + ": " +
+                             ec.message());
+    location_ =
+        "file://" + (root / o_.table_namespace / o_.table).lexically_normal().string();
     KELT_ASSIGN_OR_RAISE(ice::LoadedTable t,
-                         ice::CreateOrLoadTable(*catalog_, id(), location_, mapping_.schema,
-                                                ice::PartitionSpec{}));
+                         ice::CreateOrLoadTable(*catalog_, id(), location_,
+                                                mapping_.schema, ice::PartitionSpec{}));
     KELT_RETURN_NOT_OK(CheckSchema(t.metadata));
     if (t.metadata.DefaultSpec() && !t.metadata.DefaultSpec()->fields.empty()) {
       return Status::NotImplemented(name() +
@@ -176,8 +181,9 @@ class IcebergSink final : public Sink {
   Result<OffsetMap> Write(const SinkWindow& window) override {
     if (window.dead_letters && window.dead_letters->num_rows() > 0) {
       return Status::NotImplemented(
-          name() + ": dead letters are not landed by the Iceberg sink yet; use "
-                   "on_bad_record fail/skip or add a parquet/duckdb sink for them");
+          name() +
+          ": dead letters are not landed by the Iceberg sink yet; use "
+          "on_bad_record fail/skip or add a parquet/duckdb sink for them");
     }
     if (window.spans.empty()) return OffsetMap{};
     for (int attempt = 0; attempt < kCommitAttempts; ++attempt) {
@@ -226,7 +232,8 @@ class IcebergSink final : public Sink {
   ice::TableIdentifier id() const { return {o_.table_namespace, o_.table}; }
 
   Result<ice::LoadedTable> Load() {
-    KELT_ASSIGN_OR_RAISE(std::optional<ice::LoadedTable> t, ice::LoadTable(*catalog_, id()));
+    KELT_ASSIGN_OR_RAISE(std::optional<ice::LoadedTable> t,
+                         ice::LoadTable(*catalog_, id()));
     if (!t) return Status::NotFound(name() + ": the table is gone from the catalog");
     return std::move(*t);
   }
@@ -274,7 +281,8 @@ class IcebergSink final : public Sink {
       if (part_col->type_id() == arrow::Type::INT32) {
         return static_cast<const arrow::Int32Array&>(*part_col).Value(r);
       }
-      return static_cast<int32_t>(static_cast<const arrow::Int64Array&>(*part_col).Value(r));
+      return static_cast<int32_t>(
+          static_cast<const arrow::Int64Array&>(*part_col).Value(r));
     };
     struct Runs {
       std::vector<std::pair<int64_t, int64_t>> runs;  // (start, length)
@@ -283,7 +291,8 @@ class IcebergSink final : public Sink {
     std::map<TopicPartition, Runs> by_partition;
     for (int64_t r = 0; r < batch->num_rows(); ++r) {
       if (topics.IsNull(r) || part_col->IsNull(r) || offs.IsNull(r)) {
-        return Status::Invalid("row " + std::to_string(r) + " has a null _kafka_* column");
+        return Status::Invalid("row " + std::to_string(r) +
+                               " has a null _kafka_* column");
       }
       TopicPartition tp{std::string(topics.GetView(r)), partition_at(r)};
       auto it = stored.find(tp);

@@ -11,8 +11,8 @@
 
 #include <atomic>
 #include <filesystem>
-#include <iostream>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <string>
 #include <thread>
@@ -97,7 +97,8 @@ class IcebergSinkTest : public ::testing::Test {
     for (const auto& location : *files) {
       auto path = iceberg::LocalPath(location);
       auto in = arrow::io::ReadableFile::Open(*path).ValueOrDie();
-      auto reader = parquet::arrow::OpenFile(in, arrow::default_memory_pool()).ValueOrDie();
+      auto reader =
+          parquet::arrow::OpenFile(in, arrow::default_memory_pool()).ValueOrDie();
       // Every column carries its Iceberg field id.
       const auto* schema = reader->parquet_reader()->metadata()->schema();
       for (int c = 0; c < schema->num_columns(); ++c) {
@@ -144,8 +145,8 @@ TEST_F(IcebergSinkTest, LandsWindowsAndResumesFromTheSnapshotSummary) {
   }
   auto again = Open(Options());
   ASSERT_TRUE(again);
-  ASSERT_OK_AND_ASSIGN(OffsetMap r, again->Resume({{"events", 0}, {"events", 1},
-                                                   {"events", 2}}));
+  ASSERT_OK_AND_ASSIGN(OffsetMap r,
+                       again->Resume({{"events", 0}, {"events", 1}, {"events", 2}}));
   EXPECT_EQ(r, (OffsetMap{{{"events", 0}, 20}, {{"events", 1}, 5}}));
   // Another group has nothing stored in this table.
   auto other = Open(Options("g2"));
@@ -202,7 +203,8 @@ TEST_F(IcebergSinkTest, RacingWritersLandEachOffsetOnce) {
   std::atomic<int> lost{0};
   SetLogHook(
       [&](LogLevel, std::string_view, std::string_view m) {
-        if (m.find("lost the catalog's compare-and-swap") != std::string_view::npos) ++lost;
+        if (m.find("lost the catalog's compare-and-swap") != std::string_view::npos)
+          ++lost;
       },
       LogLevel::kDebug);
   std::thread ta(run, a.get(), &sa), tb(run, b.get(), &sb);
@@ -220,8 +222,8 @@ TEST_F(IcebergSinkTest, RacingWritersLandEachOffsetOnce) {
   ASSERT_OK(cat);
   ASSERT_OK_AND_ASSIGN(auto t, iceberg::LoadTable(**cat, {"ns", "events"}));
   ASSERT_OK_AND_ASSIGN(auto referenced, iceberg::ReferencedDataFiles(t->metadata));
-  EXPECT_EQ(static_cast<size_t>(
-                std::distance(fs::directory_iterator(dir_.path() + "/wh/ns/events/data"), {})),
+  EXPECT_EQ(static_cast<size_t>(std::distance(
+                fs::directory_iterator(dir_.path() + "/wh/ns/events/data"), {})),
             referenced.size());
 }
 
@@ -231,10 +233,10 @@ TEST_F(IcebergSinkTest, UncommittedFilesBelowTheStoredOffsetsAreRemovedAtOpen) {
     ASSERT_OK(sink->Write(Window(Range(0, 9))).status());
   }
   const std::string data = dir_.path() + "/wh/ns/events/data/";
-  for (const char* name : {"kelt-events+0+0+4-deadbeef.parquet",   // stale: removed
-                           "kelt-events+0+10+19-cafe.parquet",     // may be in flight
-                           "kelt-events+3+0+4-beef.parquet",       // no stored offset
-                           "someone-elses.parquet"}) {             // not kelt's
+  for (const char* name : {"kelt-events+0+0+4-deadbeef.parquet",  // stale: removed
+                           "kelt-events+0+10+19-cafe.parquet",    // may be in flight
+                           "kelt-events+3+0+4-beef.parquet",      // no stored offset
+                           "someone-elses.parquet"}) {            // not kelt's
     std::ofstream(data + name) << "x";
   }
   auto sink = Open(Options());
