@@ -81,6 +81,7 @@ class IcebergSink:
     catalog_name: Optional[str] = None
     namespace: Optional[str] = None
     table: Optional[str] = None
+    partition: Optional[str] = None  # e.g. "day(at), base"
     group_id: Optional[str] = None  # default: the loop's group
     kind = "iceberg"
 

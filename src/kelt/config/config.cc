@@ -1181,6 +1181,9 @@ const std::vector<KeySpec>& Specs() {
             {"", "", "table namespace"}));
     add(Str("iceberg.table", [](SinkConfig & s) -> auto& { return s.iceberg.table; },
             {"", "", "table name"}));
+    add(Str("iceberg.partition",
+            [](SinkConfig & s) -> auto& { return s.iceberg.partition; },
+            {"", "", "partition spec of a new table, e.g. day(at), base"}));
     add(Str("iceberg.group_id",
             [](SinkConfig & s) -> auto& { return s.iceberg.group_id; },
             {"", "", "group the snapshot offsets belong to"})

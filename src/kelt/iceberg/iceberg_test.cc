@@ -16,6 +16,7 @@
 #include "kelt/iceberg/catalog.h"
 #include "kelt/iceberg/manifest.h"
 #include "kelt/iceberg/metadata.h"
+#include "kelt/iceberg/partition.h"
 #include "kelt/iceberg/table.h"
 #include "kelt/iceberg/table_schema.h"
 #include "kelt/sink/sink_testing.h"
@@ -167,6 +168,67 @@ AvroFile ReadWithAvroC(const std::string& path) {
   avro_file_reader_close(r);
   avro_schema_decref(s);
   return out;
+}
+
+TEST(IcebergPartitionTest, ParsesSpecsAndRefusesWhatItCannotWrite) {
+  Schema s;
+  s.fields = {{1, "at", "timestamptz", false},
+              {2, "base", "string", false},
+              {3, "d", "date", false},
+              {4, "x", "double", false}};
+  ASSERT_OK_AND_ASSIGN(PartitionSpec spec,
+                       ParsePartitionSpec(" day(at), base ,month(d), hour(at)", s));
+  ASSERT_EQ(spec.fields.size(), 4u);
+  EXPECT_EQ(spec.fields[0], (PartitionField{1, 1000, "at_day", "day"}));
+  EXPECT_EQ(spec.fields[1], (PartitionField{2, 1001, "base", "identity"}));
+  EXPECT_EQ(spec.fields[2], (PartitionField{3, 1002, "d_month", "month"}));
+  ASSERT_OK_AND_ASSIGN(auto columns, PartitionColumns(spec, s));
+  EXPECT_EQ(columns[0].type, "date");
+  EXPECT_EQ(columns[1].type, "string");
+  EXPECT_EQ(columns[2].type, "int");
+  EXPECT_EQ(columns[3].type, "int");
+  ASSERT_OK_AND_ASSIGN(PartitionSpec none, ParsePartitionSpec("", s));
+  EXPECT_TRUE(none.fields.empty());
+  EXPECT_STATUS(ParsePartitionSpec("day(nope)", s), StatusCode::kInvalid,
+                "no column 'nope'");
+  EXPECT_STATUS(ParsePartitionSpec("hour(d)", s), StatusCode::kInvalid,
+                "needs a timestamp");
+  EXPECT_STATUS(ParsePartitionSpec("week(at)", s), StatusCode::kInvalid,
+                "unknown transform");
+  EXPECT_STATUS(ParsePartitionSpec("bucket[16](base)", s), StatusCode::kNotImplemented,
+                "bucket[16]");
+  EXPECT_STATUS(ParsePartitionSpec("x", s), StatusCode::kNotImplemented,
+                "identity of double");
+  EXPECT_STATUS(ParsePartitionSpec("base, base", s), StatusCode::kInvalid, "twice");
+}
+
+TEST(IcebergPartitionTest, TimeTransformsFloorTowardsThePast) {
+  Schema s;
+  s.fields = {{1, "at", "timestamptz", false}};
+  ASSERT_OK_AND_ASSIGN(
+      PartitionSpec spec,
+      ParsePartitionSpec("day(at), hour(at), month(at), year(at), at", s));
+  arrow::TimestampBuilder b(arrow::timestamp(arrow::TimeUnit::MICRO, "UTC"),
+                            arrow::default_memory_pool());
+  // 2026-03-15T10:30:00Z, 1969-12-31T23:59:59.999999Z, null
+  ASSERT_TRUE(b.AppendValues(std::vector<int64_t>{1773570600000000, -1}).ok());
+  ASSERT_TRUE(b.AppendNull().ok());
+  auto batch = arrow::RecordBatch::Make(
+      arrow::schema(
+          {arrow::field("at", arrow::timestamp(arrow::TimeUnit::MICRO, "UTC"))}),
+      3, {b.Finish().ValueOrDie()});
+  ASSERT_OK_AND_ASSIGN(auto v, PartitionValues(*batch, spec, s));
+  ASSERT_EQ(v.size(), 5u);
+  EXPECT_EQ(v[0][0], PartitionDatum{int32_t{20527}});  // days since 1970-01-01
+  EXPECT_EQ(v[1][0], PartitionDatum{int32_t{20527 * 24 + 10}});
+  EXPECT_EQ(v[2][0], PartitionDatum{int32_t{(2026 - 1970) * 12 + 2}});
+  EXPECT_EQ(v[3][0], PartitionDatum{int32_t{56}});
+  EXPECT_EQ(v[4][0], PartitionDatum{int64_t{1773570600000000}});
+  EXPECT_EQ(v[0][1], PartitionDatum{int32_t{-1}});
+  EXPECT_EQ(v[1][1], PartitionDatum{int32_t{-1}});
+  EXPECT_EQ(v[2][1], PartitionDatum{int32_t{-1}});
+  EXPECT_EQ(v[3][1], PartitionDatum{int32_t{-1}});
+  for (const auto& field : v) EXPECT_FALSE(field[2].has_value());
 }
 
 TEST(IcebergManifestTest, ManifestAndListReadBackByAvroC) {

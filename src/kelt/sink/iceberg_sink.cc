@@ -16,6 +16,7 @@
 
 #include "kelt/common/text.h"
 #include "kelt/iceberg/catalog.h"
+#include "kelt/iceberg/partition.h"
 #include "kelt/iceberg/table.h"
 #include "kelt/iceberg/table_schema.h"
 #include "kelt/log.h"
@@ -154,15 +155,22 @@ class IcebergSink final : public Sink {
                              ec.message());
     location_ =
         "file://" + (root / o_.table_namespace / o_.table).lexically_normal().string();
-    KELT_ASSIGN_OR_RAISE(ice::LoadedTable t,
-                         ice::CreateOrLoadTable(*catalog_, id(), location_,
-                                                mapping_.schema, ice::PartitionSpec{}));
+    KELT_ASSIGN_OR_RAISE(ice::PartitionSpec spec,
+                         ice::ParsePartitionSpec(o_.partition, mapping_.schema));
+    KELT_ASSIGN_OR_RAISE(
+        ice::LoadedTable t,
+        ice::CreateOrLoadTable(*catalog_, id(), location_, mapping_.schema, spec));
     KELT_RETURN_NOT_OK(CheckSchema(t.metadata));
-    if (t.metadata.DefaultSpec() && !t.metadata.DefaultSpec()->fields.empty()) {
-      return Status::NotImplemented(name() +
-                                    ": the table is partitioned; the Iceberg sink writes "
-                                    "unpartitioned tables only so far");
+    const ice::PartitionSpec* have = t.metadata.DefaultSpec();
+    if (!have) return Status::Invalid(name() + ": table metadata has no default spec");
+    if (have->fields != spec.fields) {
+      return Status::Invalid(
+          name() + ": the table's partition spec " + ice::PartitionSpecJson(*have) +
+          " differs from the configured one " + ice::PartitionSpecJson(spec));
     }
+    spec_ = *have;
+    KELT_ASSIGN_OR_RAISE(partition_columns_,
+                         ice::PartitionColumns(spec_, mapping_.schema));
     table_location_ = t.metadata.location;
     return RemoveUncommittedFiles(t.metadata);
   }
@@ -205,7 +213,8 @@ class IcebergSink final : public Sink {
       if (st.ok()) {
         std::map<std::string, std::string> summary = {
             {OffsetsKey(o_.group_id), OffsetsJson(next)}};
-        auto outcome = ice::CommitAppend(*catalog_, id(), base, {}, files, summary);
+        auto outcome =
+            ice::CommitAppend(*catalog_, id(), base, partition_columns_, files, summary);
         if (outcome.ok() && outcome->committed) return durable;
         if (!outcome.ok()) st = outcome.status();
       }
@@ -284,11 +293,15 @@ class IcebergSink final : public Sink {
       return static_cast<int32_t>(
           static_cast<const arrow::Int64Array&>(*part_col).Value(r));
     };
+    KELT_ASSIGN_OR_RAISE(auto converted_all, ice::ToIcebergBatch(batch, mapping_));
+    KELT_ASSIGN_OR_RAISE(auto partition_values,
+                         ice::PartitionValues(*converted_all, spec_, mapping_.schema));
     struct Runs {
       std::vector<std::pair<int64_t, int64_t>> runs;  // (start, length)
       int64_t first = INT64_MAX, last = -1;
     };
-    std::map<TopicPartition, Runs> by_partition;
+    using Tuple = std::vector<std::optional<ice::PartitionDatum>>;
+    std::map<std::pair<TopicPartition, Tuple>, Runs> groups;
     for (int64_t r = 0; r < batch->num_rows(); ++r) {
       if (topics.IsNull(r) || part_col->IsNull(r) || offs.IsNull(r)) {
         return Status::Invalid("row " + std::to_string(r) +
@@ -298,7 +311,9 @@ class IcebergSink final : public Sink {
       auto it = stored.find(tp);
       const int64_t off = offs.Value(r);
       if (it != stored.end() && off < it->second) continue;  // already in the table
-      Runs& runs = by_partition[tp];
+      Tuple tuple;
+      for (const auto& field : partition_values) tuple.push_back(field[r]);
+      Runs& runs = groups[{std::move(tp), std::move(tuple)}];
       if (!runs.runs.empty() && runs.runs.back().first + runs.runs.back().second == r) {
         ++runs.runs.back().second;
       } else {
@@ -309,24 +324,28 @@ class IcebergSink final : public Sink {
     }
     const std::string token = ice::RandomUuid().substr(0, 8);
     KELT_ASSIGN_OR_RAISE(std::string data_dir, ice::LocalPath(table_location_ + "/data"));
-    for (const auto& [tp, runs] : by_partition) {
+    int k = 0;
+    for (const auto& [key, runs] : groups) {
+      const auto& [tp, tuple] = key;
       std::vector<std::shared_ptr<arrow::RecordBatch>> slices;
       for (const auto& [start, length] : runs.runs) {
-        slices.push_back(batch->Slice(start, length));
+        slices.push_back(converted_all->Slice(start, length));
       }
-      std::shared_ptr<arrow::RecordBatch> rows = slices.front();
+      std::shared_ptr<arrow::RecordBatch> converted = slices.front();
       if (slices.size() > 1) {
         auto joined = arrow::ConcatenateRecordBatches(slices);
         if (!joined.ok()) return Status::Internal(joined.status().ToString());
-        rows = *joined;
+        converted = *joined;
       }
-      KELT_ASSIGN_OR_RAISE(auto converted, ice::ToIcebergBatch(rows, mapping_));
+      // Flat under data/: the partition tuple is in the manifest, not the path.
       const std::string file = "kelt-" + tp.topic + "+" + std::to_string(tp.partition) +
                                "+" + std::to_string(runs.first) + "+" +
-                               std::to_string(runs.last) + "-" + token + ".parquet";
+                               std::to_string(runs.last) + "-" + token + "-" +
+                               std::to_string(k++) + ".parquet";
       const std::string path = data_dir + "/" + file;
       ice::DataFile df;
       df.path = table_location_ + "/data/" + file;
+      df.partition = tuple;
       KELT_RETURN_NOT_OK(ExportToParquet(*converted, path));
       files->push_back(df);  // from here on, removed if the commit does not happen
       std::error_code ec;
@@ -381,6 +400,8 @@ class IcebergSink final : public Sink {
 
   IcebergSinkOptions o_;
   ice::LandingMapping mapping_;
+  ice::PartitionSpec spec_;
+  std::vector<ice::PartitionColumn> partition_columns_;
   std::unique_ptr<ice::Catalog> catalog_;
   std::string location_;
   std::string table_location_;

@@ -247,6 +247,37 @@ TEST_F(IcebergSinkTest, UncommittedFilesBelowTheStoredOffsetsAreRemovedAtOpen) {
   ExpectEachOnce(RowsByOffset(), 0, 0, 9);
 }
 
+TEST_F(IcebergSinkTest, PartitionedTableGetsOneFilePerPartitionValue) {
+  auto o = Options();
+  o.partition = "id";  // identity: one file per distinct id and Kafka partition
+  auto sink = Open(o);
+  ASSERT_TRUE(sink);
+  ASSERT_OK(sink->Write(Window(Range(0, 2))).status());
+  auto cat = iceberg::OpenSqliteCatalog(o.catalog, "kelt");
+  ASSERT_OK(cat);
+  ASSERT_OK_AND_ASSIGN(auto t, iceberg::LoadTable(**cat, {"ns", "events"}));
+  ASSERT_EQ(t->metadata.DefaultSpec()->fields.size(), 1u);
+  EXPECT_EQ(t->metadata.DefaultSpec()->fields[0].name, "id");
+  ASSERT_OK_AND_ASSIGN(auto files, iceberg::ReferencedDataFiles(t->metadata));
+  EXPECT_EQ(files.size(), 3u);
+  ExpectEachOnce(RowsByOffset(), 0, 0, 2);
+  // The manifest list summarizes the partition values: ids 0..2 as longs.
+  const auto* snap = t->metadata.CurrentSnapshot();
+  ASSERT_OK_AND_ASSIGN(
+      auto list, iceberg::ReadManifestList(*iceberg::LocalPath(snap->manifest_list)));
+  ASSERT_EQ(list.size(), 1u);
+  ASSERT_TRUE(list[0].partitions);
+  EXPECT_EQ((*list[0].partitions)[0].lower_bound, iceberg::SerializeInt64(0));
+  EXPECT_EQ((*list[0].partitions)[0].upper_bound, iceberg::SerializeInt64(2));
+  // Reopening with another spec is refused, not silently mixed.
+  auto other = Options();
+  other.partition = "";
+  auto s2 = MakeIcebergSink(other);
+  ASSERT_OK(s2);
+  EXPECT_STATUS((*s2)->Open(ToArrowSchema(landing_), DeadLetterSchema()),
+                StatusCode::kInvalid, "partition spec");
+}
+
 TEST_F(IcebergSinkTest, RefusesWhatItCannotLandExactlyOnce) {
   EXPECT_STATUS(MakeIcebergSink([&] {
                   auto o = Options();
