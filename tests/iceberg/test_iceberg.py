@@ -27,7 +27,7 @@ def write_records(path, n, start=0):
                                 "at": f"2026-01-{1 + i % 28:02d}T10:00:00Z"}) + "\n")
 
 
-def write_config(tmp_path, brokers, topic, window=200):
+def write_config(tmp_path, brokers, topic, window=200, partition=""):
     (tmp_path / "schema.json").write_text(json.dumps(SCHEMA))
     cfg = tmp_path / "kelt.yaml"
     cfg.write_text(f"""brokers: {brokers}
@@ -42,6 +42,7 @@ sinks:
       warehouse: warehouse
       namespace: lake
       table: events
+      partition: "{partition}"
 """)
     return cfg
 
@@ -162,3 +163,23 @@ def test_kill_9_mid_run_then_rerun_lands_each_record_once(kelt, brokers, make_to
     table = load_table(tmp_path)
     truth = assert_exactly_once(kelt, brokers, topic, table)
     assert sum(len(v) for v in truth.values()) == n
+
+
+def test_a_day_partitioned_table_prunes_by_day(kelt, brokers, make_topic, tmp_path):
+    topic = make_topic(2)
+    n = 1000
+    write_records(tmp_path / "a.ndjson", n)
+    produce(kelt, brokers, topic, tmp_path / "a.ndjson")
+    cfg = write_config(tmp_path, brokers, topic, window=500, partition="day(at)")
+    cli.run_kelt(kelt, "run", "-c", str(cfg), "--until-caught-up", "--progress", "none")
+    table = load_table(tmp_path)
+    spec = table.spec()
+    assert [(f.name, str(f.transform)) for f in spec.fields] == [("at_day", "day")]
+    assert_exactly_once(kelt, brokers, topic, table)
+    # Records i land on day 1 + i % 28 of January 2026: each day is its own files.
+    files = list(table.scan().plan_files())
+    assert {f.file.partition[0] for f in files} <= set(range(20454, 20454 + 28))
+    jan_5 = table.scan(row_filter="at >= '2026-01-05T00:00:00+00:00' and "
+                                  "at < '2026-01-06T00:00:00+00:00'")
+    assert jan_5.to_arrow().num_rows == len([i for i in range(n) if i % 28 == 4])
+    assert len(list(jan_5.plan_files())) < len(files)  # pruned by the partition values
