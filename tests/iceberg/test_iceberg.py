@@ -130,6 +130,13 @@ def test_run_lands_a_topic_and_a_second_run_appends_only_new_records(
         snap = table.snapshot_by_id(snap.parent_snapshot_id)
     assert added == 500
     assert table.scan().to_arrow().num_rows == n + 500
+    # kelt sql reads the table at its current snapshot (committed files only).
+    q = cli.run_kelt(kelt, "sql", "--iceberg", str(tmp_path / "catalog.db"),
+                     "--iceberg-table", "lake.events",
+                     "SELECT count(*) AS n, count(DISTINCT (_kafka_partition, _kafka_offset)) "
+                     "AS d, max(id) AS top FROM landing")
+    row = [c.strip() for c in q.stdout.splitlines()[3].strip("|").split("|")]
+    assert row == [str(n + 500), str(n + 500), str(n + 499)], q.stdout
 
 
 def test_kill_9_mid_run_then_rerun_lands_each_record_once(kelt, brokers, make_topic, tmp_path):

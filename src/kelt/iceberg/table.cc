@@ -227,6 +227,24 @@ Result<AppendOutcome> CommitAppend(Catalog& catalog, const TableIdentifier& id,
   return AppendOutcome{true, std::move(next)};
 }
 
+Result<std::vector<std::string>> CurrentDataFiles(const TableMetadata& metadata) {
+  std::vector<std::string> out;
+  const Snapshot* current = metadata.CurrentSnapshot();
+  if (!current) return out;
+  KELT_ASSIGN_OR_RAISE(std::string list, LocalPath(current->manifest_list));
+  KELT_ASSIGN_OR_RAISE(auto manifests, ReadManifestList(list));
+  for (const auto& m : manifests) {
+    if (m.content != 0) {
+      return Status::NotImplemented(
+          "table has delete files, which kelt cannot apply yet");
+    }
+    KELT_ASSIGN_OR_RAISE(std::string path, LocalPath(m.path));
+    KELT_ASSIGN_OR_RAISE(auto files, ReadManifestDataFiles(path));
+    out.insert(out.end(), files.begin(), files.end());
+  }
+  return out;
+}
+
 Result<std::vector<std::string>> ReferencedDataFiles(const TableMetadata& metadata) {
   std::set<std::string> manifests;
   for (const auto& s : metadata.snapshots) {

@@ -52,6 +52,10 @@ Result<AppendOutcome> CommitAppend(Catalog& catalog, const TableIdentifier& id,
                                    const std::vector<DataFile>& files,
                                    const std::map<std::string, std::string>& summary);
 
+/// The live data files of the current snapshot (what a reader of the table sees now);
+/// empty for a table without snapshots.
+Result<std::vector<std::string>> CurrentDataFiles(const TableMetadata& metadata);
+
 /// Every data file path referenced by any snapshot the metadata holds.
 Result<std::vector<std::string>> ReferencedDataFiles(const TableMetadata& metadata);
 

@@ -26,6 +26,7 @@
 #include "kelt/sink.h"
 #include "kelt/sink/sink_testing.h"
 #include "kelt/testing/assertions.h"
+#include "kelt/transform.h"
 
 namespace kelt {
 namespace {
@@ -158,6 +159,22 @@ TEST_F(IcebergSinkTest, LandsWindowsAndResumesFromTheSnapshotSummary) {
   EXPECT_EQ(rows.size(), 25u);
   ExpectEachOnce(rows, 0, 0, 19);
   ExpectEachOnce(rows, 1, 0, 4);
+  // The Transform stage reads the table at its current snapshot.
+  ASSERT_OK_AND_ASSIGN(auto session, SqlSession::Make());
+  LandingSource source;
+  source.format = LandingSource::Format::kIceberg;
+  source.location = Options().catalog;
+  source.table = "ns.events";
+  ASSERT_OK(session->RegisterLanding("landing", source));
+  ASSERT_OK_AND_ASSIGN(
+      auto result,
+      session->Query("SELECT count(*) AS n, sum(id)::BIGINT AS s FROM landing"));
+  auto batch = result->CombineChunksToBatch().ValueOrDie();
+  EXPECT_EQ(static_cast<const arrow::Int64Array&>(*batch->column(0)).Value(0), 25);
+  EXPECT_EQ(static_cast<const arrow::Int64Array&>(*batch->column(1)).Value(0), 190 + 10);
+  source.table = "ns.missing";
+  EXPECT_STATUS(session->RegisterLanding("x", source), StatusCode::kNotFound,
+                "ns.missing");
 }
 
 TEST_F(IcebergSinkTest, AWriterBehindTheTableIsFencedAndLeavesNoFiles) {
