@@ -8,8 +8,10 @@ import subprocess
 import time
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
+from pyiceberg.transforms import BucketTransform
 from pyiceberg.types import DoubleType, LongType, StringType, TimestamptzType
 
 from conftest import cli
@@ -172,21 +174,31 @@ def test_kill_9_mid_run_then_rerun_lands_each_record_once(kelt, brokers, make_to
     assert sum(len(v) for v in truth.values()) == n
 
 
-def test_a_day_partitioned_table_prunes_by_day(kelt, brokers, make_topic, tmp_path):
+def test_a_partitioned_table_prunes_by_day_and_buckets_as_pyiceberg_does(
+        kelt, brokers, make_topic, tmp_path):
     topic = make_topic(2)
     n = 1000
     write_records(tmp_path / "a.ndjson", n)
     produce(kelt, brokers, topic, tmp_path / "a.ndjson")
-    cfg = write_config(tmp_path, brokers, topic, window=500, partition="day(at)")
+    cfg = write_config(tmp_path, brokers, topic, window=500,
+                       partition="day(at), bucket[4](id)")
     cli.run_kelt(kelt, "run", "-c", str(cfg), "--until-caught-up", "--progress", "none")
     table = load_table(tmp_path)
-    spec = table.spec()
-    assert [(f.name, str(f.transform)) for f in spec.fields] == [("at_day", "day")]
+    assert [(f.name, str(f.transform)) for f in table.spec().fields] == [
+        ("at_day", "day"), ("id_bucket", "bucket[4]")]
     assert_exactly_once(kelt, brokers, topic, table)
     # Records i land on day 1 + i % 28 of January 2026: each day is its own files.
     files = list(table.scan().plan_files())
     assert {f.file.partition[0] for f in files} <= set(range(20454, 20454 + 28))
+    # Every row's bucket is the one pyiceberg computes (Iceberg's murmur3).
+    bucket = BucketTransform(4).transform(LongType())
+    for task in files:
+        ids = pq.read_table(task.file.file_path.removeprefix("file://"),
+                            columns=["id"]).column("id").to_pylist()
+        assert {bucket(i) for i in ids} == {task.file.partition[1]}, task.file.file_path
     jan_5 = table.scan(row_filter="at >= '2026-01-05T00:00:00+00:00' and "
                                   "at < '2026-01-06T00:00:00+00:00'")
     assert jan_5.to_arrow().num_rows == len([i for i in range(n) if i % 28 == 4])
     assert len(list(jan_5.plan_files())) < len(files)  # pruned by the partition values
+    one = table.scan(row_filter="id == 123").to_arrow()
+    assert one.num_rows == 1 and one.column("name").to_pylist() == ["n123"]

@@ -195,11 +195,26 @@ TEST(IcebergPartitionTest, ParsesSpecsAndRefusesWhatItCannotWrite) {
                 "needs a timestamp");
   EXPECT_STATUS(ParsePartitionSpec("week(at)", s), StatusCode::kInvalid,
                 "unknown transform");
-  EXPECT_STATUS(ParsePartitionSpec("bucket[16](base)", s), StatusCode::kNotImplemented,
-                "bucket[16]");
+  EXPECT_STATUS(ParsePartitionSpec("truncate[4](base)", s), StatusCode::kNotImplemented,
+                "truncate[4]");
+  EXPECT_STATUS(ParsePartitionSpec("bucket[0](base)", s), StatusCode::kInvalid, "N > 0");
+  ASSERT_OK_AND_ASSIGN(PartitionSpec b, ParsePartitionSpec("bucket[16](base)", s));
+  EXPECT_EQ(b.fields[0], (PartitionField{2, 1000, "base_bucket", "bucket[16]"}));
+  ASSERT_OK_AND_ASSIGN(auto bc, PartitionColumns(b, s));
+  EXPECT_EQ(bc[0].type, "int");
   EXPECT_STATUS(ParsePartitionSpec("x", s), StatusCode::kNotImplemented,
                 "identity of double");
   EXPECT_STATUS(ParsePartitionSpec("base, base", s), StatusCode::kInvalid, "twice");
+}
+
+// The hash values of the Iceberg spec's appendix B ("32-bit Hash Requirements").
+TEST(IcebergPartitionTest, BucketHashMatchesTheSpecsValues) {
+  EXPECT_EQ(BucketHashLong(34), 2017239379);     // int and long 34
+  EXPECT_EQ(BucketHashLong(17486), -653330422);  // date 2017-11-16
+  EXPECT_EQ(BucketHashLong(1510871468000000),
+            -2047944441);  // timestamp 2017-11-16T22:31:08
+  EXPECT_EQ(BucketHash("iceberg"), 1210000089);
+  EXPECT_EQ(BucketHash(std::string("\x00\x01\x02\x03", 4)), -188683207);  // binary
 }
 
 TEST(IcebergPartitionTest, TimeTransformsFloorTowardsThePast) {

@@ -39,7 +39,72 @@ int32_t YearsOfDay(int64_t days) {
   return static_cast<int>(ymd.year()) - 1970;
 }
 
+// The N of "bucket[N]", 0 when `t` is not one.
+int BucketCount(const std::string& t) {
+  if (t.size() < 9 || t.rfind("bucket[", 0) != 0 || t.back() != ']') return 0;
+  int n = 0;
+  for (size_t i = 7; i + 1 < t.size(); ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(t[i])) || n > 100'000'000) return 0;
+    n = n * 10 + (t[i] - '0');
+  }
+  return n;
+}
+
+uint32_t RotateLeft(uint32_t x, int r) { return (x << r) | (x >> (32 - r)); }
+
 }  // namespace
+
+int32_t BucketHash(std::string_view bytes) {
+  // MurmurHash3_x86_32 (Austin Appleby's reference algorithm), seed 0, which is what
+  // Iceberg's spec names for bucket transforms.
+  constexpr uint32_t c1 = 0xcc9e2d51, c2 = 0x1b873593;
+  const auto* data = reinterpret_cast<const unsigned char*>(bytes.data());
+  const size_t n = bytes.size();
+  uint32_t h = 0;
+  const size_t blocks = n / 4;
+  for (size_t i = 0; i < blocks; ++i) {
+    uint32_t k = static_cast<uint32_t>(data[4 * i]) |
+                 (static_cast<uint32_t>(data[4 * i + 1]) << 8) |
+                 (static_cast<uint32_t>(data[4 * i + 2]) << 16) |
+                 (static_cast<uint32_t>(data[4 * i + 3]) << 24);
+    k *= c1;
+    k = RotateLeft(k, 15);
+    k *= c2;
+    h ^= k;
+    h = RotateLeft(h, 13);
+    h = h * 5 + 0xe6546b64;
+  }
+  uint32_t k = 0;
+  const unsigned char* tail = data + blocks * 4;
+  switch (n & 3) {
+    case 3:
+      k ^= static_cast<uint32_t>(tail[2]) << 16;
+      [[fallthrough]];
+    case 2:
+      k ^= static_cast<uint32_t>(tail[1]) << 8;
+      [[fallthrough]];
+    case 1:
+      k ^= tail[0];
+      k *= c1;
+      k = RotateLeft(k, 15);
+      k *= c2;
+      h ^= k;
+  }
+  h ^= static_cast<uint32_t>(n);
+  h ^= h >> 16;
+  h *= 0x85ebca6b;
+  h ^= h >> 13;
+  h *= 0xc2b2ae35;
+  h ^= h >> 16;
+  return static_cast<int32_t>(h);
+}
+
+int32_t BucketHashLong(int64_t v) {
+  unsigned char b[8];
+  for (int i = 0; i < 8; ++i)
+    b[i] = static_cast<unsigned char>(static_cast<uint64_t>(v) >> (8 * i));
+  return BucketHash(std::string_view(reinterpret_cast<const char*>(b), 8));
+}
 
 Result<PartitionSpec> ParsePartitionSpec(std::string_view text, const Schema& schema) {
   PartitionSpec spec;
@@ -82,13 +147,23 @@ Result<PartitionSpec> ParsePartitionSpec(std::string_view text, const Schema& sc
                                column + "' is " + f->type);
       }
       pf.name = column + "_" + transform;
-    } else if (transform.rfind("bucket", 0) == 0 || transform.rfind("truncate", 0) == 0) {
+    } else if (BucketCount(transform) > 0) {
+      if (f->type != "int" && f->type != "long" && f->type != "string" &&
+          f->type != "date" && !IsTimestamp(f->type)) {
+        return Status::NotImplemented("partition: '" + item + "': bucket of " + f->type +
+                                      " is not supported yet");
+      }
+      pf.name = column + "_bucket";
+    } else if (transform.rfind("bucket", 0) == 0) {
+      return Status::Invalid("partition: '" + item + "': write bucket[N] with N > 0");
+    } else if (transform.rfind("truncate", 0) == 0) {
       return Status::NotImplemented("partition: '" + item + "': " + transform +
                                     " is not supported yet (identity, year, month, day, "
-                                    "hour are)");
+                                    "hour, bucket[N] are)");
     } else {
       return Status::Invalid("partition: '" + item + "': unknown transform '" +
-                             transform + "' (identity, year, month, day, hour)");
+                             transform +
+                             "' (identity, year, month, day, hour, bucket[N])");
     }
     for (const auto& other : spec.fields) {
       if (other.name == pf.name) {
@@ -118,7 +193,7 @@ Result<std::vector<PartitionColumn>> PartitionColumns(const PartitionSpec& spec,
     } else if (pf.transform == "day") {
       type = "date";
     } else if (pf.transform == "hour" || pf.transform == "month" ||
-               pf.transform == "year") {
+               pf.transform == "year" || BucketCount(pf.transform) > 0) {
       type = "int";
     } else {
       return Status::NotImplemented("partition field " + pf.name + ": transform " +
@@ -143,6 +218,35 @@ Result<std::vector<std::vector<std::optional<PartitionDatum>>>> PartitionValues(
     }
     const arrow::Array& a = *batch.column(index);
     std::vector<std::optional<PartitionDatum>> values(a.length());
+    if (const int n = BucketCount(pf.transform); n > 0) {
+      for (int64_t r = 0; r < a.length(); ++r) {
+        if (a.IsNull(r)) continue;
+        int32_t hash;
+        switch (a.type_id()) {
+          case arrow::Type::INT32:
+            hash = BucketHashLong(static_cast<const arrow::Int32Array&>(a).Value(r));
+            break;
+          case arrow::Type::DATE32:
+            hash = BucketHashLong(static_cast<const arrow::Date32Array&>(a).Value(r));
+            break;
+          case arrow::Type::INT64:
+            hash = BucketHashLong(static_cast<const arrow::Int64Array&>(a).Value(r));
+            break;
+          case arrow::Type::TIMESTAMP:
+            hash = BucketHashLong(static_cast<const arrow::TimestampArray&>(a).Value(r));
+            break;
+          case arrow::Type::STRING:
+            hash = BucketHash(static_cast<const arrow::StringArray&>(a).GetView(r));
+            break;
+          default:
+            return Status::NotImplemented("partition field " + pf.name + ": bucket of " +
+                                          a.type()->ToString());
+        }
+        values[r] = static_cast<int32_t>((hash & 0x7fffffff) % n);
+      }
+      out.push_back(std::move(values));
+      continue;
+    }
     for (int64_t r = 0; r < a.length(); ++r) {
       if (a.IsNull(r)) continue;
       switch (a.type_id()) {

@@ -1,8 +1,8 @@
 // Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
 //
-// Partition specs from config ("day(at), base") and the partition values of rows:
-// Iceberg's identity, year, month, day and hour transforms. bucket[N] (Iceberg's
-// 32-bit murmur3 of the value's single-value form) and truncate[W] come later.
+// Partition specs from config ("day(at), bucket[16](id), base") and the partition
+// values of rows: Iceberg's identity, year, month, day, hour and bucket[N] transforms
+// (truncate[W] comes later).
 #pragma once
 
 #include <optional>
@@ -22,10 +22,17 @@ class RecordBatch;
 namespace kelt::iceberg {
 
 /// Parse a comma-separated list of `column` (identity) or `transform(column)` with
-/// transform year, month, day or hour, into a spec over `schema` (field ids from 1000,
-/// names `column` or `column_<transform>`). Empty text: unpartitioned. Errors name the
-/// item: unknown column or transform, a time transform on a non-time column.
+/// transform year, month, day, hour or bucket[N], into a spec over `schema` (field ids
+/// from 1000, names `column`, `column_<transform>` or `column_bucket`). Empty text:
+/// unpartitioned. Errors name the item: unknown column or transform, a time transform on
+/// a non-time column.
 Result<PartitionSpec> ParsePartitionSpec(std::string_view text, const Schema& schema);
+
+/// Iceberg's bucket hash: 32-bit Murmur3 (x86, seed 0) of the value's hash form (int,
+/// long, date, time, timestamp: the value as 8 little-endian bytes of a long; string:
+/// its UTF-8 bytes; binary/fixed: the bytes).
+int32_t BucketHash(std::string_view bytes);
+int32_t BucketHashLong(int64_t v);
 
 /// The partition tuple's fields and their result types (manifest's `r102` record).
 Result<std::vector<PartitionColumn>> PartitionColumns(const PartitionSpec& spec,
