@@ -175,7 +175,8 @@ TEST(IcebergPartitionTest, ParsesSpecsAndRefusesWhatItCannotWrite) {
   s.fields = {{1, "at", "timestamptz", false},
               {2, "base", "string", false},
               {3, "d", "date", false},
-              {4, "x", "double", false}};
+              {4, "x", "double", false},
+              {5, "a b", "string", false}};
   ASSERT_OK_AND_ASSIGN(PartitionSpec spec,
                        ParsePartitionSpec(" day(at), base ,month(d), hour(at)", s));
   ASSERT_EQ(spec.fields.size(), 4u);
@@ -205,6 +206,8 @@ TEST(IcebergPartitionTest, ParsesSpecsAndRefusesWhatItCannotWrite) {
   EXPECT_STATUS(ParsePartitionSpec("x", s), StatusCode::kNotImplemented,
                 "identity of double");
   EXPECT_STATUS(ParsePartitionSpec("base, base", s), StatusCode::kInvalid, "twice");
+  EXPECT_STATUS(ParsePartitionSpec("a b", s), StatusCode::kNotImplemented,
+                "not an Avro name");
 }
 
 // The hash values of the Iceberg spec's appendix B ("32-bit Hash Requirements").

@@ -165,6 +165,18 @@ Result<PartitionSpec> ParsePartitionSpec(std::string_view text, const Schema& sc
                              transform +
                              "' (identity, year, month, day, hour, bucket[N])");
     }
+    // The name is an Avro field name in every manifest (the r102 record).
+    bool avro_name =
+        !pf.name.empty() && !std::isdigit(static_cast<unsigned char>(pf.name[0]));
+    for (char c : pf.name) {
+      avro_name = avro_name && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+    }
+    if (!avro_name) {
+      return Status::NotImplemented("partition: '" + item +
+                                    "': the partition field name '" + pf.name +
+                                    "' is not an Avro name ([A-Za-z_][A-Za-z0-9_]*); "
+                                    "Iceberg's name sanitizing is not done yet");
+    }
     for (const auto& other : spec.fields) {
       if (other.name == pf.name) {
         return Status::Invalid("partition: '" + pf.name + "' appears twice");
