@@ -202,3 +202,10 @@ def test_a_partitioned_table_prunes_by_day_and_buckets_as_pyiceberg_does(
     assert len(list(jan_5.plan_files())) < len(files)  # pruned by the partition values
     one = table.scan(row_filter="id == 123").to_arrow()
     assert one.num_rows == 1 and one.column("name").to_pylist() == ["n123"]
+
+
+def test_the_shipped_example_config_validates(kelt, brokers):
+    example = cli.ROOT / "examples/config/uber_iceberg.yaml"
+    p = cli.run_kelt(kelt, "validate", "--config", str(example), "--brokers", brokers)
+    assert p.stdout.startswith("config OK")
+    assert "sinks[0] iceberg:" in p.stdout and "table uber.rides" in p.stdout

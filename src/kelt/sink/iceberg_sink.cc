@@ -147,6 +147,14 @@ class IcebergSink final : public Sink {
       }
     }
     KELT_ASSIGN_OR_RAISE(mapping_, ice::MapLandingSchema(*landing));
+    // SQLite creates the catalog file, not its directory.
+    std::error_code dir_ec;
+    const auto catalog_dir = std::filesystem::path(o_.catalog).parent_path();
+    if (!catalog_dir.empty()) std::filesystem::create_directories(catalog_dir, dir_ec);
+    if (dir_ec) {
+      return Status::IOError(name() + ": create " + catalog_dir.string() + ": " +
+                             dir_ec.message());
+    }
     KELT_ASSIGN_OR_RAISE(catalog_, ice::OpenSqliteCatalog(o_.catalog, o_.catalog_name));
     std::error_code ec;
     const auto root = std::filesystem::absolute(o_.warehouse, ec);

@@ -62,7 +62,7 @@ class IcebergSinkTest : public ::testing::Test {
 
   IcebergSinkOptions Options(std::string group = "g1") const {
     IcebergSinkOptions o;
-    o.catalog = dir_.path() + "/catalog.db";
+    o.catalog = dir_.path() + "/catalog/kelt.db";  // the sink creates the directory
     o.warehouse = dir_.path() + "/wh";
     o.table_namespace = "ns";
     o.table = "events";
