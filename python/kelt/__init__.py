@@ -9,7 +9,8 @@ RDP-compatible calls (same names and arguments as ``rust_data_processing``):
 :func:`poll_kafka_window_loaded`, :func:`export_dataset_to_kafka`.
 
 kelt's own API: :class:`Consumer` (stateful, commits what you say is durable),
-:class:`EltLoop` with :class:`ParquetSink` / :class:`DuckDbSink` / :class:`PostgresSink`,
+:class:`EltLoop` with :class:`ParquetSink` / :class:`DuckDbSink` / :class:`PostgresSink`
+/ :class:`IcebergSink`,
 :func:`sql` and :class:`SqlSession`, :func:`run_pipeline_json`.
 
 Landed windows are Arrow data: ``pyarrow.table(w)``, ``polars.from_arrow(w)`` and DuckDB

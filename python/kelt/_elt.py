@@ -117,8 +117,8 @@ def _sink_entry(sink: Union[Sink, Mapping[str, Any]], i: int) -> dict[str, Any]:
         fields = {k: v for k, v in sink.items() if k != "kind"}
         kind = sink["kind"]
     else:
-        raise _kelt.InvalidError(f"sinks[{i}]: expected ParquetSink, DuckDbSink or "
-                                 f"PostgresSink, got {type(sink).__name__}")
+        raise _kelt.InvalidError(f"sinks[{i}]: expected ParquetSink, DuckDbSink, "
+                                 f"PostgresSink or IcebergSink, got {type(sink).__name__}")
     return {str(kind): {k: v for k, v in fields.items() if v is not None}}
 
 

@@ -203,6 +203,18 @@ Result<AppendOutcome> CommitAppend(Catalog& catalog, const TableIdentifier& id,
   nm.current_snapshot_id = snap.snapshot_id;
   nm.snapshot_log.push_back({snap.timestamp_ms, std::to_string(snap.snapshot_id)});
   nm.metadata_log.push_back({bm.last_updated_ms, base.metadata_location});
+  // Iceberg's write.metadata.previous-versions-max (default 100): keep the log bounded.
+  int64_t keep = 100;
+  if (auto it = nm.properties.find("write.metadata.previous-versions-max");
+      it != nm.properties.end()) {
+    try {
+      keep = std::max<int64_t>(1, std::stoll(it->second));
+    } catch (...) {
+    }
+  }
+  if (static_cast<int64_t>(nm.metadata_log.size()) > keep) {
+    nm.metadata_log.erase(nm.metadata_log.begin(), nm.metadata_log.end() - keep);
+  }
   nm.snapshots.push_back(std::move(snap));
   next.metadata_location =
       meta_dir + MetadataFileName(
