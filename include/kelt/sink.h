@@ -218,8 +218,8 @@ struct IcebergSinkOptions {
   std::string table = "landing";
   /// Partition spec of a new table: comma-separated `column` (identity) or
   /// `year(column)`, `month(column)`, `day(column)`, `hour(column)`,
-  /// `bucket[N](column)`, e.g. "day(event_time), bucket[16](user_id), country". Empty: unpartitioned. An existing table's spec must
-  /// match.
+  /// `bucket[N](column)`, e.g. "day(event_time), bucket[16](user_id), country". Empty:
+  /// unpartitioned. An existing table's spec must match.
   std::string partition;
   /// The consumer group the offsets in the snapshot summaries belong to.
   std::string group_id;
