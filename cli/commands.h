@@ -81,6 +81,9 @@ struct SqlArgs {
   std::string topic;
   std::string duckdb;
   std::string duckdb_table = "landing";
+  std::string iceberg;  ///< SQL catalog file
+  std::string iceberg_table;
+  std::string iceberg_catalog_name = "kelt";
   std::string query;
 };
 int RunSql(const SqlArgs& a);

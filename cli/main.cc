@@ -46,6 +46,11 @@ int RunSql(const SqlArgs& a) {
     source.format = LandingSource::Format::kParquet;
     source.location = a.parquet;
     source.topic = a.topic;
+  } else if (!a.iceberg.empty()) {
+    source.format = LandingSource::Format::kIceberg;
+    source.location = a.iceberg;
+    source.table = a.iceberg_table;
+    source.catalog_name = a.iceberg_catalog_name;
   } else {
     source.format = LandingSource::Format::kDuckDb;
     source.location = a.duckdb;
@@ -264,6 +269,10 @@ int RunValidate(const ConfigArgs& args) {
       case kelt::SinkConfig::Kind::kPostgres:
         std::cout << "(conninfo not shown) table " << s.postgres.table;
         break;
+      case kelt::SinkConfig::Kind::kIceberg:
+        std::cout << s.iceberg.catalog << " table " << s.iceberg.table_namespace << "."
+                  << s.iceberg.table << " warehouse " << s.iceberg.warehouse;
+        break;
     }
     std::cout << "\n";
   }
@@ -382,6 +391,12 @@ int main(int argc, char** argv) {
   sql_cmd->add_option("--topic", sql.topic, "topic of the Parquet landing");
   sql_cmd->add_option("--duckdb", sql.duckdb, "DuckDB landing database file");
   sql_cmd->add_option("--duckdb-table", sql.duckdb_table, "DuckDB landing table");
+  sql_cmd->add_option("--iceberg", sql.iceberg,
+                      "Iceberg SQL catalog (SQLite file); reads the current snapshot");
+  sql_cmd->add_option("--iceberg-table", sql.iceberg_table,
+                      "Iceberg table namespace.table");
+  sql_cmd->add_option("--iceberg-catalog-name", sql.iceberg_catalog_name,
+                      "the catalog's name (default kelt)");
   sql_cmd->add_option("query", sql.query, "the SQL")->required();
 
   kelt::cli::DemoArgs demo;
@@ -440,9 +455,11 @@ int main(int argc, char** argv) {
     return kelt::cli::RunDemo(demo, &stop);
   }
   if (sql_cmd->parsed()) {
-    if (sql.parquet.empty() == sql.duckdb.empty() ||
-        (!sql.parquet.empty() && sql.topic.empty())) {
-      std::cerr << "kelt: sql: give --parquet DIR --topic T, or --duckdb FILE\n";
+    const int sources = !sql.parquet.empty() + !sql.duckdb.empty() + !sql.iceberg.empty();
+    if (sources != 1 || (!sql.parquet.empty() && sql.topic.empty()) ||
+        (!sql.iceberg.empty() && sql.iceberg_table.empty())) {
+      std::cerr << "kelt: sql: give --parquet DIR --topic T, --duckdb FILE, or --iceberg "
+                   "CATALOG --iceberg-table NS.TABLE\n";
       return 2;
     }
     return kelt::cli::RunSql(sql);

@@ -140,12 +140,13 @@ else()
 endif()
 pkg_check_modules(PQ REQUIRED IMPORTED_TARGET libpq)
 add_library(kelt::pq ALIAS PkgConfig::PQ)
-# kelt::avro_c: Apache Avro C (Debian's libavro-dev), the reference the Avro decoder's
-# tests, fuzz target and benchmark check it against; the library does not link it.
-if(KELT_BUILD_TESTS OR KELT_BUILD_BENCH OR KELT_BUILD_FUZZ)
-  pkg_check_modules(AVRO_C REQUIRED IMPORTED_TARGET avro-c)
-  add_library(kelt::avro_c ALIAS PkgConfig::AVRO_C)
-endif()
+# kelt::avro_c: Apache Avro C (Debian's libavro-dev): the Iceberg module encodes
+# manifests with it, and the Avro decoder's tests, fuzz target and benchmark check the
+# decoder against it. kelt::sqlite3: the Iceberg SQL catalog's embedded database.
+pkg_check_modules(AVRO_C REQUIRED IMPORTED_TARGET avro-c)
+add_library(kelt::avro_c ALIAS PkgConfig::AVRO_C)
+pkg_check_modules(SQLITE3 REQUIRED IMPORTED_TARGET sqlite3)
+add_library(kelt::sqlite3 ALIAS PkgConfig::SQLITE3)
 
 find_package(Arrow CONFIG QUIET)
 find_package(Parquet CONFIG QUIET)

@@ -12,10 +12,10 @@
 #
 # Steps (each one checks first and is skipped when already done):
 #   apt     Debian packages (compilers, librdkafka, simdjson, libpq, PostgreSQL, gtest,
-#           Avro C, protobuf, ...)
+#           Avro C, protobuf, SQLite, ...)
 #   venv    $KELT_VENV with pinned pyarrow, nanobind, scikit-build-core, pytest, numpy,
 #           confluent-kafka (with its Schema Registry serializers), fastavro, protobuf,
-#           jsonschema, polars, duckdb
+#           jsonschema, polars, duckdb, pyiceberg
 #   rdkafka librdkafka $KELT_RDKAFKA_VERSION, static, built by Confluent (Go module proxy:
 #           confluent-kafka-go's librdkafka_vendor/) into $KELT_RDKAFKA_ROOT, verified once
 #           by linking a tiny C program that checks the version and the TLS/SASL features
@@ -49,6 +49,8 @@ PY_PINS=(
   "jsonschema==4.26.0"
   "polars==2.1.0"             # Arrow PyCapsule interop tests of the Python package
   "duckdb==2.0.0"
+  # The Iceberg tests read kelt's tables through its SqlCatalog (issue #15).
+  "pyiceberg[sql-sqlite]==0.12.0"
 )
 APT_PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config git curl ca-certificates
@@ -57,6 +59,7 @@ APT_PACKAGES=(
   nlohmann-json3-dev clang clang-format clang-tidy libclang-rt-14-dev maven tmux
   libavro-dev libprotobuf-dev libprotoc-dev protobuf-compiler   # Avro and Protobuf payloads
   libcurl4-openssl-dev                                          # the schema registry client
+  libsqlite3-dev                                                # the Iceberg SQL catalog
 )
 # Link order of the static libraries, from the Go module's prebuilt.go.
 DUCKDB_LIBS=(

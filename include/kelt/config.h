@@ -25,14 +25,15 @@ namespace kelt {
 
 /// One configured sink: exactly one of the option structs is in use, per `kind`.
 struct SinkConfig {
-  enum class Kind { kParquet, kDuckDb, kPostgres };
+  enum class Kind { kParquet, kDuckDb, kPostgres, kIceberg };
   Kind kind = Kind::kParquet;
   ParquetSinkOptions parquet;
   DuckDbSinkOptions duckdb;
   PostgresSinkOptions postgres;
+  IcebergSinkOptions iceberg;
 };
 
-/// "parquet", "duckdb" or "postgres".
+/// "parquet", "duckdb", "postgres" or "iceberg".
 std::string_view SinkKindName(SinkConfig::Kind kind);
 /// The kind of a sink name: SinkKindName's, and "postgresql" (the Python package's
 /// older name) for kPostgres.

@@ -203,4 +203,32 @@ struct PostgresSinkOptions {
 
 Result<std::unique_ptr<Sink>> MakePostgresSink(PostgresSinkOptions options);
 
+// --- Apache Iceberg ------------------------------------------------------------------
+
+struct IcebergSinkOptions {
+  /// The SQL catalog's SQLite file (created if missing): the `iceberg_tables` and
+  /// `iceberg_namespace_properties` tables of Iceberg's JdbcCatalog and pyiceberg's
+  /// SqlCatalog.
+  std::string catalog;
+  /// The catalog's name (the `catalog_name` column; pyiceberg's SqlCatalog(name)).
+  std::string catalog_name = "kelt";
+  /// Local warehouse directory; a new table lives at `<warehouse>/<namespace>/<table>`.
+  std::string warehouse;
+  std::string table_namespace = "default";
+  std::string table = "landing";
+  /// Partition spec of a new table: comma-separated `column` (identity) or
+  /// `year(column)`, `month(column)`, `day(column)`, `hour(column)`,
+  /// `bucket[N](column)`, e.g. "day(event_time), bucket[16](user_id), country". Empty:
+  /// unpartitioned. An existing table's spec must match.
+  std::string partition;
+  /// The consumer group the offsets in the snapshot summaries belong to.
+  std::string group_id;
+};
+
+/// Land windows into an Iceberg (format version 2) table: one Parquet data file per
+/// Kafka partition and window, committed as one `append` snapshot whose summary holds
+/// the group's next offsets (`kelt.offsets.<group>`); the catalog's compare-and-swap
+/// fences a writer that lost its partitions (sink/README.md, "Iceberg").
+Result<std::unique_ptr<Sink>> MakeIcebergSink(IcebergSinkOptions options);
+
 }  // namespace kelt

@@ -35,10 +35,12 @@ Result<std::shared_ptr<arrow::Table>> QuerySql(std::string_view sql,
 
 /// Landed data at rest.
 struct LandingSource {
-  enum class Format { kParquet, kDuckDb };
+  enum class Format { kParquet, kDuckDb, kIceberg };
   Format format = Format::kParquet;
   /// kParquet: the Parquet sink's root, a local directory or `s3://bucket/prefix`.
   /// kDuckDb: the database file (opened read-only).
+  /// kIceberg: the SQL catalog's SQLite file; the table is read at its current snapshot
+  /// (the committed data files only).
   std::string location;
   /// For `s3://`: endpoint override (`http://127.0.0.1:9000`), region, credentials
   /// (never logged). Empty: the AWS defaults and environment.
@@ -53,8 +55,10 @@ struct LandingSource {
   bool dead_letters = false;
   /// kParquet: the sink's `dead_letter_dir` (relative to the root).
   std::string dead_letter_dir = "_dead_letter";
-  /// kDuckDb: the landing table ("schema.table" allowed).
+  /// kDuckDb: the landing table ("schema.table" allowed). kIceberg: "namespace.table".
   std::string table = "landing";
+  /// kIceberg: the catalog's name (the `catalog_name` column).
+  std::string catalog_name = "kelt";
 };
 
 /// An embedded, in-memory DuckDB session with named relations registered over Arrow

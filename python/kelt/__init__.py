@@ -9,7 +9,8 @@ RDP-compatible calls (same names and arguments as ``rust_data_processing``):
 :func:`poll_kafka_window_loaded`, :func:`export_dataset_to_kafka`.
 
 kelt's own API: :class:`Consumer` (stateful, commits what you say is durable),
-:class:`EltLoop` with :class:`ParquetSink` / :class:`DuckDbSink` / :class:`PostgresSink`,
+:class:`EltLoop` with :class:`ParquetSink` / :class:`DuckDbSink` / :class:`PostgresSink`
+/ :class:`IcebergSink`,
 :func:`sql` and :class:`SqlSession`, :func:`run_pipeline_json`.
 
 Landed windows are Arrow data: ``pyarrow.table(w)``, ``polars.from_arrow(w)`` and DuckDB
@@ -39,7 +40,7 @@ from ._rdp import (
     poll_kafka_window_loaded,
 )
 from ._consumer import Consumer, PartitionLag, PolledRecords
-from ._elt import DuckDbSink, EltLoop, ParquetSink, PostgresSink
+from ._elt import DuckDbSink, EltLoop, IcebergSink, ParquetSink, PostgresSink
 from ._sql import (SqlSession, run_incremental, run_pipeline_json, sql,
                    validate_pipeline_json)
 from ._convert import normalize_schema
@@ -61,6 +62,7 @@ __all__ = [
     "PartitionSpan",
     "PolledRecords",
     "PostgresSink",
+    "IcebergSink",
     "SchemaMismatchError",
     "SqlSession",
     "StorageError",

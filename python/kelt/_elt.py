@@ -71,7 +71,22 @@ class PostgresSink:
     kind = "postgres"
 
 
-Sink = Union[ParquetSink, DuckDbSink, PostgresSink]
+@dataclass
+class IcebergSink:
+    """Land windows in an Apache Iceberg table (SQL catalog on SQLite, local
+    warehouse): one append snapshot per window with the group's offsets."""
+
+    catalog: str
+    warehouse: str
+    catalog_name: Optional[str] = None
+    namespace: Optional[str] = None
+    table: Optional[str] = None
+    partition: Optional[str] = None  # e.g. "day(at), base"
+    group_id: Optional[str] = None  # default: the loop's group
+    kind = "iceberg"
+
+
+Sink = Union[ParquetSink, DuckDbSink, PostgresSink, IcebergSink]
 #: Called after each window with (stats, window): ``window`` has records, bytes,
 #: end_reason and spans.
 WindowCallback = Callable[[dict, dict], None]
@@ -102,8 +117,8 @@ def _sink_entry(sink: Union[Sink, Mapping[str, Any]], i: int) -> dict[str, Any]:
         fields = {k: v for k, v in sink.items() if k != "kind"}
         kind = sink["kind"]
     else:
-        raise _kelt.InvalidError(f"sinks[{i}]: expected ParquetSink, DuckDbSink or "
-                                 f"PostgresSink, got {type(sink).__name__}")
+        raise _kelt.InvalidError(f"sinks[{i}]: expected ParquetSink, DuckDbSink, "
+                                 f"PostgresSink or IcebergSink, got {type(sink).__name__}")
     return {str(kind): {k: v for k, v in fields.items() if v is not None}}
 
 

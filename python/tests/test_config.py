@@ -23,15 +23,15 @@ def test_every_keyword_argument_is_a_config_key():
     loop_names = {k["python"] for k in keys if k["python"] and not k["scope"]}
     params = set(inspect.signature(kelt.EltLoop.__init__).parameters) - {"self", "sinks"}
     assert params == loop_names
-    for cls in (kelt.ParquetSink, kelt.DuckDbSink, kelt.PostgresSink):
+    for cls in (kelt.ParquetSink, kelt.DuckDbSink, kelt.PostgresSink, kelt.IcebergSink):
         fields = {f.name for f in dataclasses.fields(cls)}
         assert fields == {k["python"] for k in keys if k["scope"] == cls.kind}, cls
 
 
 def test_defaults_are_the_parsers():
     # Nothing restated in Python: what is not given is left to the parser.
-    for cls in (kelt.ParquetSink, kelt.DuckDbSink, kelt.PostgresSink):
-        required = {"root", "path", "conninfo"}
+    for cls in (kelt.ParquetSink, kelt.DuckDbSink, kelt.PostgresSink, kelt.IcebergSink):
+        required = {"root", "path", "conninfo", "catalog", "warehouse"}
         assert all(f.default is None for f in dataclasses.fields(cls)
                    if f.name not in required), cls
     keys = {k["key"]: k for k in _kelt.config_keys()}

@@ -34,7 +34,7 @@ std::string EnvName(std::string_view key) {
 }
 
 bool IsSinkKind(std::string_view s) {
-  return s == "parquet" || s == "duckdb" || s == "postgres";
+  return s == "parquet" || s == "duckdb" || s == "postgres" || s == "iceberg";
 }
 
 size_t EditDistance(std::string_view a, std::string_view b) {
@@ -1213,6 +1213,30 @@ const std::vector<KeySpec>& Specs() {
              [](SinkConfig & s) -> auto& { return s.postgres.replace_nul_in_text; },
              {"", "", "NUL in text lands as U+FFFD instead of failing"}));
 
+    // Apache Iceberg (SQL catalog on SQLite, local warehouse).
+    add(Path("iceberg.catalog", [](SinkConfig & s) -> auto& { return s.iceberg.catalog; },
+             {"", "", "SQL catalog: SQLite file (relative to the config file)"})
+            .Required());
+    add(Str("iceberg.catalog_name",
+            [](SinkConfig & s) -> auto& { return s.iceberg.catalog_name; },
+            {"", "", "the catalog's name (catalog_name column)"}));
+    add(Path("iceberg.warehouse",
+             [](SinkConfig & s) -> auto& { return s.iceberg.warehouse; },
+             {"", "", "warehouse directory (relative to the config file)"})
+            .Required());
+    add(Str("iceberg.namespace",
+            [](SinkConfig & s) -> auto& { return s.iceberg.table_namespace; },
+            {"", "", "table namespace"}));
+    add(Str("iceberg.table", [](SinkConfig & s) -> auto& { return s.iceberg.table; },
+            {"", "", "table name"}));
+    add(Str("iceberg.partition",
+            [](SinkConfig & s) -> auto& { return s.iceberg.partition; },
+            {"", "", "partition spec of a new table, e.g. day(at), base"}));
+    add(Str("iceberg.group_id",
+            [](SinkConfig & s) -> auto& { return s.iceberg.group_id; },
+            {"", "", "group the snapshot offsets belong to"})
+            .Default("(group)"));
+
     // A sink key's Python name is its field in kelt.ParquetSink & co.
     for (auto& k : v) {
       std::string_view key = k.key;
@@ -1250,6 +1274,7 @@ void ReadSink(Reader& r, const std::string& path, SinkConfig::Kind kind,
   out.kind = kind;
   out.duckdb.group_id = c.elt.consumer.group_id;
   out.postgres.group_id = c.elt.consumer.group_id;
+  out.iceberg.group_id = c.elt.consumer.group_id;
   const Target t{c, &out};
   for (const auto& spec : Specs()) {
     std::string_view key = spec.key;
@@ -1331,19 +1356,21 @@ void ReadRoot(Reader& r, const YAML::Node& root, EltConfig& c) {
 
   YAML::Node sinks = root["sinks"];
   if (!sinks.IsDefined()) {
-    r.Error("sinks", root, "required (at least one sink: parquet, duckdb or postgres)");
+    r.Error("sinks", root,
+            "required (at least one sink: parquet, duckdb, postgres or iceberg)");
   } else if (!sinks.IsSequence() || sinks.size() == 0) {
     r.Error("sinks", sinks,
-            "expected a non-empty list of sinks (at least one sink: parquet, duckdb or "
-            "postgres)" +
+            "expected a non-empty list of sinks (at least one sink: parquet, duckdb, "
+            "postgres or iceberg)" +
                 r.Got("sinks", sinks));
   } else {
     for (size_t i = 0; i < sinks.size(); ++i) {
       const std::string path = "sinks[" + std::to_string(i) + "]";
       YAML::Node item = sinks[i];
       if (!item.IsMap() || item.size() != 1) {
-        r.Error(path, item,
-                "expected one of parquet:, duckdb:, postgres: with its keys below");
+        r.Error(
+            path, item,
+            "expected one of parquet:, duckdb:, postgres:, iceberg: with its keys below");
         continue;
       }
       std::string kind = item.begin()->first.Scalar();
@@ -1351,8 +1378,8 @@ void ReadRoot(Reader& r, const YAML::Node& root, EltConfig& c) {
       if (!parsed) {
         r.Error(path + "." + kind, item.begin()->first,
                 "unknown sink kind" +
-                    DidYouMean(kind, {"parquet", "duckdb", "postgres"}) +
-                    "; expected parquet, duckdb or postgres");
+                    DidYouMean(kind, {"parquet", "duckdb", "postgres", "iceberg"}) +
+                    "; expected parquet, duckdb, postgres or iceberg");
         continue;
       }
       SinkConfig sc;
@@ -1482,7 +1509,7 @@ Result<std::string> ApplyOverride(YAML::Node& root, const ConfigOverride& o) {
 
 std::optional<SinkConfig::Kind> ParseSinkKind(std::string_view name) {
   for (auto kind : {SinkConfig::Kind::kParquet, SinkConfig::Kind::kDuckDb,
-                    SinkConfig::Kind::kPostgres}) {
+                    SinkConfig::Kind::kPostgres, SinkConfig::Kind::kIceberg}) {
     if (name == SinkKindName(kind)) return kind;
   }
   if (name == "postgresql") return SinkConfig::Kind::kPostgres;
@@ -1497,6 +1524,8 @@ std::string_view SinkKindName(SinkConfig::Kind kind) {
       return "duckdb";
     case SinkConfig::Kind::kPostgres:
       return "postgres";
+    case SinkConfig::Kind::kIceberg:
+      return "iceberg";
   }
   return "parquet";
 }
@@ -1663,6 +1692,9 @@ Result<std::vector<std::unique_ptr<Sink>>> MakeSinks(const EltConfig& config) {
         break;
       case SinkConfig::Kind::kPostgres:
         sink = MakePostgresSink(s.postgres);
+        break;
+      case SinkConfig::Kind::kIceberg:
+        sink = MakeIcebergSink(s.iceberg);
         break;
     }
     if (!sink.ok()) {

@@ -536,6 +536,33 @@ TEST(ConfigTest, PostgresqlIsAnotherNameOfThePostgresSink) {
       << c.status().message();
 }
 
+TEST(ConfigTest, IcebergSinkKeysAndTheirDefaults) {
+  ASSERT_OK_AND_ASSIGN(
+      auto c, ParseEltConfig(std::string(kMinimal) + "  - iceberg:\n"
+                                                     "      catalog: lake/catalog.db\n"
+                                                     "      warehouse: lake/wh\n"
+                                                     "      namespace: kafka\n"
+                                                     "      partition: day(at), base\n",
+                             "/etc/kelt"));
+  ASSERT_EQ(c.sinks.size(), 2u);
+  const auto& s = c.sinks[1];
+  EXPECT_EQ(s.kind, SinkConfig::Kind::kIceberg);
+  EXPECT_EQ(s.iceberg.catalog, "/etc/kelt/lake/catalog.db");  // relative to the file
+  EXPECT_EQ(s.iceberg.warehouse, "/etc/kelt/lake/wh");
+  EXPECT_EQ(s.iceberg.table_namespace, "kafka");
+  EXPECT_EQ(s.iceberg.table, "landing");
+  EXPECT_EQ(s.iceberg.catalog_name, "kelt");
+  EXPECT_EQ(s.iceberg.partition, "day(at), base");
+  EXPECT_EQ(s.iceberg.group_id, "g");  // defaults to the group
+  EXPECT_EQ(ParseSinkKind("iceberg"), SinkConfig::Kind::kIceberg);
+  auto missing =
+      ParseEltConfig(std::string(kMinimal) + "  - iceberg: {catalog: c.db}\n", "/");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().message(),
+            "sinks[1].iceberg.warehouse: required for a iceberg sink (line 7)")
+      << missing.status().message();
+}
+
 // kelt.Consumer's document: the table's consumer keys, their checks and defaults.
 TEST(ConfigTest, ConsumerConfigTakesTheConsumerKeysOnly) {
   ASSERT_OK_AND_ASSIGN(

@@ -77,6 +77,12 @@ class ModelRun {
 
  private:
   Result<IncrementalRun> RunInTransaction() {
+    if (model_.source.format == LandingSource::Format::kIceberg) {
+      return Status::NotImplemented(
+          "transform: model " + model_.name +
+          ": incremental models over an Iceberg table come later "
+          "(SqlSession::RegisterLanding reads one)");
+    }
     IncrementalRun run;
     KELT_ASSIGN_OR_RAISE(
         OffsetMap stored,

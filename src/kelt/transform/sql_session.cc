@@ -4,6 +4,8 @@
 #include <arrow/api.h>
 
 #include "kelt/common/arrow_status.h"
+#include "kelt/iceberg/catalog.h"
+#include "kelt/iceberg/table.h"
 #include "kelt/transform.h"
 #include "kelt/transform/duckdb_session.h"
 
@@ -31,6 +33,29 @@ Status SqlSession::RegisterLanding(const std::string& name, const LandingSource&
   switch (source.format) {
     case LandingSource::Format::kParquet: {
       KELT_ASSIGN_OR_RAISE(auto files, transform::ListLandedFiles(source));
+      return impl_->session->RegisterParquetFiles(name, files);
+    }
+    case LandingSource::Format::kIceberg: {
+      const size_t dot = source.table.rfind('.');
+      if (dot == std::string::npos || dot == 0 || dot + 1 == source.table.size()) {
+        return Status::Invalid("transform: Iceberg table '" + source.table +
+                               "' must be namespace.table");
+      }
+      KELT_ASSIGN_OR_RAISE(
+          auto catalog, iceberg::OpenSqliteCatalog(source.location, source.catalog_name));
+      iceberg::TableIdentifier id{source.table.substr(0, dot),
+                                  source.table.substr(dot + 1)};
+      KELT_ASSIGN_OR_RAISE(auto table, iceberg::LoadTable(*catalog, id));
+      if (!table) {
+        return Status::NotFound("transform: no Iceberg table " + source.table + " in " +
+                                catalog->name());
+      }
+      KELT_ASSIGN_OR_RAISE(auto locations, iceberg::CurrentDataFiles(table->metadata));
+      transform::LandedFiles files;
+      for (const auto& l : locations) {
+        KELT_ASSIGN_OR_RAISE(std::string path, iceberg::LocalPath(l));
+        files.files.push_back({path, {}, false});
+      }
       return impl_->session->RegisterParquetFiles(name, files);
     }
     case LandingSource::Format::kDuckDb: {

@@ -1,0 +1,276 @@
+// Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
+
+#include "kelt/iceberg/table.h"
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <set>
+#include <sstream>
+
+namespace kelt::iceberg {
+namespace {
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+Result<std::string> ReadLocal(const std::string& location) {
+  KELT_ASSIGN_OR_RAISE(std::string path, LocalPath(location));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::IOError("read " + path + ": cannot open");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return Status::IOError("read " + path + ": failed");
+  return ss.str();
+}
+
+// The version number of a metadata file name "v<N>-….metadata.json" or
+// "<N>-….metadata.json" (Java, pyiceberg), 0 when there is none.
+int64_t MetadataVersion(const std::string& location) {
+  std::string file = location.substr(location.rfind('/') + 1);
+  size_t i = (!file.empty() && file[0] == 'v') ? 1 : 0;
+  int64_t n = 0;
+  bool any = false;
+  for (; i < file.size() && std::isdigit(static_cast<unsigned char>(file[i])); ++i) {
+    n = n * 10 + (file[i] - '0');
+    any = true;
+  }
+  return any ? n : 0;
+}
+
+std::string MetadataFileName(int64_t version) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "v%05lld-", static_cast<long long>(version));
+  return std::string(buf) + RandomUuid() + ".metadata.json";
+}
+
+int64_t NewSnapshotId() {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  return static_cast<int64_t>(rng() >> 1) | 1;  // positive, never 0
+}
+
+int64_t SummaryInt(const Snapshot* s, const char* key) {
+  if (!s) return 0;
+  auto it = s->summary.find(key);
+  if (it == s->summary.end()) return 0;
+  try {
+    return std::stoll(it->second);
+  } catch (...) {
+    return 0;
+  }
+}
+
+void RemoveQuietly(const std::string& location) {
+  auto path = LocalPath(location);
+  if (path.ok()) std::remove(path->c_str());
+}
+
+}  // namespace
+
+Result<std::string> LocalPath(const std::string& location) {
+  if (location.rfind("file://", 0) == 0) return location.substr(7);
+  if (location.rfind("file:", 0) == 0) return location.substr(5);
+  if (!location.empty() && location[0] == '/') return location;
+  return Status::NotImplemented("location '" + location +
+                                "': only local warehouses are supported yet");
+}
+
+Result<std::optional<LoadedTable>> LoadTable(Catalog& catalog,
+                                             const TableIdentifier& id) {
+  KELT_ASSIGN_OR_RAISE(std::optional<std::string> loc, catalog.LoadTable(id));
+  if (!loc) return std::optional<LoadedTable>();
+  KELT_ASSIGN_OR_RAISE(std::string json, ReadLocal(*loc));
+  auto m = MetadataFromJson(json);
+  if (!m.ok()) return m.status().WithPrefix(*loc + ": ");
+  return std::optional<LoadedTable>(LoadedTable{*loc, std::move(*m)});
+}
+
+Result<LoadedTable> CreateOrLoadTable(Catalog& catalog, const TableIdentifier& id,
+                                      const std::string& location, const Schema& schema,
+                                      const PartitionSpec& spec) {
+  KELT_ASSIGN_OR_RAISE(std::optional<LoadedTable> existing, LoadTable(catalog, id));
+  if (existing) return std::move(*existing);
+  KELT_ASSIGN_OR_RAISE(std::string dir, LocalPath(location));
+  std::error_code ec;
+  std::filesystem::create_directories(dir + "/metadata", ec);
+  if (!ec) std::filesystem::create_directories(dir + "/data", ec);
+  if (ec) return Status::IOError("create " + dir + ": " + ec.message());
+  LoadedTable t;
+  t.metadata = NewTableMetadata(location, schema, spec, RandomUuid(), NowMs());
+  t.metadata_location = location + "/metadata/" + MetadataFileName(1);
+  KELT_ASSIGN_OR_RAISE(std::string path, LocalPath(t.metadata_location));
+  KELT_RETURN_NOT_OK(WriteLocalFile(path, MetadataToJson(t.metadata)));
+  KELT_ASSIGN_OR_RAISE(bool created, catalog.CreateTable(id, t.metadata_location));
+  if (created) return t;
+  RemoveQuietly(t.metadata_location);
+  KELT_ASSIGN_OR_RAISE(existing, LoadTable(catalog, id));
+  if (!existing) return Status::IOError("table " + id.ns + "." + id.name + " vanished");
+  return std::move(*existing);
+}
+
+Result<AppendOutcome> CommitAppend(Catalog& catalog, const TableIdentifier& id,
+                                   const LoadedTable& base,
+                                   const std::vector<PartitionColumn>& partition,
+                                   const std::vector<DataFile>& files,
+                                   const std::map<std::string, std::string>& summary) {
+  const TableMetadata& bm = base.metadata;
+  const Schema* schema = bm.CurrentSchema();
+  const PartitionSpec* spec = bm.DefaultSpec();
+  if (!schema || !spec) {
+    return Status::Invalid("table " + id.ns + "." + id.name +
+                           ": metadata has no current schema or default spec");
+  }
+  const std::string meta_dir = bm.location + "/metadata/";
+  const std::string token = RandomUuid();
+  ManifestContext ctx{*schema, *spec, partition, NewSnapshotId()};
+  const int64_t seq = bm.last_sequence_number + 1;
+  std::vector<std::string> written;  // removed if the swap is lost or a step fails
+  auto cleanup = [&] {
+    for (const auto& w : written) RemoveQuietly(w);
+  };
+
+  std::vector<ManifestFile> manifests;
+  const std::string manifest_loc = meta_dir + "kelt-" + token + "-m0.avro";
+  KELT_ASSIGN_OR_RAISE(std::string manifest_path, LocalPath(manifest_loc));
+  auto mf = WriteManifest(manifest_path, ctx, files);
+  if (!mf.ok()) return mf.status();
+  written.push_back(manifest_loc);
+  mf->path = manifest_loc;
+  mf->sequence_number = seq;
+  mf->min_sequence_number = seq;
+  manifests.push_back(std::move(*mf));
+  const Snapshot* parent = bm.CurrentSnapshot();
+  if (parent) {
+    auto list_path = LocalPath(parent->manifest_list);
+    auto previous = list_path.ok()
+                        ? ReadManifestList(*list_path)
+                        : Result<std::vector<ManifestFile>>(list_path.status());
+    if (!previous.ok()) {
+      cleanup();
+      return previous.status();
+    }
+    for (auto& m : *previous) manifests.push_back(std::move(m));
+  }
+  const std::string list_loc =
+      meta_dir + "snap-" + std::to_string(ctx.snapshot_id) + "-kelt-" + token + ".avro";
+  auto list_path = LocalPath(list_loc);
+  Status st = list_path.ok() ? WriteManifestList(*list_path, ctx.snapshot_id,
+                                                 bm.current_snapshot_id, seq, manifests)
+                             : list_path.status();
+  if (!st.ok()) {
+    cleanup();
+    return st;
+  }
+  written.push_back(list_loc);
+
+  int64_t added_records = 0, added_size = 0;
+  for (const auto& f : files) {
+    added_records += f.record_count;
+    added_size += f.file_size;
+  }
+  Snapshot snap;
+  snap.snapshot_id = ctx.snapshot_id;
+  snap.parent_snapshot_id = bm.current_snapshot_id;
+  snap.sequence_number = seq;
+  snap.timestamp_ms = std::max(NowMs(), bm.last_updated_ms);
+  snap.manifest_list = list_loc;
+  snap.schema_id = schema->schema_id;
+  snap.summary = summary;
+  snap.summary["operation"] = "append";
+  snap.summary["added-data-files"] = std::to_string(files.size());
+  snap.summary["added-records"] = std::to_string(added_records);
+  snap.summary["added-files-size"] = std::to_string(added_size);
+  snap.summary["total-data-files"] =
+      std::to_string(SummaryInt(parent, "total-data-files") + files.size());
+  snap.summary["total-records"] =
+      std::to_string(SummaryInt(parent, "total-records") + added_records);
+  snap.summary["total-files-size"] =
+      std::to_string(SummaryInt(parent, "total-files-size") + added_size);
+  snap.summary["total-delete-files"] = "0";
+  snap.summary["total-position-deletes"] = "0";
+  snap.summary["total-equality-deletes"] = "0";
+
+  LoadedTable next;
+  next.metadata = bm;
+  TableMetadata& nm = next.metadata;
+  nm.last_sequence_number = seq;
+  nm.last_updated_ms = snap.timestamp_ms;
+  nm.current_snapshot_id = snap.snapshot_id;
+  nm.snapshot_log.push_back({snap.timestamp_ms, std::to_string(snap.snapshot_id)});
+  nm.metadata_log.push_back({bm.last_updated_ms, base.metadata_location});
+  // Iceberg's write.metadata.previous-versions-max (default 100): keep the log bounded.
+  int64_t keep = 100;
+  if (auto it = nm.properties.find("write.metadata.previous-versions-max");
+      it != nm.properties.end()) {
+    try {
+      keep = std::max<int64_t>(1, std::stoll(it->second));
+    } catch (...) {
+    }
+  }
+  if (static_cast<int64_t>(nm.metadata_log.size()) > keep) {
+    nm.metadata_log.erase(nm.metadata_log.begin(), nm.metadata_log.end() - keep);
+  }
+  nm.snapshots.push_back(std::move(snap));
+  next.metadata_location =
+      meta_dir + MetadataFileName(
+                     std::max<int64_t>(MetadataVersion(base.metadata_location) + 1,
+                                       static_cast<int64_t>(nm.metadata_log.size()) + 1));
+  auto meta_path = LocalPath(next.metadata_location);
+  st = meta_path.ok() ? WriteLocalFile(*meta_path, MetadataToJson(nm))
+                      : meta_path.status();
+  if (!st.ok()) {
+    cleanup();
+    return st;
+  }
+  written.push_back(next.metadata_location);
+  auto swapped = catalog.CommitTable(id, base.metadata_location, next.metadata_location);
+  if (!swapped.ok() || !*swapped) {
+    // Lost or failed: nothing points at these files. (A failed UPDATE leaves the row
+    // as it was: SQLite's statement is atomic.)
+    cleanup();
+    if (!swapped.ok()) return swapped.status();
+    return AppendOutcome{false, {}};
+  }
+  return AppendOutcome{true, std::move(next)};
+}
+
+Result<std::vector<std::string>> CurrentDataFiles(const TableMetadata& metadata) {
+  std::vector<std::string> out;
+  const Snapshot* current = metadata.CurrentSnapshot();
+  if (!current) return out;
+  KELT_ASSIGN_OR_RAISE(std::string list, LocalPath(current->manifest_list));
+  KELT_ASSIGN_OR_RAISE(auto manifests, ReadManifestList(list));
+  for (const auto& m : manifests) {
+    if (m.content != 0) {
+      return Status::NotImplemented(
+          "table has delete files, which kelt cannot apply yet");
+    }
+    KELT_ASSIGN_OR_RAISE(std::string path, LocalPath(m.path));
+    KELT_ASSIGN_OR_RAISE(auto files, ReadManifestDataFiles(path));
+    out.insert(out.end(), files.begin(), files.end());
+  }
+  return out;
+}
+
+Result<std::vector<std::string>> ReferencedDataFiles(const TableMetadata& metadata) {
+  std::set<std::string> manifests;
+  for (const auto& s : metadata.snapshots) {
+    KELT_ASSIGN_OR_RAISE(std::string list, LocalPath(s.manifest_list));
+    KELT_ASSIGN_OR_RAISE(auto entries, ReadManifestList(list));
+    for (const auto& m : entries) manifests.insert(m.path);
+  }
+  std::set<std::string> files;
+  for (const auto& m : manifests) {
+    KELT_ASSIGN_OR_RAISE(std::string path, LocalPath(m));
+    KELT_ASSIGN_OR_RAISE(auto paths, ReadManifestDataFiles(path));
+    files.insert(paths.begin(), paths.end());
+  }
+  return std::vector<std::string>(files.begin(), files.end());
+}
+
+}  // namespace kelt::iceberg

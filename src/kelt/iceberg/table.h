@@ -1,0 +1,62 @@
+// Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
+//
+// Table operations over a Catalog: create or load a table, and commit an `append`
+// snapshot with a compare-and-swap of the metadata location.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kelt/iceberg/catalog.h"
+#include "kelt/iceberg/manifest.h"
+#include "kelt/iceberg/metadata.h"
+#include "kelt/status.h"
+
+namespace kelt::iceberg {
+
+struct LoadedTable {
+  std::string metadata_location;
+  TableMetadata metadata;
+};
+
+/// The local path of a location: "file:///a/b" → "/a/b", "/a/b" as is. Other schemes
+/// (s3://) are kNotImplemented.
+Result<std::string> LocalPath(const std::string& location);
+
+/// The table's current metadata, nullopt if the catalog has no such table.
+Result<std::optional<LoadedTable>> LoadTable(Catalog& catalog, const TableIdentifier& id);
+
+/// Load the table, or create it at `location` (a directory URI) with `schema` and
+/// `spec` when it does not exist (if another writer creates it first, load theirs).
+Result<LoadedTable> CreateOrLoadTable(Catalog& catalog, const TableIdentifier& id,
+                                      const std::string& location, const Schema& schema,
+                                      const PartitionSpec& spec);
+
+/// The outcome of one attempt to commit.
+struct AppendOutcome {
+  bool committed = false;  ///< false: the CAS lost; nothing of this attempt remains
+  LoadedTable table;       ///< the committed table when committed
+};
+
+/// Commit `files` (already written under the table's location) as one `append`
+/// snapshot on top of `base`, with `summary` added to the snapshot summary. Writes
+/// the manifest, the manifest list and the next metadata file, then swaps the
+/// catalog's pointer from base's location to the new one. A lost swap removes the
+/// three files it wrote (the data files are the caller's) and returns committed=false.
+Result<AppendOutcome> CommitAppend(Catalog& catalog, const TableIdentifier& id,
+                                   const LoadedTable& base,
+                                   const std::vector<PartitionColumn>& partition,
+                                   const std::vector<DataFile>& files,
+                                   const std::map<std::string, std::string>& summary);
+
+/// The live data files of the current snapshot (what a reader of the table sees now);
+/// empty for a table without snapshots.
+Result<std::vector<std::string>> CurrentDataFiles(const TableMetadata& metadata);
+
+/// Every data file path referenced by any snapshot the metadata holds.
+Result<std::vector<std::string>> ReferencedDataFiles(const TableMetadata& metadata);
+
+}  // namespace kelt::iceberg

@@ -1,0 +1,438 @@
+// Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
+//
+// The Iceberg sink (sink/README.md, "Iceberg"). Exactly once: a window's data files
+// become visible only through the snapshot that also records the group's next offsets,
+// and that snapshot is committed by the catalog's compare-and-swap on the metadata
+// location. A writer whose swap loses re-reads the table, leaves out rows the table
+// already holds (another member landed them), and retries; if nothing of its window
+// is left, it was fenced and drops its files.
+
+#include <arrow/api.h>
+#include <simdjson.h>
+
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "kelt/common/text.h"
+#include "kelt/iceberg/catalog.h"
+#include "kelt/iceberg/partition.h"
+#include "kelt/iceberg/table.h"
+#include "kelt/iceberg/table_schema.h"
+#include "kelt/log.h"
+#include "kelt/sink.h"
+
+namespace kelt {
+namespace {
+
+namespace ice = iceberg;
+constexpr int kCommitAttempts = 20;
+
+// A namespace or table name that is safe as one directory name.
+bool IsSafeName(const std::string& s) {
+  if (s.empty() || s[0] == '.') return false;
+  for (char c : s) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' ||
+          c == '.'))
+      return false;
+  }
+  return true;
+}
+
+std::string OffsetsKey(const std::string& group) { return "kelt.offsets." + group; }
+
+// {"topic":{"partition":next,…},…}
+std::string OffsetsJson(const OffsetMap& offsets) {
+  std::string out = "{";
+  std::string_view topic;
+  bool first_topic = true;
+  for (const auto& [tp, next] : offsets) {
+    if (first_topic || tp.topic != topic) {
+      if (!first_topic) out += "},";
+      text::AppendJsonString(&out, tp.topic);
+      out += ":{";
+      topic = tp.topic;
+      first_topic = false;
+    } else {
+      out += ',';
+    }
+    text::AppendJsonString(&out, std::to_string(tp.partition));
+    out += ':';
+    text::AppendInt64(&out, next);
+  }
+  if (!first_topic) out += '}';
+  return out + "}";
+}
+
+Result<OffsetMap> ParseOffsetsJson(std::string_view json) {
+  simdjson::dom::parser parser;
+  simdjson::dom::object topics;
+  if (parser.parse(json.data(), json.size()).get_object().get(topics)) {
+    return Status::ParseError("snapshot offsets are not a JSON object");
+  }
+  OffsetMap out;
+  for (auto [topic, parts] : topics) {
+    simdjson::dom::object po;
+    if (parts.get_object().get(po))
+      return Status::ParseError("snapshot offsets: bad topic");
+    for (auto [p, next] : po) {
+      int64_t partition, n;
+      std::string_view err;
+      if (!text::ParseInt64(p, &partition, &err) || next.get_int64().get(n)) {
+        return Status::ParseError("snapshot offsets: bad partition entry");
+      }
+      out[TopicPartition{std::string(topic), static_cast<int32_t>(partition)}] = n;
+    }
+  }
+  return out;
+}
+
+// The group's offsets as of the current snapshot: the newest snapshot in its lineage
+// that carries them (snapshots of other writers, e.g. a compaction, have none).
+Result<OffsetMap> GroupOffsets(const ice::TableMetadata& m, const std::string& group) {
+  const std::string key = OffsetsKey(group);
+  const ice::Snapshot* s = m.CurrentSnapshot();
+  for (size_t steps = 0; s && steps <= m.snapshots.size(); ++steps) {
+    auto it = s->summary.find(key);
+    if (it != s->summary.end()) return ParseOffsetsJson(it->second);
+    s = s->parent_snapshot_id ? m.FindSnapshot(*s->parent_snapshot_id) : nullptr;
+  }
+  return OffsetMap{};
+}
+
+// A data file name: kelt-<topic>+<partition>+<first>+<last>-<token>.parquet (Kafka topic
+// names have no '+' or '/').
+struct DataFileName {
+  TopicPartition tp;
+  int64_t first = 0, last = 0;
+  static std::optional<DataFileName> Parse(const std::string& file) {
+    if (file.rfind("kelt-", 0) != 0 || file.size() < 14 ||
+        file.substr(file.size() - 8) != ".parquet") {
+      return std::nullopt;
+    }
+    std::string rest = file.substr(5, file.size() - 13);
+    size_t p1 = rest.find('+');
+    size_t p2 = p1 == std::string::npos ? p1 : rest.find('+', p1 + 1);
+    size_t p3 = p2 == std::string::npos ? p2 : rest.find('+', p2 + 1);
+    size_t dash = p3 == std::string::npos ? p3 : rest.find('-', p3 + 1);
+    if (dash == std::string::npos) return std::nullopt;
+    DataFileName n;
+    int64_t partition;
+    std::string_view err;
+    if (!text::ParseInt64(rest.substr(p1 + 1, p2 - p1 - 1), &partition, &err) ||
+        !text::ParseInt64(rest.substr(p2 + 1, p3 - p2 - 1), &n.first, &err) ||
+        !text::ParseInt64(rest.substr(p3 + 1, dash - p3 - 1), &n.last, &err)) {
+      return std::nullopt;
+    }
+    n.tp = TopicPartition{rest.substr(0, p1), static_cast<int32_t>(partition)};
+    return n;
+  }
+};
+
+class IcebergSink final : public Sink {
+ public:
+  explicit IcebergSink(IcebergSinkOptions o) : o_(std::move(o)) {}
+
+  std::string name() const override {
+    return "iceberg:" + o_.table_namespace + "." + o_.table + " (catalog " + o_.catalog +
+           ")";
+  }
+
+  Status Open(const std::shared_ptr<arrow::Schema>& landing,
+              const std::shared_ptr<arrow::Schema>& dead_letter) override {
+    for (const char* c : {"_kafka_topic", "_kafka_partition", "_kafka_offset"}) {
+      if (landing->GetFieldIndex(c) < 0) {
+        return Status::Invalid(name() + ": the landing schema needs the column " + c +
+                               " (the sink keeps each record once by its offset)");
+      }
+    }
+    KELT_ASSIGN_OR_RAISE(mapping_, ice::MapLandingSchema(*landing));
+    // SQLite creates the catalog file, not its directory.
+    std::error_code dir_ec;
+    const auto catalog_dir = std::filesystem::path(o_.catalog).parent_path();
+    if (!catalog_dir.empty()) std::filesystem::create_directories(catalog_dir, dir_ec);
+    if (dir_ec) {
+      return Status::IOError(name() + ": create " + catalog_dir.string() + ": " +
+                             dir_ec.message());
+    }
+    KELT_ASSIGN_OR_RAISE(catalog_, ice::OpenSqliteCatalog(o_.catalog, o_.catalog_name));
+    std::error_code ec;
+    const auto root = std::filesystem::absolute(o_.warehouse, ec);
+    if (ec)
+      return Status::IOError(name() + ": warehouse " + o_.warehouse + ": " +
+                             ec.message());
+    location_ =
+        "file://" + (root / o_.table_namespace / o_.table).lexically_normal().string();
+    KELT_ASSIGN_OR_RAISE(ice::PartitionSpec spec,
+                         ice::ParsePartitionSpec(o_.partition, mapping_.schema));
+    KELT_ASSIGN_OR_RAISE(
+        ice::LoadedTable t,
+        ice::CreateOrLoadTable(*catalog_, id(), location_, mapping_.schema, spec));
+    KELT_RETURN_NOT_OK(CheckSchema(t.metadata));
+    const ice::PartitionSpec* have = t.metadata.DefaultSpec();
+    if (!have) return Status::Invalid(name() + ": table metadata has no default spec");
+    if (have->fields != spec.fields) {
+      return Status::Invalid(
+          name() + ": the table's partition spec " + ice::PartitionSpecJson(*have) +
+          " differs from the configured one " + ice::PartitionSpecJson(spec));
+    }
+    spec_ = *have;
+    KELT_ASSIGN_OR_RAISE(partition_columns_,
+                         ice::PartitionColumns(spec_, mapping_.schema));
+    table_location_ = t.metadata.location;
+    return RemoveUncommittedFiles(t.metadata);
+  }
+
+  Result<OffsetMap> Resume(const std::vector<TopicPartition>& partitions) override {
+    KELT_ASSIGN_OR_RAISE(ice::LoadedTable t, Load());
+    KELT_ASSIGN_OR_RAISE(OffsetMap stored, GroupOffsets(t.metadata, o_.group_id));
+    OffsetMap out;
+    for (const auto& tp : partitions) {
+      auto it = stored.find(tp);
+      if (it != stored.end()) out[tp] = it->second;
+    }
+    return out;
+  }
+
+  Result<OffsetMap> Write(const SinkWindow& window) override {
+    if (window.dead_letters && window.dead_letters->num_rows() > 0) {
+      return Status::NotImplemented(
+          name() +
+          ": dead letters are not landed by the Iceberg sink yet; use "
+          "on_bad_record fail/skip or add a parquet/duckdb sink for them");
+    }
+    if (window.spans.empty()) return OffsetMap{};
+    for (int attempt = 0; attempt < kCommitAttempts; ++attempt) {
+      KELT_ASSIGN_OR_RAISE(ice::LoadedTable base, Load());
+      KELT_ASSIGN_OR_RAISE(OffsetMap stored, GroupOffsets(base.metadata, o_.group_id));
+      OffsetMap next = stored;
+      bool advances = false;
+      for (const auto& span : window.spans) {
+        int64_t& n = next[span.tp];
+        auto it = stored.find(span.tp);
+        if (it == stored.end() || it->second < span.last_offset + 1) advances = true;
+        n = std::max(it == stored.end() ? 0 : it->second, span.last_offset + 1);
+      }
+      OffsetMap durable;
+      for (const auto& span : window.spans) durable[span.tp] = next[span.tp];
+      if (!advances) return durable;  // everything here is in the table already
+      std::vector<ice::DataFile> files;
+      Status st = WriteDataFiles(window, stored, &files);
+      if (st.ok()) {
+        std::map<std::string, std::string> summary = {
+            {OffsetsKey(o_.group_id), OffsetsJson(next)}};
+        auto outcome =
+            ice::CommitAppend(*catalog_, id(), base, partition_columns_, files, summary);
+        if (outcome.ok() && outcome->committed) return durable;
+        if (!outcome.ok()) st = outcome.status();
+      }
+      for (const auto& f : files) RemoveDataFile(f.path);
+      KELT_RETURN_NOT_OK(st.WithPrefix(name() + ": "));
+      // Lost the swap: another writer committed first. Re-read and retry on top.
+      Log(LogLevel::kDebug, "iceberg",
+          name() + ": lost the catalog's compare-and-swap; re-reading the table");
+    }
+    return Status::Unavailable(name() + ": lost the catalog's compare-and-swap " +
+                               std::to_string(kCommitAttempts) + " times in a row");
+  }
+
+  Result<OffsetMap> Flush() override { return OffsetMap{}; }
+  Status Drop(const std::vector<TopicPartition>& partitions) override {
+    return Status::OK();  // nothing is held between windows
+  }
+  Status Close() override {
+    catalog_.reset();
+    return Status::OK();
+  }
+
+ private:
+  ice::TableIdentifier id() const { return {o_.table_namespace, o_.table}; }
+
+  Result<ice::LoadedTable> Load() {
+    KELT_ASSIGN_OR_RAISE(std::optional<ice::LoadedTable> t,
+                         ice::LoadTable(*catalog_, id()));
+    if (!t) return Status::NotFound(name() + ": the table is gone from the catalog");
+    return std::move(*t);
+  }
+
+  Status CheckSchema(const ice::TableMetadata& m) const {
+    const ice::Schema* s = m.CurrentSchema();
+    if (!s) return Status::Invalid(name() + ": table metadata has no current schema");
+    for (const auto& want : mapping_.schema.fields) {
+      const ice::Field* have = s->Find(want.name);
+      if (!have) {
+        return Status::Invalid(name() + ": the table has no column '" + want.name + "'");
+      }
+      if (have->type != want.type || have->id != want.id) {
+        return Status::Invalid(name() + ": column '" + want.name + "' is " + have->type +
+                               " (id " + std::to_string(have->id) + ") in the table, " +
+                               want.type + " (id " + std::to_string(want.id) +
+                               ") in the landing");
+      }
+    }
+    if (s->fields.size() != mapping_.schema.fields.size()) {
+      return Status::Invalid(name() + ": the table has columns the landing schema lacks");
+    }
+    return Status::OK();
+  }
+
+  // One Parquet file per Kafka partition with rows at or past its stored next offset.
+  Status WriteDataFiles(const SinkWindow& window, const OffsetMap& stored,
+                        std::vector<ice::DataFile>* files) {
+    const auto& batch = window.batch;
+    if (!batch || batch->num_rows() == 0) return Status::OK();
+    auto topic_col = batch->GetColumnByName("_kafka_topic");
+    auto part_col = batch->GetColumnByName("_kafka_partition");
+    auto off_col = batch->GetColumnByName("_kafka_offset");
+    if (!topic_col || topic_col->type_id() != arrow::Type::STRING || !part_col ||
+        (part_col->type_id() != arrow::Type::INT32 &&
+         part_col->type_id() != arrow::Type::INT64) ||
+        !off_col || off_col->type_id() != arrow::Type::INT64) {
+      return Status::Invalid(
+          "the batch needs _kafka_topic utf8, _kafka_partition int32/int64 and "
+          "_kafka_offset int64");
+    }
+    const auto& topics = static_cast<const arrow::StringArray&>(*topic_col);
+    const auto& offs = static_cast<const arrow::Int64Array&>(*off_col);
+    auto partition_at = [&](int64_t r) -> int32_t {
+      if (part_col->type_id() == arrow::Type::INT32) {
+        return static_cast<const arrow::Int32Array&>(*part_col).Value(r);
+      }
+      return static_cast<int32_t>(
+          static_cast<const arrow::Int64Array&>(*part_col).Value(r));
+    };
+    KELT_ASSIGN_OR_RAISE(auto converted_all, ice::ToIcebergBatch(batch, mapping_));
+    KELT_ASSIGN_OR_RAISE(auto partition_values,
+                         ice::PartitionValues(*converted_all, spec_, mapping_.schema));
+    struct Runs {
+      std::vector<std::pair<int64_t, int64_t>> runs;  // (start, length)
+      int64_t first = INT64_MAX, last = -1;
+    };
+    using Tuple = std::vector<std::optional<ice::PartitionDatum>>;
+    std::map<std::pair<TopicPartition, Tuple>, Runs> groups;
+    for (int64_t r = 0; r < batch->num_rows(); ++r) {
+      if (topics.IsNull(r) || part_col->IsNull(r) || offs.IsNull(r)) {
+        return Status::Invalid("row " + std::to_string(r) +
+                               " has a null _kafka_* column");
+      }
+      TopicPartition tp{std::string(topics.GetView(r)), partition_at(r)};
+      auto it = stored.find(tp);
+      const int64_t off = offs.Value(r);
+      if (it != stored.end() && off < it->second) continue;  // already in the table
+      Tuple tuple;
+      for (const auto& field : partition_values) tuple.push_back(field[r]);
+      Runs& runs = groups[{std::move(tp), std::move(tuple)}];
+      if (!runs.runs.empty() && runs.runs.back().first + runs.runs.back().second == r) {
+        ++runs.runs.back().second;
+      } else {
+        runs.runs.push_back({r, 1});
+      }
+      runs.first = std::min(runs.first, off);
+      runs.last = std::max(runs.last, off);
+    }
+    const std::string token = ice::RandomUuid().substr(0, 8);
+    KELT_ASSIGN_OR_RAISE(std::string data_dir, ice::LocalPath(table_location_ + "/data"));
+    int k = 0;
+    for (const auto& [key, runs] : groups) {
+      const auto& [tp, tuple] = key;
+      std::vector<std::shared_ptr<arrow::RecordBatch>> slices;
+      for (const auto& [start, length] : runs.runs) {
+        slices.push_back(converted_all->Slice(start, length));
+      }
+      std::shared_ptr<arrow::RecordBatch> converted = slices.front();
+      if (slices.size() > 1) {
+        auto joined = arrow::ConcatenateRecordBatches(slices);
+        if (!joined.ok()) return Status::Internal(joined.status().ToString());
+        converted = *joined;
+      }
+      // Flat under data/: the partition tuple is in the manifest, not the path.
+      const std::string file = "kelt-" + tp.topic + "+" + std::to_string(tp.partition) +
+                               "+" + std::to_string(runs.first) + "+" +
+                               std::to_string(runs.last) + "-" + token + "-" +
+                               std::to_string(k++) + ".parquet";
+      const std::string path = data_dir + "/" + file;
+      ice::DataFile df;
+      df.path = table_location_ + "/data/" + file;
+      df.partition = tuple;
+      KELT_RETURN_NOT_OK(ExportToParquet(*converted, path));
+      files->push_back(df);  // from here on, removed if the commit does not happen
+      std::error_code ec;
+      const auto size = std::filesystem::file_size(path, ec);
+      if (ec) return Status::IOError("stat " + path + ": " + ec.message());
+      files->back().file_size = static_cast<int64_t>(size);
+      files->back().record_count = converted->num_rows();
+      KELT_ASSIGN_OR_RAISE(files->back().stats,
+                           ice::ComputeStats(*converted, mapping_.schema));
+    }
+    return Status::OK();
+  }
+
+  void RemoveDataFile(const std::string& location) {
+    auto path = ice::LocalPath(location);
+    std::error_code ec;
+    if (path.ok()) std::filesystem::remove(*path, ec);
+  }
+
+  // Data files kelt wrote that no snapshot references. Those whose range lies below the
+  // group's stored next offset can never be committed any more (a commit first
+  // re-reads the table and leaves such rows out) and are deleted; the others may
+  // belong to a commit in flight and are left for a later start.
+  Status RemoveUncommittedFiles(const ice::TableMetadata& m) {
+    KELT_ASSIGN_OR_RAISE(auto referenced, ice::ReferencedDataFiles(m));
+    std::set<std::string> live(referenced.begin(), referenced.end());
+    KELT_ASSIGN_OR_RAISE(OffsetMap stored, GroupOffsets(m, o_.group_id));
+    KELT_ASSIGN_OR_RAISE(std::string data_dir, ice::LocalPath(m.location + "/data"));
+    std::error_code ec;
+    size_t removed = 0, kept = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(data_dir, ec)) {
+      const std::string file = entry.path().filename().string();
+      auto parsed = DataFileName::Parse(file);
+      if (!parsed || live.count(m.location + "/data/" + file)) continue;
+      auto it = stored.find(parsed->tp);
+      if (it != stored.end() && parsed->last < it->second) {
+        std::error_code rm;
+        if (std::filesystem::remove(entry.path(), rm)) ++removed;
+      } else {
+        ++kept;
+      }
+    }
+    if (ec) return Status::IOError(name() + ": list " + data_dir + ": " + ec.message());
+    if (removed || kept) {
+      Log(LogLevel::kInfo, "iceberg",
+          name() + ": removed " + std::to_string(removed) +
+              " uncommitted data file(s); left " + std::to_string(kept) +
+              " not yet safe to remove");
+    }
+    return Status::OK();
+  }
+
+  IcebergSinkOptions o_;
+  ice::LandingMapping mapping_;
+  ice::PartitionSpec spec_;
+  std::vector<ice::PartitionColumn> partition_columns_;
+  std::unique_ptr<ice::Catalog> catalog_;
+  std::string location_;
+  std::string table_location_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Sink>> MakeIcebergSink(IcebergSinkOptions options) {
+  if (options.catalog.empty()) return Status::Invalid("iceberg: catalog is required");
+  if (options.warehouse.empty()) return Status::Invalid("iceberg: warehouse is required");
+  if (options.catalog.rfind("postgres", 0) == 0) {
+    return Status::NotImplemented(
+        "iceberg: only the SQLite catalog is supported yet (catalog is a file path)");
+  }
+  for (const auto* n : {&options.table_namespace, &options.table}) {
+    if (!IsSafeName(*n)) {
+      return Status::Invalid("iceberg: '" + *n +
+                             "' is not a valid namespace or table name (letters, digits, "
+                             "'_', '-', '.'; not starting with '.')");
+    }
+  }
+  if (options.group_id.empty()) return Status::Invalid("iceberg: group_id is required");
+  return std::unique_ptr<Sink>(std::make_unique<IcebergSink>(std::move(options)));
+}
+
+}  // namespace kelt

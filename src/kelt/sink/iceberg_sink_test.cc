@@ -1,0 +1,321 @@
+// Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
+//
+// The Iceberg sink, checked by reading the table back through its metadata: resume from
+// the snapshot summary, fencing of a writer that lost its partitions, concurrent
+// writers racing on the catalog's compare-and-swap, and the removal of data files no
+// snapshot took.
+#include <arrow/api.h>
+#include <arrow/io/file.h>
+#include <gtest/gtest.h>
+#include <parquet/arrow/reader.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "kelt/iceberg/catalog.h"
+#include "kelt/iceberg/table.h"
+#include "kelt/load.h"
+#include "kelt/log.h"
+#include "kelt/schema.h"
+#include "kelt/sink.h"
+#include "kelt/sink/sink_testing.h"
+#include "kelt/testing/assertions.h"
+#include "kelt/transform.h"
+
+namespace kelt {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kLanding = R"({"fields":[
+  {"name":"id","data_type":"Int64"},
+  {"name":"_kafka_topic","data_type":"Utf8"},
+  {"name":"_kafka_partition","data_type":"Int64"},
+  {"name":"_kafka_offset","data_type":"Int64"}]})";
+
+std::vector<StreamRecord> Range(int64_t first, int64_t last, int32_t partition = 0) {
+  std::vector<StreamRecord> out;
+  for (int64_t o = first; o <= last; ++o) {
+    StreamRecord r;
+    r.topic = "events";
+    r.partition = partition;
+    r.offset = o;
+    r.value = R"({"id":)" + std::to_string(o) + "}";
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+class IcebergSinkTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto parsed = ParseSchemaJson(kLanding);
+    ASSERT_OK(parsed);
+    landing_ = *parsed;
+  }
+
+  IcebergSinkOptions Options(std::string group = "g1") const {
+    IcebergSinkOptions o;
+    o.catalog = dir_.path() + "/catalog/kelt.db";  // the sink creates the directory
+    o.warehouse = dir_.path() + "/wh";
+    o.table_namespace = "ns";
+    o.table = "events";
+    o.group_id = std::move(group);
+    return o;
+  }
+
+  std::unique_ptr<Sink> Open(IcebergSinkOptions o) {
+    auto sink = MakeIcebergSink(std::move(o));
+    EXPECT_OK(sink);
+    if (!sink.ok()) return nullptr;
+    EXPECT_OK((*sink)->Open(ToArrowSchema(landing_), DeadLetterSchema()));
+    return std::move(*sink);
+  }
+
+  SinkWindow Window(const std::vector<StreamRecord>& records) {
+    return testing::MakeSinkWindow(records, landing_, LoadOptions{});
+  }
+
+  // (partition, offset) → how many rows of the table's current snapshot hold it.
+  std::map<std::pair<int64_t, int64_t>, int> RowsByOffset(int* snapshots = nullptr) {
+    std::map<std::pair<int64_t, int64_t>, int> out;
+    auto cat = iceberg::OpenSqliteCatalog(Options().catalog, "kelt");
+    EXPECT_OK(cat);
+    auto t = iceberg::LoadTable(**cat, {"ns", "events"});
+    EXPECT_OK(t);
+    if (!t.ok() || !*t) return out;
+    if (snapshots) *snapshots = static_cast<int>((*t)->metadata.snapshots.size());
+    iceberg::TableMetadata current = (*t)->metadata;
+    // Only the current snapshot's lineage (all of it: appends only).
+    auto files = iceberg::ReferencedDataFiles(current);
+    EXPECT_OK(files);
+    for (const auto& location : *files) {
+      auto path = iceberg::LocalPath(location);
+      auto in = arrow::io::ReadableFile::Open(*path).ValueOrDie();
+      auto reader =
+          parquet::arrow::OpenFile(in, arrow::default_memory_pool()).ValueOrDie();
+      // Every column carries its Iceberg field id.
+      const auto* schema = reader->parquet_reader()->metadata()->schema();
+      for (int c = 0; c < schema->num_columns(); ++c) {
+        EXPECT_EQ(schema->Column(c)->schema_node()->field_id(), c + 1) << location;
+      }
+      std::shared_ptr<arrow::Table> table;
+      EXPECT_TRUE(reader->ReadTable(&table).ok());
+      auto batch = table->CombineChunksToBatch().ValueOrDie();
+      const auto& p = static_cast<const arrow::Int64Array&>(
+          *batch->GetColumnByName("_kafka_partition"));
+      const auto& o =
+          static_cast<const arrow::Int64Array&>(*batch->GetColumnByName("_kafka_offset"));
+      for (int64_t r = 0; r < batch->num_rows(); ++r) ++out[{p.Value(r), o.Value(r)}];
+    }
+    return out;
+  }
+
+  static void ExpectEachOnce(const std::map<std::pair<int64_t, int64_t>, int>& rows,
+                             int64_t partition, int64_t first, int64_t last) {
+    for (int64_t o = first; o <= last; ++o) {
+      auto it = rows.find({partition, o});
+      EXPECT_TRUE(it != rows.end() && it->second == 1)
+          << "partition " << partition << " offset " << o << ": "
+          << (it == rows.end() ? 0 : it->second) << " rows";
+    }
+  }
+
+  testing::TempDir dir_{"kelt-iceberg-sink"};
+  Schema landing_;
+};
+
+TEST_F(IcebergSinkTest, LandsWindowsAndResumesFromTheSnapshotSummary) {
+  {
+    auto sink = Open(Options());
+    ASSERT_TRUE(sink);
+    auto w = Range(0, 9);
+    auto p1 = Range(0, 4, 1);
+    w.insert(w.end(), p1.begin(), p1.end());
+    ASSERT_OK_AND_ASSIGN(OffsetMap d, sink->Write(Window(w)));
+    EXPECT_EQ(d, (OffsetMap{{{"events", 0}, 10}, {{"events", 1}, 5}}));
+    ASSERT_OK_AND_ASSIGN(d, sink->Write(Window(Range(10, 19))));
+    EXPECT_EQ(d, (OffsetMap{{{"events", 0}, 20}}));
+    ASSERT_OK(sink->Close());
+  }
+  auto again = Open(Options());
+  ASSERT_TRUE(again);
+  ASSERT_OK_AND_ASSIGN(OffsetMap r,
+                       again->Resume({{"events", 0}, {"events", 1}, {"events", 2}}));
+  EXPECT_EQ(r, (OffsetMap{{{"events", 0}, 20}, {{"events", 1}, 5}}));
+  // Another group has nothing stored in this table.
+  auto other = Open(Options("g2"));
+  ASSERT_OK_AND_ASSIGN(OffsetMap none, other->Resume({{"events", 0}}));
+  EXPECT_TRUE(none.empty());
+  int snapshots = 0;
+  auto rows = RowsByOffset(&snapshots);
+  EXPECT_EQ(snapshots, 2);
+  EXPECT_EQ(rows.size(), 25u);
+  ExpectEachOnce(rows, 0, 0, 19);
+  ExpectEachOnce(rows, 1, 0, 4);
+  // The Transform stage reads the table at its current snapshot.
+  ASSERT_OK_AND_ASSIGN(auto session, SqlSession::Make());
+  LandingSource source;
+  source.format = LandingSource::Format::kIceberg;
+  source.location = Options().catalog;
+  source.table = "ns.events";
+  ASSERT_OK(session->RegisterLanding("landing", source));
+  ASSERT_OK_AND_ASSIGN(
+      auto result,
+      session->Query("SELECT count(*) AS n, sum(id)::BIGINT AS s FROM landing"));
+  auto batch = result->CombineChunksToBatch().ValueOrDie();
+  EXPECT_EQ(static_cast<const arrow::Int64Array&>(*batch->column(0)).Value(0), 25);
+  EXPECT_EQ(static_cast<const arrow::Int64Array&>(*batch->column(1)).Value(0), 190 + 10);
+  source.table = "ns.missing";
+  EXPECT_STATUS(session->RegisterLanding("x", source), StatusCode::kNotFound,
+                "ns.missing");
+}
+
+TEST_F(IcebergSinkTest, AWriterBehindTheTableIsFencedAndLeavesNoFiles) {
+  auto a = Open(Options());
+  auto zombie = Open(Options());  // opened before a landed anything
+  ASSERT_TRUE(a && zombie);
+  ASSERT_OK(a->Write(Window(Range(0, 9))).status());
+  const auto data_files = [&] {
+    return std::distance(fs::directory_iterator(dir_.path() + "/wh/ns/events/data"), {});
+  };
+  const auto before = data_files();
+  ASSERT_OK_AND_ASSIGN(OffsetMap d, zombie->Write(Window(Range(0, 9))));
+  EXPECT_EQ(d, (OffsetMap{{{"events", 0}, 10}}));  // durable, by someone else
+  EXPECT_EQ(data_files(), before);
+  // A window that overlaps lands only its new rows.
+  ASSERT_OK_AND_ASSIGN(d, zombie->Write(Window(Range(5, 14))));
+  EXPECT_EQ(d, (OffsetMap{{{"events", 0}, 15}}));
+  int snapshots = 0;
+  auto rows = RowsByOffset(&snapshots);
+  EXPECT_EQ(snapshots, 2);
+  EXPECT_EQ(rows.size(), 15u);
+  ExpectEachOnce(rows, 0, 0, 14);
+}
+
+TEST_F(IcebergSinkTest, RacingWritersLandEachOffsetOnce) {
+  // Both writers land the same windows at the same time: every commit races on the
+  // catalog's compare-and-swap; the loser re-reads and is fenced or retries on top.
+  auto a = Open(Options());
+  auto b = Open(Options());
+  ASSERT_TRUE(a && b);
+  std::vector<SinkWindow> windows;
+  for (int64_t w = 0; w < 8; ++w) windows.push_back(Window(Range(w * 5, w * 5 + 4)));
+  Status sa, sb;
+  auto run = [&](Sink* s, Status* st) {
+    for (const auto& w : windows) {
+      auto r = s->Write(w);
+      if (!r.ok()) {
+        *st = r.status();
+        return;
+      }
+    }
+  };
+  std::atomic<int> lost{0};
+  SetLogHook(
+      [&](LogLevel, std::string_view, std::string_view m) {
+        if (m.find("lost the catalog's compare-and-swap") != std::string_view::npos)
+          ++lost;
+      },
+      LogLevel::kDebug);
+  std::thread ta(run, a.get(), &sa), tb(run, b.get(), &sb);
+  ta.join();
+  tb.join();
+  SetLogHook(nullptr);
+  std::cerr << "compare-and-swap losses: " << lost.load() << "\n";
+  ASSERT_OK(sa);
+  ASSERT_OK(sb);
+  auto rows = RowsByOffset();
+  EXPECT_EQ(rows.size(), 40u);
+  ExpectEachOnce(rows, 0, 0, 39);
+  // No orphan: every data file left is referenced.
+  auto cat = iceberg::OpenSqliteCatalog(Options().catalog, "kelt");
+  ASSERT_OK(cat);
+  ASSERT_OK_AND_ASSIGN(auto t, iceberg::LoadTable(**cat, {"ns", "events"}));
+  ASSERT_OK_AND_ASSIGN(auto referenced, iceberg::ReferencedDataFiles(t->metadata));
+  EXPECT_EQ(static_cast<size_t>(std::distance(
+                fs::directory_iterator(dir_.path() + "/wh/ns/events/data"), {})),
+            referenced.size());
+}
+
+TEST_F(IcebergSinkTest, UncommittedFilesBelowTheStoredOffsetsAreRemovedAtOpen) {
+  {
+    auto sink = Open(Options());
+    ASSERT_OK(sink->Write(Window(Range(0, 9))).status());
+  }
+  const std::string data = dir_.path() + "/wh/ns/events/data/";
+  for (const char* name : {"kelt-events+0+0+4-deadbeef.parquet",  // stale: removed
+                           "kelt-events+0+10+19-cafe.parquet",    // may be in flight
+                           "kelt-events+3+0+4-beef.parquet",      // no stored offset
+                           "someone-elses.parquet"}) {            // not kelt's
+    std::ofstream(data + name) << "x";
+  }
+  auto sink = Open(Options());
+  EXPECT_FALSE(fs::exists(data + "kelt-events+0+0+4-deadbeef.parquet"));
+  EXPECT_TRUE(fs::exists(data + "kelt-events+0+10+19-cafe.parquet"));
+  EXPECT_TRUE(fs::exists(data + "kelt-events+3+0+4-beef.parquet"));
+  EXPECT_TRUE(fs::exists(data + "someone-elses.parquet"));
+  ExpectEachOnce(RowsByOffset(), 0, 0, 9);
+}
+
+TEST_F(IcebergSinkTest, PartitionedTableGetsOneFilePerPartitionValue) {
+  auto o = Options();
+  o.partition = "id";  // identity: one file per distinct id and Kafka partition
+  auto sink = Open(o);
+  ASSERT_TRUE(sink);
+  ASSERT_OK(sink->Write(Window(Range(0, 2))).status());
+  auto cat = iceberg::OpenSqliteCatalog(o.catalog, "kelt");
+  ASSERT_OK(cat);
+  ASSERT_OK_AND_ASSIGN(auto t, iceberg::LoadTable(**cat, {"ns", "events"}));
+  ASSERT_EQ(t->metadata.DefaultSpec()->fields.size(), 1u);
+  EXPECT_EQ(t->metadata.DefaultSpec()->fields[0].name, "id");
+  ASSERT_OK_AND_ASSIGN(auto files, iceberg::ReferencedDataFiles(t->metadata));
+  EXPECT_EQ(files.size(), 3u);
+  ExpectEachOnce(RowsByOffset(), 0, 0, 2);
+  // The manifest list summarizes the partition values: ids 0..2 as longs.
+  const auto* snap = t->metadata.CurrentSnapshot();
+  ASSERT_OK_AND_ASSIGN(
+      auto list, iceberg::ReadManifestList(*iceberg::LocalPath(snap->manifest_list)));
+  ASSERT_EQ(list.size(), 1u);
+  ASSERT_TRUE(list[0].partitions);
+  EXPECT_EQ((*list[0].partitions)[0].lower_bound, iceberg::SerializeInt64(0));
+  EXPECT_EQ((*list[0].partitions)[0].upper_bound, iceberg::SerializeInt64(2));
+  // Reopening with another spec is refused, not silently mixed.
+  auto other = Options();
+  other.partition = "";
+  auto s2 = MakeIcebergSink(other);
+  ASSERT_OK(s2);
+  EXPECT_STATUS((*s2)->Open(ToArrowSchema(landing_), DeadLetterSchema()),
+                StatusCode::kInvalid, "partition spec");
+}
+
+TEST_F(IcebergSinkTest, RefusesWhatItCannotLandExactlyOnce) {
+  EXPECT_STATUS(MakeIcebergSink([&] {
+                  auto o = Options();
+                  o.table = "../escape";
+                  return o;
+                }()),
+                StatusCode::kInvalid, "not a valid namespace or table name");
+  auto sink = MakeIcebergSink(Options());
+  ASSERT_OK(sink);
+  auto no_offsets = ParseSchemaJson(R"({"fields":[{"name":"id","data_type":"Int64"}]})");
+  ASSERT_OK(no_offsets);
+  EXPECT_STATUS((*sink)->Open(ToArrowSchema(*no_offsets), DeadLetterSchema()),
+                StatusCode::kInvalid, "_kafka_topic");
+  // Dead letters are refused, not lost.
+  auto s = Open(Options());
+  auto records = Range(0, 1);
+  records[1].value = "not json";
+  SinkWindow w = testing::MakeSinkWindow(records, landing_, testing::DeadLetterOptions());
+  ASSERT_EQ(w.dead_letters->num_rows(), 1);
+  EXPECT_STATUS(s->Write(w), StatusCode::kNotImplemented, "dead letters");
+}
+
+}  // namespace
+}  // namespace kelt
