@@ -115,6 +115,22 @@ def read_back(broker, registry_url, topic, count, wait=60, deserialize=None):
     return out
 
 
+def land_subject(kelt, broker, registry_url, topic, schema, tmp_path):
+    """`kelt run` lands `topic` by `schema` (a registry subject) into Parquet: rows by id."""
+    config = tmp_path / "kelt.yaml"
+    config.write_text(json.dumps({
+        "brokers": broker["KELT_KAFKA_BOOTSTRAP"], "group": topic + "-g", "topics": [topic],
+        "schema": schema, "registry": {"url": registry_url},
+        "until_caught_up": True, "on_bad_record": "fail",
+        "sinks": [{"parquet": {"root": str(tmp_path / "landing")}}],
+    }))
+    run = subprocess.run([kelt, "run", "--config", str(config), "--progress", "none"],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    landed = ds.dataset(str(tmp_path / "landing" / topic), format="parquet").to_table()
+    return sorted(landed.to_pylist(), key=lambda r: r["id"])
+
+
 def register(rest, subject, schema):
     status, answer = rest.post(f"/subjects/{subject}/versions",
                                {"schema": json.dumps(schema)})
@@ -144,18 +160,7 @@ def test_ndjson_becomes_avro_records_of_the_subjects_latest_schema(
         assert value == want
 
     # The round trip: kelt's own consumer lands the same values.
-    config = tmp_path / "kelt.yaml"
-    config.write_text(json.dumps({
-        "brokers": broker["KELT_KAFKA_BOOTSTRAP"], "group": topic + "-g", "topics": [topic],
-        "schema": f"registry:{subject}", "registry": {"url": registry_url},
-        "until_caught_up": True, "on_bad_record": "fail",
-        "sinks": [{"parquet": {"root": str(tmp_path / "landing")}}],
-    }))
-    run = subprocess.run([kelt, "run", "--config", str(config), "--progress", "none"],
-                         capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stdout + run.stderr
-    landed = ds.dataset(str(tmp_path / "landing" / topic), format="parquet").to_table()
-    rows = sorted(landed.to_pylist(), key=lambda r: r["id"])
+    rows = land_subject(kelt, broker, registry_url, topic, f"registry:{subject}", tmp_path)
     assert len(rows) == 40
     for row, want in zip(rows, expected):
         assert row["amount"] == want["amount"]
@@ -421,18 +426,8 @@ def test_ndjson_becomes_protobuf_records_of_the_named_message(
         assert proto_value(value) == want
 
     # The round trip: kelt lands the message it wrote.
-    config = tmp_path / "kelt.yaml"
-    config.write_text(json.dumps({
-        "brokers": broker["KELT_KAFKA_BOOTSTRAP"], "group": topic + "-g", "topics": [topic],
-        "schema": {"registry": {"subject": subject, "message": "shop.Order"}},
-        "registry": {"url": registry_url}, "until_caught_up": True,
-        "on_bad_record": "fail", "sinks": [{"parquet": {"root": str(tmp_path / "landing")}}],
-    }))
-    run = subprocess.run([kelt, "run", "--config", str(config), "--progress", "none"],
-                         capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stdout + run.stderr
-    landed = ds.dataset(str(tmp_path / "landing" / topic), format="parquet").to_table()
-    rows = sorted(landed.to_pylist(), key=lambda r: r["id"])
+    rows = land_subject(kelt, broker, registry_url, topic,
+                        {"registry": {"subject": subject, "message": "shop.Order"}}, tmp_path)
     assert len(rows) == 30
     for row, want in zip(rows, expected):
         for k in ("customer", "score", "paid", "status", "tags", "address", "qty"):
@@ -577,18 +572,7 @@ def test_ndjson_becomes_json_schema_records_of_the_subjects_latest_schema(
         assert value == want
 
     # The round trip: kelt lands them by the subject's JSON Schema.
-    config = tmp_path / "kelt.yaml"
-    config.write_text(json.dumps({
-        "brokers": broker["KELT_KAFKA_BOOTSTRAP"], "group": topic + "-g", "topics": [topic],
-        "schema": f"registry:{subject}", "registry": {"url": registry_url},
-        "until_caught_up": True, "on_bad_record": "fail",
-        "sinks": [{"parquet": {"root": str(tmp_path / "landing")}}],
-    }))
-    run = subprocess.run([kelt, "run", "--config", str(config), "--progress", "none"],
-                         capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stdout + run.stderr
-    landed = ds.dataset(str(tmp_path / "landing" / topic), format="parquet").to_table()
-    rows = sorted(landed.to_pylist(), key=lambda r: r["id"])
+    rows = land_subject(kelt, broker, registry_url, topic, f"registry:{subject}", tmp_path)
     assert len(rows) == 30
     for row, want in zip(rows, expected):
         assert (row["customer"], row["score"], row["paid"]) == (
