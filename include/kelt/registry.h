@@ -36,6 +36,12 @@ struct SchemaReference {
   int32_t version = -1;
 };
 
+/// A referenced schema: `name` as the referring schema spells it, `text` its schema.
+struct ReferencedSchema {
+  std::string name;
+  std::string text;
+};
+
 /// A schema as the registry holds it. `subject` and `version` are known when it was
 /// looked up by subject, -1/empty when it was looked up by id alone.
 struct RegisteredSchema {
@@ -93,6 +99,11 @@ class SchemaRegistry {
   /// One version of the subject (cached).
   Result<std::shared_ptr<const RegisteredSchema>> Version(const std::string& subject,
                                                           int32_t version);
+  /// The schemas `references` name, fetched by subject and version (cached), then the
+  /// ones those reference, depth first: each name once, 32 levels at most. A reference
+  /// the registry lacks is an error naming it, its subject and version.
+  Result<std::vector<ReferencedSchema>> ResolveReferences(
+      const std::vector<SchemaReference>& references);
   /// Register `text` under `subject` (or find it there) and return its id. The
   /// registry refuses a schema its compatibility rule rejects: kInvalid with its words.
   Result<int32_t> Register(const std::string& subject, SchemaFormat format,

@@ -494,32 +494,12 @@ Result<std::shared_ptr<const RegisteredSchema>> LatestSchema(SchemaRegistry& reg
   return latest;
 }
 
-// A Protobuf schema with the files it imports: its references, fetched by subject and
-// version, and theirs, recursively (each name once).
-Status AddProtobufImports(SchemaRegistry& registry,
-                          const std::vector<SchemaReference>& references, int depth,
-                          std::vector<ProtobufImport>& imports) {
-  for (const SchemaReference& ref : references) {
-    auto known = [&](const ProtobufImport& i) { return i.name == ref.name; };
-    if (std::any_of(imports.begin(), imports.end(), known)) continue;
-    if (depth > 32) return Status::Invalid("Protobuf references nest too deep");
-    auto found = registry.Version(ref.subject, ref.version);
-    if (!found.ok()) {
-      return found.status().WithPrefix("reference '" + ref.name + "' (subject " +
-                                       ref.subject + " version " +
-                                       std::to_string(ref.version) + "): ");
-    }
-    imports.push_back({ref.name, (*found)->text});
-    KELT_RETURN_NOT_OK(
-        AddProtobufImports(registry, (*found)->references, depth + 1, imports));
-  }
-  return Status::OK();
-}
-
 Result<ProtobufSchemaSource> ProtobufSource(SchemaRegistry& registry,
                                             const RegisteredSchema& schema) {
   ProtobufSchemaSource out{schema.id, schema.text, {}};
-  KELT_RETURN_NOT_OK(AddProtobufImports(registry, schema.references, 0, out.imports));
+  KELT_ASSIGN_OR_RAISE(auto referenced, registry.ResolveReferences(schema.references));
+  for (auto& r : referenced)
+    out.imports.push_back({std::move(r.name), std::move(r.text)});
   return out;
 }
 

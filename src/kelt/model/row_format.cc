@@ -2,25 +2,11 @@
 #include "kelt/model/row_format.h"
 
 #include "kelt/common/text.h"
+#include "kelt/common/time_units.h"
 #include "kelt/schema.h"
 
 namespace kelt::model {
 namespace {
-
-int64_t TimestampMicros(const arrow::TimestampArray& a, int64_t row) {
-  int64_t v = a.Value(row);
-  switch (static_cast<const arrow::TimestampType&>(*a.type()).unit()) {
-    case arrow::TimeUnit::SECOND:
-      return v * 1000000;
-    case arrow::TimeUnit::MILLI:
-      return v * 1000;
-    case arrow::TimeUnit::MICRO:
-      return v;
-    case arrow::TimeUnit::NANO:
-      return v >= 0 ? v / 1000 : -((-v + 999) / 1000);
-  }
-  return v;
-}
 
 template <typename T>
 void AppendInteger(const arrow::Array& a, int64_t row, std::string* out) {
@@ -99,7 +85,8 @@ bool RowFormatter::CellText(int col, int64_t row, std::string* out) const {
       break;
     case arrow::Type::TIMESTAMP:
       out->append(text::FormatTimestampMicros(
-          TimestampMicros(static_cast<const arrow::TimestampArray&>(a), row)));
+          ToMicros(static_cast<const arrow::TimestampType&>(*a.type()).unit(),
+                   static_cast<const arrow::TimestampArray&>(a).Value(row))));
       break;
     case arrow::Type::DATE32:
       out->append(

@@ -3,6 +3,7 @@
 // The registry client: Confluent's REST API over HttpClient, answers read with
 // simdjson, schemas by id and by (subject, version) cached for the client's life.
 #include <simdjson.h>
+#include <algorithm>
 
 #include <condition_variable>
 #include <map>
@@ -333,6 +334,35 @@ Result<std::shared_ptr<const RegisteredSchema>> SchemaRegistry::Version(
     const std::string& subject, int32_t version) {
   return impl_->Version(subject, std::to_string(version));
 }
+namespace {
+
+Status AddReferenced(SchemaRegistry& registry, const std::vector<SchemaReference>& refs,
+                     int depth, std::vector<ReferencedSchema>& out) {
+  for (const SchemaReference& ref : refs) {
+    auto known = [&](const ReferencedSchema& r) { return r.name == ref.name; };
+    if (std::any_of(out.begin(), out.end(), known)) continue;
+    if (depth > 32) return Status::Invalid("schema references nest too deep");
+    auto found = registry.Version(ref.subject, ref.version);
+    if (!found.ok()) {
+      return found.status().WithPrefix("reference '" + ref.name + "' (subject " +
+                                       ref.subject + " version " +
+                                       std::to_string(ref.version) + "): ");
+    }
+    out.push_back({ref.name, (*found)->text});
+    KELT_RETURN_NOT_OK(AddReferenced(registry, (*found)->references, depth + 1, out));
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<std::vector<ReferencedSchema>> SchemaRegistry::ResolveReferences(
+    const std::vector<SchemaReference>& references) {
+  std::vector<ReferencedSchema> out;
+  KELT_RETURN_NOT_OK(AddReferenced(*this, references, 0, out));
+  return out;
+}
+
 Result<int32_t> SchemaRegistry::Register(const std::string& subject, SchemaFormat format,
                                          const std::string& text,
                                          const std::vector<SchemaReference>& references) {

@@ -115,6 +115,50 @@ TEST(SchemaRegistryClient, ReadsSchemasByIdOnceAndBySubject) {
   EXPECT_EQ(seen[0].path, "/schemas/ids/7");
 }
 
+TEST(SchemaRegistryClient, ResolvesReferencesDepthFirstEachNameOnce) {
+  FakeRegistry server;
+  // a.proto imports b.proto and c.proto; b.proto imports c.proto too.
+  server.Answer("/subjects/b/versions/1", 200,
+                R"({"subject":"b","version":1,"id":2,"schemaType":"PROTOBUF","schema":"B",
+                    "references":[{"name":"c.proto","subject":"c","version":4}]})");
+  server.Answer(
+      "/subjects/c/versions/4", 200,
+      R"({"subject":"c","version":4,"id":3,"schemaType":"PROTOBUF","schema":"C"})");
+  ASSERT_OK_AND_ASSIGN(auto reg, SchemaRegistry::Make(At(server.url())));
+  ASSERT_OK_AND_ASSIGN(
+      auto got, reg->ResolveReferences({{"b.proto", "b", 1}, {"c.proto", "c", 4}}));
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].name, "b.proto");
+  EXPECT_EQ(got[0].text, "B");
+  EXPECT_EQ(got[1].name, "c.proto");
+  EXPECT_EQ(got[1].text, "C");
+
+  auto missing = reg->ResolveReferences({{"d.proto", "d", 1}});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("reference 'd.proto' (subject d version 1)"),
+            std::string::npos)
+      << missing.status().ToString();
+
+  // A file that imports itself by its own name is fetched once.
+  server.Answer("/subjects/e/versions/1", 200,
+                R"({"subject":"e","version":1,"id":5,"schemaType":"PROTOBUF","schema":"E",
+                    "references":[{"name":"e.proto","subject":"e","version":1}]})");
+  ASSERT_OK_AND_ASSIGN(auto once, reg->ResolveReferences({{"e.proto", "e", 1}}));
+  EXPECT_EQ(once.size(), 1u);
+
+  // A chain of 40 distinct imports stops at the depth limit.
+  for (int i = 0; i < 40; ++i) {
+    const std::string next = std::to_string(i + 1);
+    server.Answer("/subjects/s" + std::to_string(i) + "/versions/1", 200,
+                  R"({"version":1,"id":9,"schemaType":"PROTOBUF","schema":"S",)"
+                  R"("references":[{"name":"n)" +
+                      next + R"(","subject":"s)" + next + R"(","version":1}]})");
+  }
+  auto deep = reg->ResolveReferences({{"n0", "s0", 1}});
+  ASSERT_FALSE(deep.ok());
+  EXPECT_NE(deep.status().message().find("nest too deep"), std::string::npos);
+}
+
 TEST(SchemaRegistryClient, SendsCredentialsAndNeverShowsThem) {
   FakeRegistry server;
   server.Answer("/schemas/ids/1", 401, R"({"error_code":401,"message":"Unauthorized"})");

@@ -16,6 +16,7 @@
 #include "kelt/common/mutex.h"
 #include "kelt/common/text.h"
 #include "kelt/common/thread_annotations.h"
+#include "kelt/common/time_units.h"
 #include "kelt/json_schema.h"
 #include "kelt/serde/record_encoders.h"
 
@@ -79,21 +80,6 @@ Status CheckWritable(const arrow::DataType& t, const std::string& where) {
   }
   return Status::TypeError("column '" + where + "': " + t.ToString() +
                            " has no JSON form kelt writes");
-}
-
-int64_t MicrosOf(const arrow::TimestampType& t, int64_t v) {
-  switch (t.unit()) {
-    case arrow::TimeUnit::SECOND:
-      return v * 1000000;
-    case arrow::TimeUnit::MILLI:
-      return v * 1000;
-    case arrow::TimeUnit::MICRO:
-      return v;
-    case arrow::TimeUnit::NANO:
-      return v >= 0 ? v / 1000
-                    : -((-v + 999) / 1000);  // floor: the instant's microsecond
-  }
-  return v;
 }
 
 void AppendObject(const arrow::StructArray& a, int64_t row, std::string* out);
@@ -170,7 +156,7 @@ void AppendValue(const arrow::Array& a, int64_t i, std::string* out) {
     case arrow::Type::TIMESTAMP: {
       const auto& t = static_cast<const arrow::TimestampType&>(*a.type());
       int64_t v = static_cast<const arrow::TimestampArray&>(a).Value(i);
-      text::AppendJsonString(out, text::FormatTimestampMicros(MicrosOf(t, v)));
+      text::AppendJsonString(out, text::FormatTimestampMicros(ToMicros(t.unit(), v)));
       return;
     }
     case arrow::Type::DATE32:

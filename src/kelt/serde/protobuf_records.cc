@@ -16,32 +16,11 @@
 namespace kelt::serde {
 namespace {
 
-// The files a schema imports: its references, fetched by subject and version, and
-// theirs (each name once).
-Status AddImports(SchemaRegistry& registry, const std::vector<SchemaReference>& refs,
-                  int depth, std::vector<ProtobufImport>* imports) {
-  for (const SchemaReference& ref : refs) {
-    if (std::any_of(imports->begin(), imports->end(),
-                    [&](const ProtobufImport& i) { return i.name == ref.name; })) {
-      continue;
-    }
-    if (depth > 32) return Status::Invalid("Protobuf references nest too deep");
-    auto found = registry.Version(ref.subject, ref.version);
-    if (!found.ok()) {
-      return found.status().WithPrefix("reference '" + ref.name + "' (subject " +
-                                       ref.subject + " version " +
-                                       std::to_string(ref.version) + "): ");
-    }
-    imports->push_back({ref.name, (*found)->text});
-    KELT_RETURN_NOT_OK(AddImports(registry, (*found)->references, depth + 1, imports));
-  }
-  return Status::OK();
-}
-
 Result<ProtobufSchema> ParseRegistered(SchemaRegistry& registry,
                                        const RegisteredSchema& schema) {
+  KELT_ASSIGN_OR_RAISE(auto referenced, registry.ResolveReferences(schema.references));
   std::vector<ProtobufImport> imports;
-  KELT_RETURN_NOT_OK(AddImports(registry, schema.references, 0, &imports));
+  for (auto& r : referenced) imports.push_back({std::move(r.name), std::move(r.text)});
   return ProtobufSchema::Parse(schema.text, imports);
 }
 
