@@ -534,7 +534,7 @@ class JsonSchemaRecords final : public RecordEncoder {
       internal::MutexLock lock(&mu_);
       KELT_ASSIGN_OR_RAISE(entry, For(batch.schema()));
     }
-    // Entries are never removed or moved: checking and writing run unlocked.
+    // Entries never move (EntriesBySchema): checking and writing run unlocked.
     if (entry->check)
       KELT_RETURN_NOT_OK(entry->check->CheckRows(batch, options_.subject));
     return AppendRowsJson(batch, entry->header, payloads);
@@ -547,33 +547,27 @@ class JsonSchemaRecords final : public RecordEncoder {
 
  private:
   struct Entry {
-    std::shared_ptr<arrow::Schema> arrow_schema;
     std::string header;
     std::optional<JsonSchemaCheck> check;  // with the latest schema
   };
 
-  Result<const Entry*> For(const std::shared_ptr<arrow::Schema>& schema) const
+  Result<Entry*> For(const std::shared_ptr<arrow::Schema>& schema) const
       KELT_REQUIRES(mu_) {
-    for (const auto& e : entries_) {
-      if (e->arrow_schema->Equals(*schema, /*check_metadata=*/false)) return e.get();
-    }
+    return entries_.Get(schema,
+                        [&](const std::shared_ptr<arrow::Schema>& s) { return Make(s); });
+  }
+
+  Result<std::unique_ptr<Entry>> Make(const std::shared_ptr<arrow::Schema>& schema) const
+      KELT_REQUIRES(mu_) {
     KELT_RETURN_NOT_OK(CheckJsonWritable(*schema));
     auto entry = std::make_unique<Entry>();
-    entry->arrow_schema = schema;
     if (options_.auto_register) {
-      const std::string title = options_.record_name.empty()
-                                    ? RecordNameOf(options_.subject)
-                                    : options_.record_name;
-      KELT_ASSIGN_OR_RAISE(std::string text, JsonSchemaFromArrow(*schema, title));
-      Result<int32_t> id =
-          registry_->Register(options_.subject, SchemaFormat::kJson, text);
-      if (!id.ok()) {
-        return Status(id.status().code(),
-                      "registering the rows' JSON Schema under subject '" +
-                          options_.subject + "' at " + registry_->display_url() + ": " +
-                          id.status().message());
-      }
-      entry->header = WireHeaderBytes(*id);
+      KELT_ASSIGN_OR_RAISE(std::string text,
+                           JsonSchemaFromArrow(*schema, RecordNameFor(options_)));
+      KELT_ASSIGN_OR_RAISE(int32_t id,
+                           RegisterRowsSchema(*registry_, options_, SchemaFormat::kJson,
+                                              "JSON Schema", text));
+      entry->header = WireHeaderBytes(id);
     } else {
       auto check = JsonSchemaCheck::Make(*latest_text_, schema);
       if (!check.ok()) {
@@ -582,8 +576,7 @@ class JsonSchemaRecords final : public RecordEncoder {
       entry->check.emplace(std::move(*check));
       entry->header = latest_header_;
     }
-    entries_.push_back(std::move(entry));
-    return entries_.back().get();
+    return entry;
   }
 
   std::unique_ptr<SchemaRegistry> registry_;
@@ -591,7 +584,7 @@ class JsonSchemaRecords final : public RecordEncoder {
   mutable internal::Mutex mu_;
   std::optional<std::string> latest_text_ KELT_GUARDED_BY(mu_);
   std::string latest_header_ KELT_GUARDED_BY(mu_);
-  mutable std::vector<std::unique_ptr<Entry>> entries_ KELT_GUARDED_BY(mu_);
+  mutable EntriesBySchema<Entry> entries_ KELT_GUARDED_BY(mu_);
 };
 
 }  // namespace

@@ -67,47 +67,42 @@ class ProtobufRecords final : public RecordEncoder {
 
  private:
   struct Entry {
-    std::shared_ptr<arrow::Schema> arrow_schema;
     std::unique_ptr<ProtobufEncoder> encoder;
     std::string header;  // magic byte, schema id, message indexes
   };
 
   Result<Entry*> For(const std::shared_ptr<arrow::Schema>& schema) const
       KELT_REQUIRES(mu_) {
-    for (const auto& e : entries_) {
-      if (e->arrow_schema->Equals(*schema, /*check_metadata=*/false)) return e.get();
-    }
+    return entries_.Get(schema,
+                        [&](const std::shared_ptr<arrow::Schema>& s) { return Make(s); });
+  }
+
+  Result<std::unique_ptr<Entry>> Make(const std::shared_ptr<arrow::Schema>& schema) const
+      KELT_REQUIRES(mu_) {
     auto entry = std::make_unique<Entry>();
-    entry->arrow_schema = schema;
-    const std::string where = "subject '" + options_.subject + "'";
     if (options_.auto_register) {
       ProtobufSchemaFromArrowOptions names;
-      names.message_name = options_.record_name.empty() ? RecordNameOf(options_.subject)
-                                                        : options_.record_name;
+      names.message_name = RecordNameFor(options_);
       KELT_ASSIGN_OR_RAISE(std::string text, ProtobufSchemaFromArrow(*schema, names));
       KELT_ASSIGN_OR_RAISE(ProtobufSchema parsed, ProtobufSchema::Parse(text));
       KELT_ASSIGN_OR_RAISE(entry->encoder, ProtobufEncoder::Make(parsed, {0}, schema));
-      Result<int32_t> id =
-          registry_->Register(options_.subject, SchemaFormat::kProtobuf, text);
-      if (!id.ok()) {
-        return Status(id.status().code(), "registering the rows' Protobuf schema under " +
-                                              where + " at " + registry_->display_url() +
-                                              ": " + id.status().message());
-      }
-      entry->header = WireHeaderBytes(*id) + ProtobufMessageIndexesBytes({0});
+      KELT_ASSIGN_OR_RAISE(
+          int32_t id, RegisterRowsSchema(*registry_, options_, SchemaFormat::kProtobuf,
+                                         "Protobuf schema", text));
+      entry->header = WireHeaderBytes(id) + ProtobufMessageIndexesBytes({0});
     } else {
       auto encoder = ProtobufEncoder::Make(*latest_, latest_indexes_, schema);
       if (!encoder.ok()) {
         auto name = latest_->MessageName(latest_indexes_);
-        return Status(encoder.status().code(),
-                      "the rows do not fit message " + (name.ok() ? *name : "?") +
-                          " of " + where + ": " + encoder.status().message());
+        return Status(encoder.status().code(), "the rows do not fit message " +
+                                                   (name.ok() ? *name : "?") +
+                                                   " of subject '" + options_.subject +
+                                                   "': " + encoder.status().message());
       }
       entry->encoder = std::move(*encoder);
       entry->header = latest_header_;
     }
-    entries_.push_back(std::move(entry));
-    return entries_.back().get();
+    return entry;
   }
 
   std::unique_ptr<SchemaRegistry> registry_;
@@ -116,7 +111,7 @@ class ProtobufRecords final : public RecordEncoder {
   std::optional<ProtobufSchema> latest_ KELT_GUARDED_BY(mu_);
   std::vector<int32_t> latest_indexes_ KELT_GUARDED_BY(mu_);
   std::string latest_header_ KELT_GUARDED_BY(mu_);
-  mutable std::vector<std::unique_ptr<Entry>> entries_ KELT_GUARDED_BY(mu_);
+  mutable EntriesBySchema<Entry> entries_ KELT_GUARDED_BY(mu_);
   mutable std::vector<std::string> bodies_ KELT_GUARDED_BY(mu_);
 };
 

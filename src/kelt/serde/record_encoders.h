@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "kelt/registry.h"
@@ -26,6 +27,39 @@ class RecordEncoder : public PayloadEncoder {
 /// The subject with each character a schema name may not hold as '_' ("orders-value" →
 /// "orders_value"; a leading digit gets a '_' in front).
 std::string RecordNameOf(const std::string& subject);
+
+/// The name an auto-registered schema gets: `record_name`, else RecordNameOf(subject).
+std::string RecordNameFor(const RegistryEncoderOptions& options);
+
+/// Registers `text`, the schema derived from the rows' columns, under the options'
+/// subject and returns its id; a failure keeps the registry's code and words and names
+/// `what` ("Avro schema"), the subject and the registry.
+Result<int32_t> RegisterRowsSchema(SchemaRegistry& registry,
+                                   const RegistryEncoderOptions& options,
+                                   SchemaFormat format, const std::string& what,
+                                   const std::string& text);
+
+/// What an encoder compiled for each Arrow schema of the batches it was given, made the
+/// first time a schema is seen. Entries are never removed or moved: a pointer stays
+/// valid as long as the encoder, so it may be used after the encoder's lock is released.
+template <typename Entry>
+class EntriesBySchema {
+ public:
+  /// The entry of `schema`, `make(schema)` (a Result<std::unique_ptr<Entry>>) the first
+  /// time; a failure is not remembered.
+  template <typename Make>
+  Result<Entry*> Get(const std::shared_ptr<arrow::Schema>& schema, Make&& make) {
+    for (auto& [known, entry] : entries_) {
+      if (known->Equals(*schema, /*check_metadata=*/false)) return entry.get();
+    }
+    KELT_ASSIGN_OR_RAISE(std::unique_ptr<Entry> made, make(schema));
+    entries_.emplace_back(schema, std::move(made));
+    return entries_.back().second.get();
+  }
+
+ private:
+  std::vector<std::pair<std::shared_ptr<arrow::Schema>, std::unique_ptr<Entry>>> entries_;
+};
 
 /// Protobuf records: `latest` the subject's latest schema, or null with auto_register.
 Result<std::shared_ptr<RecordEncoder>> MakeProtobufRecords(

@@ -55,11 +55,25 @@ std::string RecordNameOf(const std::string& subject) {
   return name;
 }
 
+std::string RecordNameFor(const RegistryEncoderOptions& options) {
+  return options.record_name.empty() ? RecordNameOf(options.subject)
+                                     : options.record_name;
+}
+
+Result<int32_t> RegisterRowsSchema(SchemaRegistry& registry,
+                                   const RegistryEncoderOptions& options,
+                                   SchemaFormat format, const std::string& what,
+                                   const std::string& text) {
+  Result<int32_t> id = registry.Register(options.subject, format, text);
+  if (id.ok()) return id;
+  return Status(id.status().code(),
+                "registering the rows' " + what + " under subject '" + options.subject +
+                    "' at " + registry.display_url() + ": " + id.status().message());
+}
+
 }  // namespace serde
 
 namespace {
-
-using serde::RecordNameOf;
 
 Status Refused(ValueFormat format) {
   if (format == ValueFormat::kJson) {
@@ -91,57 +105,51 @@ class RegistryAvroEncoder final : public serde::RecordEncoder {
       internal::MutexLock lock(&mu_);
       KELT_ASSIGN_OR_RAISE(entry, For(batch.schema()));
     }
-    // Entries are never removed or moved (a list of unique_ptr): encoding runs unlocked.
+    // Entries never move (EntriesBySchema): encoding runs unlocked.
     return entry->encoder->Encode(batch, payloads, entry->header);
   }
 
   Status Prepare(std::shared_ptr<arrow::Schema> schema) override KELT_EXCLUDES(mu_) {
     internal::MutexLock lock(&mu_);
-    return For(std::move(schema)).status();
+    return For(schema).status();
   }
 
  private:
   struct Entry {
-    std::shared_ptr<arrow::Schema> arrow_schema;
     std::unique_ptr<AvroEncoder> encoder;
     std::string header;
   };
 
-  Result<const Entry*> For(std::shared_ptr<arrow::Schema> schema) const
+  Result<Entry*> For(const std::shared_ptr<arrow::Schema>& schema) const
       KELT_REQUIRES(mu_) {
-    for (const auto& e : entries_) {
-      if (e->arrow_schema->Equals(*schema, /*check_metadata=*/false)) return e.get();
-    }
+    return entries_.Get(schema,
+                        [&](const std::shared_ptr<arrow::Schema>& s) { return Make(s); });
+  }
+
+  Result<std::unique_ptr<Entry>> Make(const std::shared_ptr<arrow::Schema>& schema) const
+      KELT_REQUIRES(mu_) {
     auto entry = std::make_unique<Entry>();
-    entry->arrow_schema = schema;
-    const std::string where = "subject '" + options_.subject + "'";
     if (options_.auto_register) {
       AvroSchemaFromArrowOptions names;
-      names.name = options_.record_name.empty() ? RecordNameOf(options_.subject)
-                                                : options_.record_name;
+      names.name = serde::RecordNameFor(options_);
       KELT_ASSIGN_OR_RAISE(std::string text, AvroSchemaFromArrow(*schema, names));
-      Result<int32_t> id =
-          registry_->Register(options_.subject, SchemaFormat::kAvro, text);
-      if (!id.ok()) {
-        return Status(id.status().code(), "registering the rows' Avro schema under " +
-                                              where + " at " + registry_->display_url() +
-                                              ": " + id.status().message());
-      }
+      KELT_ASSIGN_OR_RAISE(
+          int32_t id, serde::RegisterRowsSchema(*registry_, options_, SchemaFormat::kAvro,
+                                                "Avro schema", text));
       KELT_ASSIGN_OR_RAISE(AvroSchema parsed, AvroSchema::Parse(text));
       KELT_ASSIGN_OR_RAISE(entry->encoder, AvroEncoder::Make(schema, parsed));
-      entry->header = WireHeaderBytes(*id);
+      entry->header = WireHeaderBytes(id);
     } else {
       auto encoder = AvroEncoder::Make(schema, *latest_);
       if (!encoder.ok()) {
         return Status(encoder.status().code(),
-                      "the rows do not fit the latest schema of " + where + ": " +
-                          encoder.status().message());
+                      "the rows do not fit the latest schema of subject '" +
+                          options_.subject + "': " + encoder.status().message());
       }
       entry->encoder = std::move(*encoder);
       entry->header = latest_header_;
     }
-    entries_.push_back(std::move(entry));
-    return entries_.back().get();
+    return entry;
   }
 
   std::unique_ptr<SchemaRegistry> registry_;
@@ -149,7 +157,7 @@ class RegistryAvroEncoder final : public serde::RecordEncoder {
   mutable internal::Mutex mu_;
   std::optional<AvroSchema> latest_ KELT_GUARDED_BY(mu_);
   std::string latest_header_ KELT_GUARDED_BY(mu_);
-  mutable std::vector<std::unique_ptr<Entry>> entries_ KELT_GUARDED_BY(mu_);
+  mutable serde::EntriesBySchema<Entry> entries_ KELT_GUARDED_BY(mu_);
 };
 
 Status CheckFormat(ValueFormat format) {
