@@ -580,21 +580,33 @@ void ResolveJsonSchemaSubject(Reader& r, const YAML::Node& v, EltConfig& c,
   c.schema_origin = RegistryOrigin(*registry, c.schema_subject, schema);
 }
 
+// The config's registry client, made the first time a subject needs it and shared by
+// the value and key subjects (one cache of schema ids); null after an error.
+std::shared_ptr<SchemaRegistry> RegistryClient(Reader& r, const YAML::Node& where,
+                                               const EltConfig& c,
+                                               std::shared_ptr<SchemaRegistry>& client) {
+  if (client) return client;
+  auto made = SchemaRegistry::Make(c.registry);
+  if (!made.ok()) {
+    r.Error("registry", where, made.status().message());
+    return nullptr;
+  }
+  client = std::move(*made);
+  return client;
+}
+
 // The landing of a registry subject: its latest schema is the reader schema of the
 // payloads, the landing Schema has the identity columns and the record's time.
-void ResolveRegistrySchema(Reader& r, const YAML::Node& v, EltConfig& c) {
+void ResolveRegistrySchema(Reader& r, const YAML::Node& v, EltConfig& c,
+                           std::shared_ptr<SchemaRegistry>& client) {
   if (c.registry.url.empty()) {
     r.Error("schema", v,
             "a registry schema needs the registry's URL (registry.url, --registry-url, "
             "KELT_REGISTRY_URL)");
     return;
   }
-  auto made = SchemaRegistry::Make(c.registry);
-  if (!made.ok()) {
-    r.Error("registry", v, made.status().message());
-    return;
-  }
-  std::shared_ptr<SchemaRegistry> registry = std::move(*made);
+  std::shared_ptr<SchemaRegistry> registry = RegistryClient(r, v, c, client);
+  if (!registry) return;
   auto latest = registry->Latest(c.schema_subject);
   if (!latest.ok()) {
     r.Error("schema", v,
@@ -651,7 +663,8 @@ void ResolveRegistrySchema(Reader& r, const YAML::Node& v, EltConfig& c) {
 
 // `key.format: registry`: the key subject's latest schema decodes the keys
 // (LoadOptions::key; no growth: a key's extra fields are left out).
-void ResolveKeySchema(Reader& r, const YAML::Node& root, EltConfig& c) {
+void ResolveKeySchema(Reader& r, const YAML::Node& root, EltConfig& c,
+                      std::shared_ptr<SchemaRegistry>& client) {
   const YAML::Node where = root["key"].IsDefined() ? root["key"] : root;
   std::string subject = c.key_subject;
   const auto& topics = c.elt.consumer.topics;
@@ -670,12 +683,8 @@ void ResolveKeySchema(Reader& r, const YAML::Node& root, EltConfig& c) {
             "KELT_REGISTRY_URL)");
     return;
   }
-  auto made = SchemaRegistry::Make(c.registry);
-  if (!made.ok()) {
-    r.Error("registry", where, made.status().message());
-    return;
-  }
-  std::shared_ptr<SchemaRegistry> registry = std::move(*made);
+  std::shared_ptr<SchemaRegistry> registry = RegistryClient(r, where, c, client);
+  if (!registry) return;
   auto latest = registry->Latest(subject);
   if (!latest.ok()) {
     r.Error("key.subject", where,
@@ -1325,13 +1334,14 @@ void ReadRoot(Reader& r, const YAML::Node& root, EltConfig& c) {
   CheckConsumer(r, root, co);
   if (!root["schema"].IsDefined())
     r.Error("schema", root, "required (the landing schema)");
+  std::shared_ptr<SchemaRegistry> client;
   if (!c.schema_subject.empty() && !r.HasError("schema")) {
-    ResolveRegistrySchema(r, root["schema"], c);
+    ResolveRegistrySchema(r, root["schema"], c, client);
   }
   c.elt.load.key.reset();
   if (c.key_format == KeyFormat::kRegistry && !r.HasError("schema") &&
       !r.HasError("topics")) {
-    ResolveKeySchema(r, root, c);
+    ResolveKeySchema(r, root, c, client);
   }
 
   YAML::Node sinks = root["sinks"];
@@ -1618,14 +1628,15 @@ Result<RegistryLanding> ResolveRegistryLanding(const RegistryLandingRequest& req
   c.elt.load.key.reset();
   Reader r(".", {}, /*built_by_program=*/true);
   const YAML::Node none;
+  std::shared_ptr<SchemaRegistry> client;
   try {
     if (c.schema_subject.empty()) {
       r.Error("schema", none, "a registry landing needs a subject (registry:<subject>)");
     } else {
-      ResolveRegistrySchema(r, none, c);
+      ResolveRegistrySchema(r, none, c, client);
     }
     if (c.key_format == KeyFormat::kRegistry && !r.HasError("schema")) {
-      ResolveKeySchema(r, YAML::Node(YAML::NodeType::Map), c);
+      ResolveKeySchema(r, YAML::Node(YAML::NodeType::Map), c, client);
     }
   } catch (const YAML::Exception& e) {
     return Status::Invalid("registry landing: " + OneLine(e.msg));
