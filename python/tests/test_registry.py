@@ -10,11 +10,11 @@ from pathlib import Path
 import pyarrow.dataset as ds
 import pytest
 from confluent_kafka import Producer
-from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 import kelt
+from conftest import TOPIC_SUBJECTS, registry_client
 
 CLICK = {"type": "record", "name": "Click", "fields": [
     {"name": "user", "type": "long"},
@@ -37,7 +37,7 @@ def registry_url() -> str:
 
 def test_an_avro_topic_lands_with_the_subjects_schema(broker, registry_url, fresh, tmp_path):
     topic, group = fresh("avro"), fresh("g")
-    serialize = AvroSerializer(SchemaRegistryClient({"url": registry_url}), json.dumps(CLICK))
+    serialize = AvroSerializer(registry_client(registry_url), json.dumps(CLICK), conf=TOPIC_SUBJECTS)
     ctx = SerializationContext(topic, MessageField.VALUE)
     producer = Producer({"bootstrap.servers": broker})
     for i in range(25):
@@ -67,9 +67,9 @@ def test_a_wrong_registry_url_is_a_clear_error(broker, fresh, tmp_path):
 
 def test_registry_keys_land_in_a_kafka_key_column(broker, registry_url, fresh, tmp_path):
     topic, group = fresh("avrokey"), fresh("g")
-    client = SchemaRegistryClient({"url": registry_url})
-    values = AvroSerializer(client, json.dumps(CLICK))
-    keys = AvroSerializer(client, '"string"')
+    client = registry_client(registry_url)
+    values = AvroSerializer(client, json.dumps(CLICK), conf=TOPIC_SUBJECTS)
+    keys = AvroSerializer(client, '"string"', conf=TOPIC_SUBJECTS)
     vctx = SerializationContext(topic, MessageField.VALUE)
     kctx = SerializationContext(topic, MessageField.KEY)
     producer = Producer({"bootstrap.servers": broker})

@@ -180,3 +180,15 @@ def psql(pg):
         assert run.returncode == 0, run.stderr
         return run.stdout.splitlines()
     return query
+
+
+def registry_client(url):
+    """confluent-kafka's registry client with a request timeout (its default waits for
+    ever: one stalled answer under load hung a whole ctest run)."""
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+    return SchemaRegistryClient({"url": url, "timeout": 30})
+
+
+# confluent-kafka's serializers (>= 2.13) first ask the registry which subject is associated
+# with the topic, an API Apicurio lacks; the tests use <topic>-value, the TOPIC strategy.
+TOPIC_SUBJECTS = {"subject.name.strategy.type": "TOPIC"}

@@ -17,11 +17,11 @@ import duckdb
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 from confluent_kafka import Producer
-from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
-from conftest import create_topic, every_sink_config, validated, wait_for_ids
+from conftest import (TOPIC_SUBJECTS, create_topic, every_sink_config, registry_client,
+                      validated, wait_for_ids)
 
 ORDER_V1 = {
     "type": "record", "name": "Order", "namespace": "shop",
@@ -65,10 +65,10 @@ def test_an_avro_topic_of_two_schema_versions_lands_in_every_sink(
     topic = "avro-" + uuid.uuid4().hex[:10]
     subject = topic + "-value"
     create_topic(kelt, broker, topic, 2)
-    client = SchemaRegistryClient({"url": registry_url})
+    client = registry_client(registry_url)
     ctx = SerializationContext(topic, MessageField.VALUE)
-    v1 = AvroSerializer(client, json.dumps(ORDER_V1))
-    v2 = AvroSerializer(client, json.dumps(ORDER_V2))
+    v1 = AvroSerializer(client, json.dumps(ORDER_V1), conf=TOPIC_SUBJECTS)
+    v2 = AvroSerializer(client, json.dumps(ORDER_V2), conf=TOPIC_SUBJECTS)
     producer = Producer({"bootstrap.servers": broker["KELT_KAFKA_BOOTSTRAP"]})
     expected = {}
     for i in range(60):
@@ -142,10 +142,10 @@ def test_a_new_schema_version_mid_run_adds_a_column_in_every_sink(
     topic = "avro-" + uuid.uuid4().hex[:10]
     subject = topic + "-value"
     create_topic(kelt, broker, topic, 1)
-    client = SchemaRegistryClient({"url": registry_url})
+    client = registry_client(registry_url)
     ctx = SerializationContext(topic, MessageField.VALUE)
     producer = Producer({"bootstrap.servers": broker["KELT_KAFKA_BOOTSTRAP"]})
-    v1 = AvroSerializer(client, json.dumps(ORDER_V1))
+    v1 = AvroSerializer(client, json.dumps(ORDER_V1), conf=TOPIC_SUBJECTS)
     for i in range(20):
         producer.produce(topic, value=v1(order(i), ctx))
     assert producer.flush(30) == 0
@@ -167,7 +167,7 @@ def test_a_new_schema_version_mid_run_adds_a_column_in_every_sink(
     try:
         # The Parquet sink publishes a file per rotation: rotate by age quickly.
         wait_for_ids(proc, tmp_path / "landing" / topic, 20)
-        v2 = AvroSerializer(client, json.dumps(ORDER_V2))
+        v2 = AvroSerializer(client, json.dumps(ORDER_V2), conf=TOPIC_SUBJECTS)
         for i in range(20, 30):
             producer.produce(topic, value=v2(order(i, True), ctx))
         assert producer.flush(30) == 0
@@ -210,9 +210,9 @@ def test_avro_keys_land_as_a_struct_column_in_every_sink(kelt, broker, pg, regis
     that is not in the wire format is a dead letter naming `_kafka_key`."""
     topic = "avro-" + uuid.uuid4().hex[:10]
     create_topic(kelt, broker, topic, 1)
-    client = SchemaRegistryClient({"url": registry_url})
-    values = AvroSerializer(client, json.dumps(ORDER_V1))
-    keys = AvroSerializer(client, json.dumps(ORDER_KEY))
+    client = registry_client(registry_url)
+    values = AvroSerializer(client, json.dumps(ORDER_V1), conf=TOPIC_SUBJECTS)
+    keys = AvroSerializer(client, json.dumps(ORDER_KEY), conf=TOPIC_SUBJECTS)
     vctx = SerializationContext(topic, MessageField.VALUE)
     kctx = SerializationContext(topic, MessageField.KEY)
     producer = Producer({"bootstrap.servers": broker["KELT_KAFKA_BOOTSTRAP"]})

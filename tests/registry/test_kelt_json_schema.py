@@ -17,11 +17,11 @@ import uuid
 import duckdb
 import pyarrow.dataset as ds
 from confluent_kafka import Producer
-from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+from confluent_kafka.schema_registry import Schema
 from confluent_kafka.schema_registry.json_schema import JSONSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
-from conftest import create_topic, every_sink_config
+from conftest import TOPIC_SUBJECTS, create_topic, every_sink_config, registry_client
 
 ORDER = {
     "$schema": "http://json-schema.org/draft-07/schema#",
@@ -65,9 +65,9 @@ def test_a_json_schema_topic_lands_in_every_sink(kelt, broker, registry_url, pg,
     topic = "json-" + uuid.uuid4().hex[:10]
     subject = topic + "-value"
     create_topic(kelt, broker, topic, 2)
-    client = SchemaRegistryClient({"url": registry_url})
+    client = registry_client(registry_url)
     ctx = SerializationContext(topic, MessageField.VALUE)
-    serialize = JSONSerializer(json.dumps(ORDER), client)
+    serialize = JSONSerializer(json.dumps(ORDER), client, conf=TOPIC_SUBJECTS)
     producer = Producer({"bootstrap.servers": broker["KELT_KAFKA_BOOTSTRAP"]})
     for i in range(50):
         producer.produce(topic, key=str(i).encode(), value=serialize(order(i), ctx),
@@ -149,7 +149,7 @@ def test_a_json_schema_topic_lands_in_every_sink(kelt, broker, registry_url, pg,
 def test_a_json_schema_that_cannot_map_is_a_config_error(registry_url, validate_subject):
     """The subject's schema is refused with the JSON pointer of what cannot map."""
     subject = f"json-{uuid.uuid4().hex[:10]}-value"
-    client = SchemaRegistryClient({"url": registry_url})
+    client = registry_client(registry_url)
     tree = {"type": "object", "$defs": {"Node": {"type": "object", "properties": {
         "name": {"type": "string"}, "parent": {"$ref": "#/$defs/Node"}}}},
         "properties": {"node": {"$ref": "#/$defs/Node"}}}
@@ -176,9 +176,9 @@ def test_a_2020_12_schema_with_defs_and_allof_lands(kelt, broker, registry_url,
         "properties": {"pair": {"type": "array",
                                 "prefixItems": [{"type": "string"}, {"type": "integer"}]}},
     }
-    client = SchemaRegistryClient({"url": registry_url})
+    client = registry_client(registry_url)
     ctx = SerializationContext(topic, MessageField.VALUE)
-    serialize = JSONSerializer(json.dumps(schema), client)
+    serialize = JSONSerializer(json.dumps(schema), client, conf=TOPIC_SUBJECTS)
     producer = Producer({"bootstrap.servers": broker["KELT_KAFKA_BOOTSTRAP"]})
     for i in range(3):
         producer.produce(topic, value=serialize(

@@ -23,7 +23,6 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pytest
 from confluent_kafka import Consumer
-from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroDeserializer
 from confluent_kafka.schema_registry.json_schema import JSONDeserializer
 from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer
@@ -31,7 +30,7 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.json_format import MessageToDict
 
-from conftest import create_topic
+from conftest import create_topic, registry_client
 
 
 ORDER = {
@@ -96,7 +95,7 @@ def read_back(broker, registry_url, topic, count, wait=60, deserialize=None):
     """(key, value, raw) of the topic's first `count` records, values by
     `deserialize` (default: AvroDeserializer)."""
     if deserialize is None:
-        deserialize = AvroDeserializer(SchemaRegistryClient({"url": registry_url}))
+        deserialize = AvroDeserializer(registry_client(registry_url))
     ctx = SerializationContext(topic, MessageField.VALUE)
     consumer = Consumer({"bootstrap.servers": broker["KELT_KAFKA_BOOTSTRAP"],
                          "group.id": topic + "-check", "auto.offset.reset": "earliest",
@@ -547,8 +546,7 @@ def json_order_line(i):
 def json_deserializer(registry_url):
     """JSONDeserializer with the writer schema from the registry: it validates each
     record against the registered JSON Schema."""
-    return JSONDeserializer(None, schema_registry_client=SchemaRegistryClient(
-        {"url": registry_url}))
+    return JSONDeserializer(None, schema_registry_client=registry_client(registry_url))
 
 
 def test_ndjson_becomes_json_schema_records_of_the_subjects_latest_schema(

@@ -22,12 +22,12 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
 from confluent_kafka import Producer
-from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.protobuf import ProtobufSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
-from conftest import create_topic, every_sink_config, validated, wait_for_ids
+from conftest import (TOPIC_SUBJECTS, create_topic, every_sink_config, registry_client,
+                      validated, wait_for_ids)
 
 PROTO = pathlib.Path(__file__).resolve().parent / "proto"
 T0 = datetime.datetime(2026, 12, 1, 12, 0, tzinfo=datetime.timezone.utc)
@@ -93,13 +93,13 @@ def message(cls, o):
 def produce_orders(topic, registry_url, broker, tmp_path):
     """40 orders of version 1, 30 of version 2, a tombstone, a JSON record and a cut
     version-2 record; returns the expected rows by id and the cut record's bytes."""
-    client = SchemaRegistryClient({"url": registry_url})
+    client = registry_client(registry_url)
     ctx = SerializationContext(topic, MessageField.VALUE)
     producer = Producer({"bootstrap.servers": broker["KELT_KAFKA_BOOTSTRAP"]})
     expected = {}
     for version, ids in (("v1", range(40)), ("v2", range(40, 70))):
         cls = order_class(version, tmp_path)
-        serialize = ProtobufSerializer(cls, client)
+        serialize = ProtobufSerializer(cls, client, conf=TOPIC_SUBJECTS)
         for i in ids:
             expected[i] = order(i, version == "v2")
             producer.produce(topic, key=str(i).encode(), partition=i % 2,
@@ -191,12 +191,12 @@ def test_a_protobuf_subject_of_a_new_version_mid_run_adds_a_column(
     """The subject moves on while kelt runs: the landing grows by the new field."""
     topic = "proto-" + uuid.uuid4().hex[:10]
     create_topic(kelt, broker, topic, 1)
-    client = SchemaRegistryClient({"url": registry_url})
+    client = registry_client(registry_url)
     ctx = SerializationContext(topic, MessageField.VALUE)
     producer = Producer({"bootstrap.servers": broker["KELT_KAFKA_BOOTSTRAP"]})
     v1 = order_class("v1", tmp_path)
     for i in range(10):
-        producer.produce(topic, value=ProtobufSerializer(v1, client)(message(v1, order(i)),
+        producer.produce(topic, value=ProtobufSerializer(v1, client, conf=TOPIC_SUBJECTS)(message(v1, order(i)),
                                                                      ctx))
     assert producer.flush(30) == 0
     config = tmp_path / "kelt.yaml"
@@ -213,7 +213,7 @@ def test_a_protobuf_subject_of_a_new_version_mid_run_adds_a_column(
     try:
         wait_for_ids(proc, root, 10)
         v2 = order_class("v2", tmp_path)
-        serialize = ProtobufSerializer(v2, client)
+        serialize = ProtobufSerializer(v2, client, conf=TOPIC_SUBJECTS)
         for i in range(10, 16):
             producer.produce(topic, value=serialize(message(v2, order(i, True)), ctx))
         assert producer.flush(30) == 0
@@ -232,9 +232,9 @@ def test_a_protobuf_subject_of_a_new_version_mid_run_adds_a_column(
 def test_a_protobuf_message_the_schema_lacks_is_a_config_error(
         kelt, broker, registry_url, tmp_path):
     topic = "proto-" + uuid.uuid4().hex[:10]
-    client = SchemaRegistryClient({"url": registry_url})
+    client = registry_client(registry_url)
     cls = order_class("v1", tmp_path)
-    ProtobufSerializer(cls, client)(message(cls, order(1)),
+    ProtobufSerializer(cls, client, conf=TOPIC_SUBJECTS)(message(cls, order(1)),
                                     SerializationContext(topic, MessageField.VALUE))
     config = tmp_path / "kelt.yaml"
     config.write_text(json.dumps({

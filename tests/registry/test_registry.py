@@ -8,12 +8,13 @@ import json
 import struct
 
 import pytest
-from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
 from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
 from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, ProtobufSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+from conftest import TOPIC_SUBJECTS, registry_client
 
 AVRO_CLICK = {
     "type": "record", "name": "Click", "namespace": "kelt.test",
@@ -125,14 +126,14 @@ def test_a_narrowed_type_is_incompatible_too(rest, subject):
 
 @pytest.fixture
 def client(registry_url):
-    return SchemaRegistryClient({"url": registry_url})
+    return registry_client(registry_url)
 
 
 def test_avro_serializer_round_trips_a_record(client, registry_url, rest, subject):
     topic = subject.removesuffix("-value")
     ctx = SerializationContext(topic, MessageField.VALUE)
     record = {"user": "ada", "ts": 1_700_000_000_123, "amount": 12.5, "tags": ["a", "b"]}
-    payload = AvroSerializer(client, json.dumps(AVRO_CLICK))(record, ctx)
+    payload = AvroSerializer(client, json.dumps(AVRO_CLICK), conf=TOPIC_SUBJECTS)(record, ctx)
 
     magic, schema_id = confluent_header(payload)
     status, latest = rest.get(f"/subjects/{subject}/versions/latest")
@@ -140,7 +141,7 @@ def test_avro_serializer_round_trips_a_record(client, registry_url, rest, subjec
     assert (magic, schema_id) == (0, latest["id"])
 
     # A fresh client: the deserializer has to fetch the writer schema by id.
-    fresh = SchemaRegistryClient({"url": registry_url})
+    fresh = registry_client(registry_url)
     decoded = AvroDeserializer(fresh)(payload, ctx)
     assert decoded["user"] == "ada" and decoded["tags"] == ["a", "b"]
     assert decoded["amount"] == 12.5
@@ -165,7 +166,7 @@ def click_class():
 def test_protobuf_serializer_round_trips_a_record(client, rest, subject):
     Click = click_class()
     ctx = SerializationContext(subject.removesuffix("-value"), MessageField.VALUE)
-    payload = ProtobufSerializer(Click, client)(Click(user="ada", ts=42, tags=["x"]), ctx)
+    payload = ProtobufSerializer(Click, client, conf=TOPIC_SUBJECTS)(Click(user="ada", ts=42, tags=["x"]), ctx)
 
     magic, schema_id = confluent_header(payload)
     assert magic == 0
@@ -183,7 +184,7 @@ def test_protobuf_serializer_round_trips_a_record(client, rest, subject):
 
 def test_json_serializer_round_trips_a_record(client, rest, subject):
     ctx = SerializationContext(subject.removesuffix("-value"), MessageField.VALUE)
-    payload = JSONSerializer(json.dumps(JSON_CLICK), client)({"user": "ada", "ts": 7}, ctx)
+    payload = JSONSerializer(json.dumps(JSON_CLICK), client, conf=TOPIC_SUBJECTS)({"user": "ada", "ts": 7}, ctx)
     magic, schema_id = confluent_header(payload)
     assert (magic, rest.get(f"/schemas/ids/{schema_id}")[1]["schemaType"]) == (0, "JSON")
     assert json.loads(payload[5:]) == {"user": "ada", "ts": 7}
