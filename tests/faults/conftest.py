@@ -6,6 +6,7 @@ Run by ctest (tests/CMakeLists.txt): test_cluster.py under the `kafka_cluster` f
 (KELT_KAFKA_ENV names a `kafka.sh start --brokers 3` cluster), test_full_disk.py under
 `kafka_broker`. KELT_BIN is the binary under test.
 """
+import hashlib
 import json
 import os
 import pathlib
@@ -59,10 +60,11 @@ def write_records(path, start, n, pad=0):
     """NDJSON records with ids start..start+n-1 (the content ids the checks count)."""
     with open(path, "w") as f:
         for i in range(start, start + n):
-            # A pad of hex digits derived from the id: it compresses poorly, so that the
-            # full-disk tests fill their filesystem with few records.
-            f.write(json.dumps({"id": i, "pad": (f"{i * 2654435761:x}" * (pad // 8 + 1))[:pad]})
-                    + "\n")
+            # A pad of hashes of the id: it compresses poorly (to about half: hex digits),
+            # so that the full-disk tests fill their filesystem with few records.
+            text = "".join(hashlib.sha256(f"{i}.{k}".encode()).hexdigest()
+                           for k in range(pad // 64 + 1))[:pad]
+            f.write(json.dumps({"id": i, "pad": text}) + "\n")
 
 
 def write_config(directory, brokers, topic, sinks, extra=""):
