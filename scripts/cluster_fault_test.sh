@@ -5,7 +5,7 @@
 #
 #   bash scripts/cluster_fault_test.sh [RECORDS [ROUNDS [PYTEST_FILTER]]]
 #
-# Defaults: 200000 records per test (the mid-produce test writes 5x as many), 3 rounds,
+# Defaults: 200000 records per test (the mid-produce test writes 6x as many), 3 rounds,
 # every test. Uses build/dev/cli/kelt (or $KELT_BIN); builds it when it is missing.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib/paths.sh

@@ -20,7 +20,7 @@ from conftest import (ROOT, Run, assert_ids_once, assert_same_once, duckdb_landi
                       parquet_landing, read_env, run_kelt, summary_of, topic_records,
                       write_config, write_records)
 
-SCALE = int(os.environ.get("KELT_FAULT_RECORDS", "20000"))
+SCALE = int(os.environ.get("KELT_FAULT_RECORDS", "10000"))
 SINKS = """  - parquet: {root: landing, rotate_records: 3000}
   - duckdb: {path: landing.duckdb, table: t}"""
 
@@ -145,7 +145,7 @@ def test_leader_killed_mid_run(cluster, tmp_path):
 def test_leader_killed_mid_produce(cluster, tmp_path):
     """kill -9 the leader of partition 0 while `kelt produce` (idempotent, acks=all)
     writes: it finishes without error, and the topic holds each content id once."""
-    n = SCALE * 5
+    n = SCALE * 6
     topic = cluster.make_topic(3)
     write_records(tmp_path / "r.ndjson", 0, n)
     old = cluster.leader(topic, 0)

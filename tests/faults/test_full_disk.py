@@ -16,8 +16,8 @@ import pytest
 from conftest import (ROOT, assert_same_once, duckdb_landing, parquet_landing, read_env,
                       run_kelt, summary_of, topic_records, write_config, write_records)
 
-N = int(os.environ.get("KELT_FULL_DISK_RECORDS", "20000"))
-PAD = 400        # bytes of poorly compressible text per record: N * PAD ≈ 8 MB
+N = int(os.environ.get("KELT_FULL_DISK_RECORDS", "8000"))
+PAD = 1000       # bytes of poorly compressible text per record: N * PAD ≈ 8 MB
 SMALL = "3m"     # the filesystem while it fills
 LARGE = "256m"   # after space was freed
 
