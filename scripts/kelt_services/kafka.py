@@ -663,8 +663,10 @@ def cluster_main(command: str, options, path: Path | None) -> int:
         raise Fatal(f"no cluster in {options.dir}")
     cluster = Cluster.of(path)
     if command == "start":
-        if cluster is not None and cluster.count != int(options.brokers):
-            raise Fatal(f"{path} holds a cluster of {cluster.count}; stop it and start again")
+        # A cluster DIR stays one (start without --brokers restarts it, as --keep says).
+        if cluster is not None and options.brokers != "1" and \
+                cluster.count != int(options.brokers):
+            raise Fatal(f"{path} holds a cluster of {cluster.count}, not {options.brokers}")
         return (cluster or Cluster(path, int(options.brokers))).start(options.keep,
                                                                        options.kafka_version)
     if cluster is None:
