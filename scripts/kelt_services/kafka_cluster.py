@@ -21,12 +21,14 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 from . import kelt_cli
-from .common import DirLock, Fatal, free_ports, now, read_env, secs_since, tcp_open, wipe_dir
+from .common import DirLock, Fatal, free_ports, now, secs_since, tcp_open, wipe_dir
 from .common import write_env as write_env_file
-from .kafka import (LOG4J, MARKER, READY_LINE, TOOL_JVM, Broker, Cds, cluster_id, console)
+from .kafka import LOG4J, MARKER, READY_LINE, TOOL_JVM, Broker, Cds, cluster_id, console
 
 say = console.say
 NODES_FILE = "cluster.nodes"   # DIR holds this when it is a cluster (its node count)
@@ -166,7 +168,6 @@ class Cluster:
                 raise Fatal(f"nodes {[n.node_id for n in waiting]} did not serve within "
                             f"{self.start_timeout}s")
             if waiting:
-                import time
                 time.sleep(0.2)
 
     def start(self, keep: bool, version: str) -> int:
@@ -274,10 +275,6 @@ class Cluster:
                                 "--if-not-exists", "--bootstrap", self.bootstrap(),
                                 "--timeout", str(timeout)], timeout)
         if p.returncode != 0:
-            print(p.stderr, end="")
+            sys.stderr.write(p.stderr)
             return p.returncode
         return 0
-
-
-def env_of(directory: Path) -> dict[str, str]:
-    return read_env(directory / "env")
