@@ -7,6 +7,8 @@ tests, benchmarks and the demo, run from the jars that scripts/bootstrap.sh prov
   bash scripts/kafka.sh status [--dir DIR]
   bash scripts/kafka.sh create-topic NAME PARTITIONS [--dir DIR]
   bash scripts/kafka.sh describe-topic NAME [--dir DIR]
+  bash scripts/kafka.sh start --brokers 3 [--dir DIR] [--keep]
+  bash scripts/kafka.sh start-node|stop-node I --dir DIR     (a --brokers 3 DIR)
 
 start    Formats DIR (default $KELT_ROOT/build/kafka) and starts the broker on free ports,
          then waits until it serves on its PLAINTEXT listener (KELT_KAFKA_START_TIMEOUT,
@@ -44,6 +46,11 @@ create-topic  Creates the topic (replication factor 1) unless it exists with tha
          KELT_KAFKA_ADMIN_TIMEOUT (30 s); create-topic returns once every partition has a
          leader. The kelt binary: $KELT_CLI, else build/dev/cli/kelt, else
          build/release/cli/kelt, else `kelt` on PATH.
+--brokers 3  a 3-node KRaft cluster (combined broker+controller nodes in DIR/node1..3,
+         replication factor 3, min.insync.replicas=2) for the fault tests; see
+         kafka_cluster.py. stop, status and create-topic act on every node; start-node
+         and stop-node I start (its data kept) or stop node I and rewrite DIR/env.
+         --brokers 1 (the default) is the single broker described here.
 DIR holds server.properties, kafka.version, data/ (log.dirs), broker.log, broker.pid, env,
 and with --secure tls/. JVM class-data-sharing archives in $KELT_CACHE/kafka/cds/ make
 later starts faster (KELT_KAFKA_CDS=0 turns them off); KELT_KAFKA_JVM_OPTS adds JVM flags.
@@ -638,11 +645,48 @@ def valid_topic(name: str) -> None:
         raise Fatal(f"invalid topic name '{name}' (letters, digits, '.', '_', '-'; at most 249)")
 
 
-COMMAND_LINE = CommandLine(__doc__, ("start", "stop", "status", "create-topic", "describe-topic"),
+COMMAND_LINE = CommandLine(__doc__, ("start", "stop", "status", "create-topic", "describe-topic",
+                                     "start-node", "stop-node"),
                            ROOT / "build/kafka", positional=True)
 COMMAND_LINE.flag("--secure", "--scram")
 COMMAND_LINE.flag("--keep")
 COMMAND_LINE.option("--kafka-version", "a version")
+COMMAND_LINE.option("--brokers", "1 or 3", "1", lambda v: v in ("1", "3"))
+
+
+def cluster_main(command: str, options, path: Path | None) -> int:
+    """The commands for a cluster DIR (kafka_cluster.py), or for `start --brokers 3`."""
+    from .kafka_cluster import Cluster
+    if options.secure:
+        raise Fatal("--secure is for a single broker (--brokers 1)")
+    if path is None:
+        raise Fatal(f"no cluster in {options.dir}")
+    cluster = Cluster.of(path)
+    if command == "start":
+        # A cluster DIR stays one (start without --brokers restarts it, as --keep says).
+        if cluster is not None and options.brokers != "1" and \
+                cluster.count != int(options.brokers):
+            raise Fatal(f"{path} holds a cluster of {cluster.count}, not {options.brokers}")
+        return (cluster or Cluster(path, int(options.brokers))).start(options.keep,
+                                                                       options.kafka_version)
+    if cluster is None:
+        raise Fatal(f"{path} holds no cluster (start one: kafka.sh start --brokers 3)")
+    if command == "stop":
+        return cluster.stop()
+    if command == "status":
+        return cluster.status()
+    if command in ("start-node", "stop-node"):
+        if len(options.args) != 1:
+            raise Fatal(f"usage: kafka.sh {command} NODE --dir DIR")
+        if command == "start-node":
+            return cluster.start_node(options.args[0])
+        return cluster.stop_one(options.args[0])
+    if command == "create-topic":
+        if len(options.args) != 2 or not is_uint(options.args[1]):
+            raise Fatal("usage: kafka.sh create-topic NAME PARTITIONS [--dir DIR]")
+        valid_topic(options.args[0])
+        return cluster.create_topic(options.args[0], int(options.args[1]))
+    raise Fatal(f"{command} is not supported for a cluster DIR")
 
 
 def main(args: list[str]) -> int:
@@ -659,6 +703,12 @@ def main(args: list[str]) -> int:
             raise Fatal(f"--kafka-version '{version}': expected MAJOR.MINOR.PATCH, e.g. "
                         f"{DEFAULT_VERSION}")
     path = resolve_dir(directory, command, console)
+    if options.brokers != "1" or command in ("start-node", "stop-node") or (
+            path is not None and (path / "cluster.nodes").is_file()):
+        if command == "stop" and path is None:
+            say(f"not running ({directory} does not exist)")
+            return 0
+        return cluster_main(command, options, path)
     if path is None:
         if command in ("stop", "status"):
             say(f"not running ({directory} does not exist)")

@@ -13,12 +13,20 @@
 
 namespace kelt::internal {
 
+/// Return the status's message with its detail: for an I/O error of Arrow's file system
+/// the errno text ("[errno 28] No space left on device"), which message() leaves out.
+inline std::string ArrowMessage(const arrow::Status& st) {
+  std::string m = st.message();
+  if (st.detail()) m += " (" + st.detail()->ToString() + ")";
+  return m;
+}
+
 inline Status FromArrow(const arrow::Status& st) {
   if (st.ok()) return Status::OK();
   if (st.IsCapacityError() || st.IsInvalid() || st.IsTypeError()) {
     return Status::Invalid("arrow: " + st.message());
   }
-  if (st.IsIOError()) return Status::IOError(st.message());
+  if (st.IsIOError()) return Status::IOError(ArrowMessage(st));
   return Status::Internal("arrow: " + st.ToString());
 }
 

@@ -582,6 +582,14 @@ class ParquetSink final : public Sink {
     return arrow::RecordBatch::Make(landing_file_, rows.num_rows(), std::move(columns));
   }
 
+  // An I/O error writing file `f` (a full disk: the row group flushed when the next
+  // begins), naming its path; other errors as they are.
+  Status WriteError(const OpenFile& f, const arrow::Status& st) {
+    if (st.ok() || !st.IsIOError()) return internal::FromArrow(st);
+    std::string path = f.temp_path.empty() ? root_.Join(f.rel_dir) : f.temp_path;
+    return Status::IOError("writing '" + path + "': " + internal::ArrowMessage(st));
+  }
+
   // Write one partition's rows (in offset order) into its rotation's files. Touches
   // nothing but `rot`, so partitions are written in parallel.
   Status WriteRows(const TopicPartition& tp, Rotation& rot,
@@ -598,14 +606,14 @@ class ParquetSink final : public Sink {
                                                  dead_letter ? nullptr : slice.get()));
       if (!f->touched) {
         // One row group per window and file: memory stays bounded by the window.
-        KELT_ARROW_RETURN_NOT_OK(f->writer->NewBufferedRowGroup());
+        KELT_RETURN_NOT_OK(WriteError(*f, f->writer->NewBufferedRowGroup()));
         f->touched = true;
       }
       if (dead_letter || landing_file_ == landing_) {
-        KELT_ARROW_RETURN_NOT_OK(f->writer->WriteRecordBatch(*slice));
+        KELT_RETURN_NOT_OK(WriteError(*f, f->writer->WriteRecordBatch(*slice)));
       } else {
         KELT_ASSIGN_OR_RAISE(auto stored, ToFileRows(*slice));
-        KELT_ARROW_RETURN_NOT_OK(f->writer->WriteRecordBatch(*stored));
+        KELT_RETURN_NOT_OK(WriteError(*f, f->writer->WriteRecordBatch(*stored)));
       }
       rot.bytes += static_cast<int64_t>(arrow::util::TotalBufferSize(*slice));
       start = end;
@@ -802,16 +810,16 @@ class ParquetSink final : public Sink {
         arrow::Status closed = f.writer->Close();
         f.writer.reset();
         if (!closed.ok()) {
-          return broken(
-              Status::IOError("finishing '" + final_path + "': " + closed.message()));
+          return broken(Status::IOError("finishing '" + final_path +
+                                        "': " + internal::ArrowMessage(closed)));
         }
       }
       if (root_.local) {
         // A failed close or fsync may have lost written pages for good (a second
         // fsync can succeed without them).
         if (arrow::Status closed = f.out->Close(); !closed.ok()) {
-          return broken(
-              Status::IOError("closing '" + f.temp_path + "': " + closed.message()));
+          return broken(Status::IOError("closing '" + f.temp_path +
+                                        "': " + internal::ArrowMessage(closed)));
         }
         if (Status synced = SyncPath(f.temp_path, false); !synced.ok()) {
           return broken(std::move(synced));
@@ -834,7 +842,8 @@ class ParquetSink final : public Sink {
         if (st.ok()) st = (*up)->Write(f.encoded);
         if (st.ok()) st = (*up)->Close();
         if (!st.ok()) {
-          return Status::IOError("uploading '" + final_path + "': " + st.message(), true);
+          return Status::IOError(
+              "uploading '" + final_path + "': " + internal::ArrowMessage(st), true);
         }
         f.encoded.reset();
       }
@@ -886,7 +895,8 @@ class ParquetSink final : public Sink {
           "removing the leftover of an interrupted write: " + path);
       auto st = root_.fs->DeleteFile(path);
       if (!st.ok()) {
-        return Status::IOError("removing leftover '" + path + "': " + st.message());
+        return Status::IOError("removing leftover '" + path +
+                               "': " + internal::ArrowMessage(st));
       }
     }
     return Status::OK();
@@ -1026,7 +1036,8 @@ Status ExportToParquet(const arrow::RecordBatch& batch, const std::string& path,
     if (st.ok()) st = out->Close();
     if (!st.ok()) {
       (void)root.fs->DeleteFile(temp);
-      return Status::IOError("writing parquet '" + path + "': " + st.message());
+      return Status::IOError("writing parquet '" + path +
+                             "': " + internal::ArrowMessage(st));
     }
   }
   KELT_RETURN_NOT_OK(SyncPath(temp, false));
