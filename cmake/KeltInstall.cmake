@@ -49,7 +49,7 @@ set(KELT_BUNDLED_ARROW OFF)
 set(KELT_BUNDLED_ARROW_LIBS "")
 if(DEFINED KELT_ARROW_LIB_DIR)
   set(KELT_BUNDLED_ARROW ON)
-  foreach(_lib arrow parquet arrow_s3 arrow_compute)
+  foreach(_lib arrow parquet arrow_s3)
     file(REAL_PATH "${KELT_ARROW_LIB_DIR}/lib${_lib}.so" _real)
     # The soname, e.g. libarrow.so.2600: what the binaries' DT_NEEDED name.
     file(GLOB _soname RELATIVE "${KELT_ARROW_LIB_DIR}" "${KELT_ARROW_LIB_DIR}/lib${_lib}.so.*")

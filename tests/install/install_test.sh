@@ -64,8 +64,9 @@ for elf in "${elfs[@]}"; do
     fail "${elf#"$PREFIX"/} resolves a library outside the install and the system"
   fi
 done
+kelt_libs="$(env -i ldd "$PREFIX/bin/kelt")"
 for lib in libarrow libparquet; do
-  env -i ldd "$PREFIX/bin/kelt" | grep -q "$lib\.so.* => $PREFIX/lib/kelt/" \
+  grep -q "$lib\.so.* => $PREFIX/bin/\.\./lib/kelt/" <<<"$kelt_libs" \
     || fail "bin/kelt does not load the installed $lib"
 done
 
@@ -161,7 +162,11 @@ rm -rf "$BUILD/packages"
   || { tail -n 30 "$WORK/cpack.log" >&2; fail "cpack"; }
 tgz="$(ls "$BUILD"/packages/kelt-"$VERSION"-*.tar.gz)" || fail "no .tar.gz"
 deb="$(ls "$BUILD"/packages/kelt_"$VERSION"_*.deb)" || fail "no .deb"
-tar -tzf "$tgz" | grep -q '/bin/kelt$' || fail "$tgz has no bin/kelt"
+tgz_files="$(tar -tzf "$tgz")" || fail "tar -tzf $tgz"
+for f in bin/kelt lib/libkelt.so lib/libkelt_cxx.so lib/cmake/kelt/kelt-config.cmake \
+         lib/pkgconfig/kelt.pc include/kelt.h; do
+  grep -q "^kelt-$VERSION-Linux/$f\$" <<<"$tgz_files" || fail "$(basename "$tgz") has no $f"
+done
 depends="$(dpkg-deb -f "$deb" Depends)"
 say "   $(basename "$tgz") $(du -h "$tgz" | cut -f1), $(basename "$deb") $(du -h "$deb" | cut -f1)"
 say "   Depends: $depends"
