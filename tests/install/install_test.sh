@@ -7,14 +7,15 @@
 #  1. cmake --install BUILD_DIR into a temporary prefix; the layout is complete.
 #  2. Every ELF file of the install finds its libraries through $ORIGIN RPATHs only, and
 #     resolves none in the build tree, the checkout, the venv or kelt's download cache.
-#  3. In a mount namespace where /work, the checkout and ~/.cache/kelt are empty
-#     directories, from a copy of the prefix moved elsewhere: `kelt --version` names kelt's
+#  3. In a mount namespace where the checkout, the build tree, the venv whose pyarrow the
+#     build used and kelt's download cache are empty directories, from the prefix moved
+#     elsewhere: `kelt --version` names kelt's
 #     version (VERSION) and librdkafka's, Arrow's and DuckDB's; a separate CMake project
 #     builds the C example, a C++ example and an ABI check against the install with
 #     find_package(kelt), and again with pkg-config, and runs them; `kelt demo` lands
 #     the sample CSV from a local broker (scripts/kafka.sh, started outside) and queries it.
 #  4. CPack makes the .tar.gz and the .deb; the .deb installs with dpkg -i, its `kelt
-#     --version` answers, and dpkg -r removes it (skipped only when kelt is already
+#     --version` answers, and dpkg -P removes it (a failure when kelt is already
 #     installed by dpkg: the test does not replace a user's package).
 # Every missing piece is a failure, never a skip.
 set -euo pipefail
@@ -47,6 +48,15 @@ grep -q "#define KELT_VERSION_STRING \"$VERSION\"" "$PREFIX/include/kelt/version
   || fail "include/kelt/version.h does not say $VERSION"
 say "   $(find "$PREFIX" -type f | wc -l) files, $(du -sh "$PREFIX" | cut -f1)"
 
+# What must be out of reach of the installed files: the checkout, the build tree, the venv
+# whose pyarrow provided Arrow (KELT_PYTHON in the build's cache) and the download cache.
+kelt_python="$(sed -n 's/^KELT_PYTHON:[A-Z]*=//p' "$BUILD/CMakeCache.txt")"
+ARROW_VENV="$(cd "$(dirname "$kelt_python")/.." && pwd -P)" || fail "no venv for $kelt_python"
+hide=()  # inner directories first: a tmpfs over the checkout hides the mount points in it
+for d in "$BUILD" "$ARROW_VENV" "$KELT_CACHE" "$SRC"; do
+  [[ -d "$d" ]] && hide+=("$(cd "$d" && pwd -P)")
+done
+
 say "2. RPATHs and library resolution of every ELF file"
 mapfile -t elfs < <(find "$PREFIX" -type f \( -name '*.so*' -o -path '*/bin/*' \))
 ((${#elfs[@]} >= 3)) || fail "found only ${#elfs[@]} ELF files"
@@ -60,7 +70,7 @@ for elf in "${elfs[@]}"; do
     done
   done < <(sed -nE 's/.*\((RPATH|RUNPATH)\).*\[(.*)\]/\2/p' <<<"$dyn")
   resolved="$(env -i ldd "$elf")" || fail "ldd $elf"
-  if grep -E 'not found|/work/|\.venv|\.cache/kelt' <<<"$resolved"; then
+  if grep -E "not found|$SRC/|$BUILD/|$ARROW_VENV/|$KELT_CACHE/|\.venv" <<<"$resolved"; then
     fail "${elf#"$PREFIX"/} resolves a library outside the install and the system"
   fi
 done
@@ -70,7 +80,7 @@ for lib in libarrow libparquet; do
     || fail "bin/kelt does not load the installed $lib"
 done
 
-say "3. the install on its own (mount namespace without /work and ~/.cache/kelt)"
+say "3. the install on its own (mount namespace hiding ${hide[*]})"
 # A broker for `kelt demo`, started from the checkout before it is hidden.
 bootstrap_line="$(bash "$SRC/scripts/kafka.sh" start --dir "$KAFKA_DIR" 2>"$WORK/kafka.log")" \
   || { tail -n 20 "$WORK/kafka.log" >&2; fail "the broker did not start"; }
@@ -88,7 +98,7 @@ W="$2"
 mv "$1/prefix" "$P"   # relocated: nothing may depend on where it was installed
 fail() { echo "install_test: FAIL: $*" >&2; exit 1; }
 say() { printf '[install_test] %s\n' "$*"; }
-for hidden in /work "${KELT_HIDE_CACHE}"; do
+for hidden in $KELT_HIDDEN; do
   [[ -z "$(ls -A "$hidden" 2>/dev/null)" ]] || fail "$hidden is still visible"
 done
 
@@ -144,16 +154,12 @@ grep -q '"rows":500,"bad_records":0,"caught_up":true' <<<"$demo_out" \
 grep -q '^5 rows$' <<<"$demo_out" || { printf '%s\n' "$demo_out" >&2; fail "kelt demo: no SQL answer"; }
 say "   kelt demo: 500 rows landed from $4 and queried"
 EOF
-cache_dir="$KELT_CACHE"
-[[ -d "$cache_dir" ]] || cache_dir=/nonexistent
-# A private mount namespace: empty tmpfs over /work (checkouts, build trees, the venv with
-# pyarrow) and over kelt's download cache; a clean environment.
+# A private mount namespace: an empty tmpfs over each of them, and a clean environment.
 unshare --mount --propagation private bash -c '
   set -e
-  mount -t tmpfs none /work
-  if [[ -d "$1" ]]; then mount -t tmpfs none "$1"; fi
-  exec env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$2" KELT_HIDE_CACHE="$1" \
-    bash "$2/isolated.sh" "$2" "$2" "$3" "$4"' _ "$cache_dir" "$WORK" "$VERSION" "$BROKERS"
+  for d in $1; do mount -t tmpfs none "$d"; done
+  exec env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$2" KELT_HIDDEN="$1" \
+    bash "$2/isolated.sh" "$2" "$2" "$3" "$4"' _ "${hide[*]}" "$WORK" "$VERSION" "$BROKERS"
 bash "$SRC/scripts/kafka.sh" stop --dir "$KAFKA_DIR" >/dev/null 2>&1 || true
 
 say "4. CPack: .tar.gz and .deb"
@@ -173,16 +179,17 @@ say "   Depends: $depends"
 for pkg in libc6 libstdc++6 libssl3 libpq5; do
   grep -q "$pkg" <<<"$depends" || fail "the .deb does not depend on $pkg"
 done
-if dpkg -s kelt >/dev/null 2>&1; then
-  fail "a kelt package is already installed (dpkg -r kelt first); not replacing it"
+if [[ "$(dpkg-query -W -f '${db:Status-Status}' kelt 2>/dev/null)" == installed ]]; then
+  fail "a kelt package is already installed (dpkg -P kelt first); not replacing it"
 fi
 [[ "$(id -u)" == 0 ]] || fail "dpkg -i needs root"
-trap 'dpkg -r kelt >/dev/null 2>&1 || true; cleanup' EXIT
+trap 'dpkg -P kelt >/dev/null 2>&1 || true; cleanup' EXIT
 dpkg -i "$deb" >"$WORK/dpkg.log" 2>&1 || { cat "$WORK/dpkg.log" >&2; fail "dpkg -i"; }
 deb_version="$(env -i /usr/bin/kelt --version)" || fail "/usr/bin/kelt --version"
 [[ "$(head -n1 <<<"$deb_version")" == "kelt $VERSION" ]] || fail "the .deb's kelt: $deb_version"
 say "   dpkg -i: /usr/bin/kelt --version: $(head -n1 <<<"$deb_version")"
-dpkg -r kelt >"$WORK/dpkg.log" 2>&1 || { cat "$WORK/dpkg.log" >&2; fail "dpkg -r"; }
-[[ ! -e /usr/bin/kelt ]] || fail "dpkg -r left /usr/bin/kelt"
+dpkg -P kelt >"$WORK/dpkg.log" 2>&1 || { cat "$WORK/dpkg.log" >&2; fail "dpkg -P"; }
+[[ ! -e /usr/bin/kelt && ! -e /usr/lib/libkelt.so ]] || fail "dpkg -P left kelt's files"
+say "   dpkg -P: removed"
 trap cleanup EXIT
 say "passed"
