@@ -14,9 +14,10 @@
 #     builds the C example, a C++ example and an ABI check against the install with
 #     find_package(kelt), and again with pkg-config, and runs them; `kelt demo` lands
 #     the sample CSV from a local broker (scripts/kafka.sh, started outside) and queries it.
-#  4. CPack makes the .tar.gz and the .deb; the .deb installs with dpkg -i, its `kelt
-#     --version` answers, and dpkg -P removes it (a failure when kelt is already
-#     installed by dpkg: the test does not replace a user's package).
+#  4. CPack makes the .tar.gz and the .deb; the unpacked tarball's `kelt --version`
+#     answers; the .deb installs with dpkg -i, its `kelt --version` answers, and dpkg -P
+#     removes it (a failure when kelt is already installed by dpkg: the test does not
+#     replace a user's package).
 # Every missing piece is a failure, never a skip.
 set -euo pipefail
 BUILD="$(cd "${1:?usage: install_test.sh BUILD_DIR}" && pwd -P)"
@@ -173,6 +174,12 @@ for f in bin/kelt lib/libkelt.so lib/libkelt_cxx.so lib/cmake/kelt/kelt-config.c
          lib/pkgconfig/kelt.pc include/kelt.h; do
   grep -q "^kelt-$VERSION-Linux/$f\$" <<<"$tgz_files" || fail "$(basename "$tgz") has no $f"
 done
+# The tarball unpacked elsewhere runs as it is (relocatable, no environment).
+mkdir "$WORK/tgz"
+tar -xzf "$tgz" -C "$WORK/tgz" || fail "tar -xzf $tgz"
+tgz_version="$(env -i "$WORK/tgz/kelt-$VERSION-Linux/bin/kelt" --version)" \
+  || fail "the unpacked tarball's kelt --version"
+[[ "$(head -n1 <<<"$tgz_version")" == "kelt $VERSION" ]] || fail "the tarball's kelt: $tgz_version"
 depends="$(dpkg-deb -f "$deb" Depends)"
 say "   $(basename "$tgz") $(du -h "$tgz" | cut -f1), $(basename "$deb") $(du -h "$deb" | cut -f1)"
 say "   Depends: $depends"
