@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "kelt.h"
+#include "kelt/version.h"
 
 static int g_failures = 0;
 static int g_checks = 0;
@@ -209,7 +210,16 @@ static void test_kelt_errors(void) {
   char* out = NULL;
   struct ArrowArrayStream stream;
 
-  CHECK(kelt_c_api_version() == KELT_C_API_VERSION);
+  CHECK(kelt_abi_version() == KELT_ABI_VERSION);
+  CHECK(kelt_c_api_version() == kelt_abi_version());
+  CHECK(kelt_version() != NULL && strcmp(kelt_version(), KELT_VERSION_STRING) == 0);
+  {
+    unsigned major = 0, minor = 0, patch = 0;
+    char rest = 0;
+    CHECK(sscanf(kelt_version(), "%u.%u.%u%c", &major, &minor, &patch, &rest) == 3);
+    CHECK(major == KELT_VERSION_MAJOR && minor == KELT_VERSION_MINOR &&
+          patch == KELT_VERSION_PATCH);
+  }
   CHECK(kelt_consumer_new("{\"brokers\":\"b\"", kSchema, &c, &err) == KELT_INVALID ||
         kelt_error_code(err) == KELT_PARSE_ERROR);
   CHECK(c == NULL);

@@ -15,7 +15,8 @@ for s in rdp_ffi_abi_version rdp_json_slice_free rdp_kafka_elt_load_records_json
          rdp_kafka_export_dataset_json rdp_run_pipeline_json kelt_consumer_new \
          kelt_consumer_poll kelt_consumer_commit kelt_window_to_arrow_stream kelt_pipeline_new kelt_pipeline_run \
          kelt_mock_cluster_new kelt_mock_cluster_bootstraps \
-         kelt_mock_cluster_create_topic kelt_mock_cluster_free; do
+         kelt_mock_cluster_create_topic kelt_mock_cluster_free kelt_version kelt_abi_version \
+         kelt_c_api_version; do
   grep -qx "$s" <<<"$syms" || { echo "$lib does not export $s" >&2; exit 1; }
 done
 echo "$(wc -l <<<"$syms") symbols, all rdp_*/kelt_*"

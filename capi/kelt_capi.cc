@@ -36,6 +36,7 @@
 #include "kelt/schema.h"
 #include "kelt/serde.h"
 #include "kelt/status.h"
+#include "kelt/version.h"
 
 namespace {
 
@@ -461,7 +462,9 @@ void rdp_run_pipeline_json(RdpJsonSlice* out, const char* pipeline_json) {
 // ---- kelt_*
 // ------------------------------------------------------------------------------
 
-uint32_t kelt_c_api_version(void) { return KELT_C_API_VERSION; }
+uint32_t kelt_abi_version(void) { return KELT_ABI_VERSION; }
+uint32_t kelt_c_api_version(void) { return KELT_ABI_VERSION; }
+const char* kelt_version(void) { return KELT_VERSION_STRING; }
 
 kelt_status kelt_error_code(const kelt_error* err) {
   return err == nullptr ? KELT_OK : err->code;

@@ -19,6 +19,7 @@
 #include "kelt/load.h"
 #include "kelt/schema.h"
 #include "kelt/transform.h"
+#include "kelt/version.h"
 #include "table_printer.h"
 #include "terminal.h"
 
@@ -283,14 +284,29 @@ int RunValidate(const ConfigArgs& args) {
   return 0;
 }
 
+// kelt's version and those of the libraries it runs with: librdkafka and Arrow as
+// loaded (a system librdkafka or Arrow may differ from the build's), DuckDB as linked.
+std::string VersionText() {
+  std::string duckdb = "unknown";
+  if (auto session = kelt::SqlSession::Make(); session.ok()) {
+    if (auto result = (*session)->Query("SELECT library_version FROM pragma_version()");
+        result.ok() && (*result)->num_rows() == 1 && (*result)->num_columns() == 1) {
+      if (auto cell = (*result)->column(0)->GetScalar(0);
+          cell.ok() && (*cell)->is_valid) {
+        duckdb = (*cell)->ToString();
+      }
+    }
+  }
+  return "kelt " KELT_VERSION_STRING "\nlibrdkafka " + kelt::KafkaClientVersion() +
+         "\nArrow " + arrow::GetBuildInfo().version_string + "\nDuckDB " + duckdb;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"kelt — Kafka streaming ELT: Extract, Load, Transform"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "kelt 0.1.0 (librdkafka " +
-                                        kelt::KafkaClientVersion() + ", Arrow " +
-                                        arrow::GetBuildInfo().version_string + ")");
+  app.set_version_flag("--version", VersionText);
 
   LoadArgs load;
   auto* load_cmd = app.add_subcommand(

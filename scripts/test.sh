@@ -4,7 +4,9 @@
 #      scripts/lint.sh             clang-format check
 #   2. dev build (Debug, ASan+UBSan) and every GoogleTest suite through ctest
 #   3. release build of the CLI, examples and benchmarks; smoke-run them on small inputs;
-#      the Java and Python wrapper suites (and the Python benchmark) against a local broker
+#      the install test (tests/install/install_test.sh: the installed CLI and C/C++ SDK,
+#      the .tar.gz and .deb); the Java and Python wrapper suites (and the Python
+#      benchmark) against a local broker
 #   4. a short libFuzzer run of each fuzz target (clang, ASan+UBSan)
 # Each step prints how long it took. On 2 cores a first run is long: provisioning a fresh
 # machine takes about 5 minutes, the dev build about 9 and the release build about 10;
@@ -37,7 +39,7 @@ step() {
   printf '\n==> %s\n' "$*"
 }
 
-plan="provisioning, lint, dev build + unit tests, release build + smoke runs, Java and Python suites"
+plan="provisioning, lint, dev build + unit tests, release build + smoke runs, install test, Java and Python suites"
 if [ "$fuzz" = 1 ]; then plan+=", fuzzing"; fi
 echo "scripts/test.sh: $plan."
 echo "On 2 cores a first run is long: provisioning a fresh machine takes about 5 minutes," \
@@ -76,6 +78,12 @@ demo_out="$(bash scripts/demo.sh 900)"
 echo "$demo_out" | grep -q '"rows":900,"bad_records":0,"caught_up":true' \
   || { echo "$demo_out" >&2; echo "demo: not every row landed" >&2; exit 1; }
 echo "$demo_out" | grep -q '^5 rows$' || { echo "$demo_out" >&2; echo "demo: SQL answer missing" >&2; exit 1; }
+
+# What a user installs: cmake --install into a temporary prefix, the C and C++ examples
+# built against it (find_package and pkg-config), the installed kelt --version and kelt
+# demo with the checkout hidden, the .tar.gz and .deb (dpkg -i, then dpkg -r).
+step "install test: cmake --install, the C/C++ SDK, CPack .tar.gz and .deb"
+bash tests/install/install_test.sh build/release
 
 # The language wrappers over the release build, against one local broker for all of them
 # (stopped on exit, whatever happens). Each suite fails, never skips, without the broker.

@@ -125,9 +125,19 @@ struct ArrowArrayStream {
 /* ---- 2. kelt's own API
  * ------------------------------------------------------------------ */
 
-/* Version of the kelt_* API (additive changes bump it). */
-#define KELT_C_API_VERSION 2 /* 2: kelt_mock_cluster_* */
+/* Version of the kelt_* ABI. Changes are additive and each bumps it (2:
+ * kelt_mock_cluster_*; 3: kelt_version, kelt_abi_version), so a caller compiled against
+ * KELT_ABI_VERSION N runs with any libkelt.so whose kelt_abi_version() is N or more. */
+#define KELT_ABI_VERSION 3
+#define KELT_C_API_VERSION KELT_ABI_VERSION /* its earlier name */
+/* Return the ABI version of the libkelt.so loaded (KELT_ABI_VERSION when it was built).
+ */
+KELT_EXPORT uint32_t kelt_abi_version(void);
+/* Return kelt_abi_version(); the earlier name, kept because the ABI only grows. */
 KELT_EXPORT uint32_t kelt_c_api_version(void);
+/* Return kelt's release version, e.g. "0.1.0" (KELT_VERSION_STRING of kelt/version.h):
+ * NUL-terminated, static, owned by the library (never free it). */
+KELT_EXPORT const char* kelt_version(void);
 
 /* Status codes (stable numbers; new codes may be added). */
 typedef enum kelt_status {
