@@ -131,43 +131,30 @@ struct DataFileName {
   }
 };
 
-class IcebergSink final : public Sink {
+// One table the sink lands into and its commit loop: the landing table, or its
+// dead-letter sibling. Both keep the group's offsets in their own snapshot summaries,
+// so each leaves out the rows it already holds, independently of the other.
+class TableWriter {
  public:
-  explicit IcebergSink(IcebergSinkOptions o) : o_(std::move(o)) {}
+  TableWriter(const IcebergSinkOptions& o, std::string table, ice::Catalog* catalog,
+              const ice::FileIO* io)
+      : o_(o), table_(std::move(table)), catalog_(catalog), io_(io) {}
 
-  std::string name() const override {
-    return "iceberg:" + o_.table_namespace + "." + o_.table + " (catalog " +
+  std::string name() const {
+    return "iceberg:" + o_.table_namespace + "." + table_ + " (catalog " +
            ice::CatalogDisplayName(o_.catalog) + ")";
   }
 
-  Status Open(const std::shared_ptr<arrow::Schema>& landing,
-              const std::shared_ptr<arrow::Schema>& dead_letter) override {
-    for (const char* c : {"_kafka_topic", "_kafka_partition", "_kafka_offset"}) {
-      if (landing->GetFieldIndex(c) < 0) {
-        return Status::Invalid(name() + ": the landing schema needs the column " + c +
-                               " (the sink keeps each record once by its offset)");
-      }
-    }
-    KELT_ASSIGN_OR_RAISE(mapping_, ice::MapLandingSchema(*landing));
-    if (!ice::IsPostgresCatalog(o_.catalog)) {
-      // SQLite creates the catalog file, not its directory.
-      std::error_code dir_ec;
-      const auto catalog_dir = std::filesystem::path(o_.catalog).parent_path();
-      if (!catalog_dir.empty()) std::filesystem::create_directories(catalog_dir, dir_ec);
-      if (dir_ec) {
-        return Status::IOError(name() + ": create " + catalog_dir.string() + ": " +
-                               dir_ec.message());
-      }
-    }
-    KELT_ASSIGN_OR_RAISE(catalog_, ice::OpenCatalog(o_.catalog, o_.catalog_name));
-    io_ = std::make_unique<ice::FileIO>(internal::ObjectStoreOptions{
-        o_.s3_endpoint, o_.s3_region, o_.s3_access_key, o_.s3_secret_key});
+  // Map `schema`, create or load the table (partitioned by `partition` when new),
+  // check it, and remove the data files no commit can take any more.
+  Status Open(const arrow::Schema& schema, const std::string& partition) {
+    KELT_ASSIGN_OR_RAISE(mapping_, ice::MapLandingSchema(schema));
     if (ice::FileIO::IsS3(o_.warehouse)) {
       std::string root = o_.warehouse;
       while (!root.empty() && root.back() == '/') root.pop_back();
       if (root.size() <= 5)
         return Status::Invalid(name() + ": the warehouse needs a bucket");
-      location_ = root + "/" + o_.table_namespace + "/" + o_.table;
+      location_ = root + "/" + o_.table_namespace + "/" + table_;
     } else {
       std::error_code ec;
       const auto root = std::filesystem::absolute(o_.warehouse, ec);
@@ -175,10 +162,10 @@ class IcebergSink final : public Sink {
         return Status::IOError(name() + ": warehouse " + o_.warehouse + ": " +
                                ec.message());
       location_ =
-          "file://" + (root / o_.table_namespace / o_.table).lexically_normal().string();
+          "file://" + (root / o_.table_namespace / table_).lexically_normal().string();
     }
     KELT_ASSIGN_OR_RAISE(ice::PartitionSpec spec,
-                         ice::ParsePartitionSpec(o_.partition, mapping_.schema));
+                         ice::ParsePartitionSpec(partition, mapping_.schema));
     KELT_ASSIGN_OR_RAISE(
         ice::LoadedTable t,
         ice::CreateOrLoadTable(*catalog_, id(), location_, mapping_.schema, spec, *io_));
@@ -197,7 +184,7 @@ class IcebergSink final : public Sink {
     return RemoveUncommittedFiles(t.metadata);
   }
 
-  Result<OffsetMap> Resume(const std::vector<TopicPartition>& partitions) override {
+  Result<OffsetMap> Resume(const std::vector<TopicPartition>& partitions) {
     KELT_ASSIGN_OR_RAISE(ice::LoadedTable t, Load());
     KELT_ASSIGN_OR_RAISE(OffsetMap stored, GroupOffsets(t.metadata, o_.group_id));
     OffsetMap out;
@@ -208,30 +195,27 @@ class IcebergSink final : public Sink {
     return out;
   }
 
-  Result<OffsetMap> Write(const SinkWindow& window) override {
-    if (window.dead_letters && window.dead_letters->num_rows() > 0) {
-      return Status::NotImplemented(
-          name() +
-          ": dead letters are not landed by the Iceberg sink yet; use "
-          "on_bad_record fail/skip or add a parquet/duckdb sink for them");
-    }
-    if (window.spans.empty()) return OffsetMap{};
+  // Land the rows of `batch` the table does not hold yet, with the spans' next offsets
+  // merged into the summary; returns the spans' durable next offsets.
+  Result<OffsetMap> Land(const std::shared_ptr<arrow::RecordBatch>& batch,
+                         const std::vector<PartitionSpan>& spans) {
+    if (spans.empty()) return OffsetMap{};
     for (int attempt = 0; attempt < kCommitAttempts; ++attempt) {
       KELT_ASSIGN_OR_RAISE(ice::LoadedTable base, Load());
       KELT_ASSIGN_OR_RAISE(OffsetMap stored, GroupOffsets(base.metadata, o_.group_id));
       OffsetMap next = stored;
       bool advances = false;
-      for (const auto& span : window.spans) {
+      for (const auto& span : spans) {
         int64_t& n = next[span.tp];
         auto it = stored.find(span.tp);
         if (it == stored.end() || it->second < span.last_offset + 1) advances = true;
         n = std::max(it == stored.end() ? 0 : it->second, span.last_offset + 1);
       }
       OffsetMap durable;
-      for (const auto& span : window.spans) durable[span.tp] = next[span.tp];
+      for (const auto& span : spans) durable[span.tp] = next[span.tp];
       if (!advances) return durable;  // everything here is in the table already
       std::vector<ice::DataFile> files;
-      Status st = WriteDataFiles(window, stored, &files);
+      Status st = WriteDataFiles(batch, stored, &files);
       if (st.ok()) {
         std::map<std::string, std::string> summary = {
             {OffsetsKey(o_.group_id), OffsetsJson(next)}};
@@ -253,17 +237,8 @@ class IcebergSink final : public Sink {
                                std::to_string(kCommitAttempts) + " times in a row");
   }
 
-  Result<OffsetMap> Flush() override { return OffsetMap{}; }
-  Status Drop(const std::vector<TopicPartition>& partitions) override {
-    return Status::OK();  // nothing is held between windows
-  }
-  Status Close() override {
-    catalog_.reset();
-    return Status::OK();
-  }
-
  private:
-  ice::TableIdentifier id() const { return {o_.table_namespace, o_.table}; }
+  ice::TableIdentifier id() const { return {o_.table_namespace, table_}; }
 
   Result<ice::LoadedTable> Load() {
     KELT_ASSIGN_OR_RAISE(std::optional<ice::LoadedTable> t,
@@ -294,9 +269,8 @@ class IcebergSink final : public Sink {
   }
 
   // One Parquet file per Kafka partition with rows at or past its stored next offset.
-  Status WriteDataFiles(const SinkWindow& window, const OffsetMap& stored,
-                        std::vector<ice::DataFile>* files) {
-    const auto& batch = window.batch;
+  Status WriteDataFiles(const std::shared_ptr<arrow::RecordBatch>& batch,
+                        const OffsetMap& stored, std::vector<ice::DataFile>* files) {
     if (!batch || batch->num_rows() == 0) return Status::OK();
     auto topic_col = batch->GetColumnByName("_kafka_topic");
     auto part_col = batch->GetColumnByName("_kafka_partition");
@@ -422,14 +396,93 @@ class IcebergSink final : public Sink {
     return Status::OK();
   }
 
-  IcebergSinkOptions o_;
+  const IcebergSinkOptions& o_;
+  const std::string table_;
+  ice::Catalog* catalog_;
+  const ice::FileIO* io_;
   ice::LandingMapping mapping_;
   ice::PartitionSpec spec_;
   std::vector<ice::PartitionColumn> partition_columns_;
-  std::unique_ptr<ice::Catalog> catalog_;
-  std::unique_ptr<ice::FileIO> io_;
   std::string location_;
   std::string table_location_;
+};
+
+class IcebergSink final : public Sink {
+ public:
+  explicit IcebergSink(IcebergSinkOptions o) : o_(std::move(o)) {}
+
+  std::string name() const override {
+    return "iceberg:" + o_.table_namespace + "." + o_.table + " (catalog " +
+           ice::CatalogDisplayName(o_.catalog) + ")";
+  }
+
+  Status Open(const std::shared_ptr<arrow::Schema>& landing,
+              const std::shared_ptr<arrow::Schema>& dead_letter) override {
+    for (const char* c : {"_kafka_topic", "_kafka_partition", "_kafka_offset"}) {
+      if (landing->GetFieldIndex(c) < 0) {
+        return Status::Invalid(name() + ": the landing schema needs the column " + c +
+                               " (the sink keeps each record once by its offset)");
+      }
+    }
+    if (!ice::IsPostgresCatalog(o_.catalog)) {
+      // SQLite creates the catalog file, not its directory.
+      std::error_code dir_ec;
+      const auto catalog_dir = std::filesystem::path(o_.catalog).parent_path();
+      if (!catalog_dir.empty()) std::filesystem::create_directories(catalog_dir, dir_ec);
+      if (dir_ec) {
+        return Status::IOError(name() + ": create " + catalog_dir.string() + ": " +
+                               dir_ec.message());
+      }
+    }
+    KELT_ASSIGN_OR_RAISE(catalog_, ice::OpenCatalog(o_.catalog, o_.catalog_name));
+    io_ = std::make_unique<ice::FileIO>(internal::ObjectStoreOptions{
+        o_.s3_endpoint, o_.s3_region, o_.s3_access_key, o_.s3_secret_key});
+    dead_letter_schema_ = dead_letter;
+    main_ = std::make_unique<TableWriter>(o_, o_.table, catalog_.get(), io_.get());
+    return main_->Open(*landing, o_.partition);
+  }
+
+  Result<OffsetMap> Resume(const std::vector<TopicPartition>& partitions) override {
+    return main_->Resume(partitions);
+  }
+
+  // Dead letters first, in the sibling table `<table>_dead_letter`: if the landing
+  // commit then fails, the window is read again and the sibling, which holds its
+  // offsets already, leaves those dead letters out. Resume follows the landing table.
+  Result<OffsetMap> Write(const SinkWindow& window) override {
+    if (window.dead_letters && window.dead_letters->num_rows() > 0) {
+      if (!dead_letters_) {
+        if (!dead_letter_schema_) {
+          return Status::Invalid(name() + ": dead letters without a dead-letter schema");
+        }
+        auto dl = std::make_unique<TableWriter>(o_, o_.table + "_dead_letter",
+                                                catalog_.get(), io_.get());
+        KELT_RETURN_NOT_OK(dl->Open(*dead_letter_schema_, ""));
+        dead_letters_ = std::move(dl);
+      }
+      KELT_RETURN_NOT_OK(dead_letters_->Land(window.dead_letters, window.spans).status());
+    }
+    return main_->Land(window.batch, window.spans);
+  }
+
+  Result<OffsetMap> Flush() override { return OffsetMap{}; }
+  Status Drop(const std::vector<TopicPartition>& partitions) override {
+    return Status::OK();  // nothing is held between windows
+  }
+  Status Close() override {
+    dead_letters_.reset();
+    main_.reset();
+    catalog_.reset();
+    return Status::OK();
+  }
+
+ private:
+  IcebergSinkOptions o_;
+  std::unique_ptr<ice::Catalog> catalog_;
+  std::unique_ptr<ice::FileIO> io_;
+  std::shared_ptr<arrow::Schema> dead_letter_schema_;
+  std::unique_ptr<TableWriter> main_;
+  std::unique_ptr<TableWriter> dead_letters_;
 };
 
 }  // namespace
