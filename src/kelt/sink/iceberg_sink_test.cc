@@ -317,7 +317,8 @@ TEST_F(IcebergSinkTest, DeadLettersLandOnceInTheSiblingTable) {
   SinkWindow w = testing::MakeSinkWindow(records, landing_, testing::DeadLetterOptions());
   ASSERT_EQ(w.dead_letters->num_rows(), 2);
   auto rows_of = [&](const std::string& table) {
-    std::map<int64_t, std::vector<std::string>> out;  // offset → _kafka_value, _error_code
+    std::map<int64_t, std::vector<std::string>>
+        out;  // offset → _kafka_value, _error_code
     auto cat = iceberg::OpenSqliteCatalog(Options().catalog, "kelt");
     EXPECT_OK(cat);
     auto t = iceberg::LoadTable(**cat, {"ns", table});
