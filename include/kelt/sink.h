@@ -236,7 +236,8 @@ struct IcebergSinkOptions {
 /// Land windows into an Iceberg (format version 2) table: one Parquet data file per
 /// Kafka partition and window, committed as one `append` snapshot whose summary holds
 /// the group's next offsets (`kelt.offsets.<group>`); the catalog's compare-and-swap
-/// fences a writer that lost its partitions (sink/README.md, "Iceberg").
+/// fences a writer that lost its partitions (sink/README.md, "Iceberg"). Dead letters
+/// land, once each, in the sibling table `<table>_dead_letter`.
 Result<std::unique_ptr<Sink>> MakeIcebergSink(IcebergSinkOptions options);
 
 }  // namespace kelt

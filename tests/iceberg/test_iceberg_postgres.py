@@ -2,17 +2,16 @@
 """`kelt run` landing into an Iceberg table whose SQL catalog is on PostgreSQL (the
 `postgres` ctest fixture, scripts/postgres.sh), read back by pyiceberg's SqlCatalog on the
 same database: rows, every (partition, offset) exactly once, the offsets in the snapshot
-summary, `kelt sql` over the catalog, and the URI's password never printed."""
+summary, dead letters once each in the sibling table, `kelt sql` over the catalog, and the
+URI's password never printed."""
+import json
 import os
 import pathlib
 
 from pyiceberg.catalog.sql import SqlCatalog
 
 from conftest import cli
-from test_iceberg import (SCHEMA, assert_exactly_once, group_offsets, produce,
-                          write_records)
-
-import json
+from test_iceberg import SCHEMA, group_offsets, landed_keys, produce, write_records
 
 
 def pg_env():
@@ -33,6 +32,10 @@ def test_run_lands_into_a_postgresql_catalog_that_pyiceberg_reads(
     catalog_name = f"kelt_{topic.replace('-', '_')}"  # own catalog: reruns don't collide
     n = 1200
     write_records(tmp_path / "a.ndjson", n)
+    # Three records that do not fit the schema: dead letters (the loop's default policy).
+    with open(tmp_path / "a.ndjson", "a") as f:
+        for i in range(3):
+            f.write(json.dumps({"id": f"bad{i}"}) + "\n")
     produce(kelt, brokers, topic, tmp_path / "a.ndjson")
     (tmp_path / "schema.json").write_text(json.dumps(SCHEMA))
     cfg = tmp_path / "kelt.yaml"
@@ -56,6 +59,7 @@ sinks:
                      "--log-level", "debug")
     s = cli.summary_of(p.stdout)
     assert s["caught_up"] and s["rows"] == n and s["sink_errors"] == 0, p.stderr
+    assert s["dead_lettered"] == 3, s
     for out in (v.stdout, v.stderr, p.stdout, p.stderr):
         assert secret not in out
 
@@ -65,7 +69,17 @@ sinks:
     rows = table.scan().to_arrow()
     assert rows.num_rows == n
     assert sorted(rows.column("id").to_pylist()) == list(range(n))
-    truth = assert_exactly_once(kelt, brokers, topic, table)
+    # The dead letters, once each, in the sibling table; with the good rows, every
+    # (partition, offset) of the topic exactly once.
+    dead = catalog.load_table("lake.events_dead_letter").scan().to_arrow()
+    assert sorted(json.loads(v)["id"] for v in dead.column("_kafka_value").to_pylist()) == [
+        "bad0", "bad1", "bad2"]
+    assert all(dead.column("_error_code").to_pylist())
+    dead_keys = list(zip(dead.column("_kafka_partition").to_pylist(),
+                         dead.column("_kafka_offset").to_pylist()))
+    truth = cli.topic_contents(kelt, brokers, topic)
+    got = sorted(landed_keys(table) + dead_keys)
+    assert got == sorted((q, o) for q, offs in truth.items() for o in offs)
     assert group_offsets(table, f"g-{topic}") == {
         topic: {str(q): max(o) + 1 for q, o in truth.items()}}
     assert len(table.metadata.snapshots) >= 2  # one per window and partition set
