@@ -149,7 +149,8 @@ TEST_F(IcebergPostgresTest, RacingWritersLandEachOffsetOnceAndTransformReadsTheT
           st[i] = r.status();
           return;
         }
-        EXPECT_EQ(r->at({"events", 0}), w.spans.front().last_offset + 1);
+        // At least the window's end; more when the other writer is ahead already.
+        EXPECT_GE(r->at({"events", 0}), w.spans.front().last_offset + 1);
       }
     });
   }

@@ -99,6 +99,16 @@ class PostgresCatalog final : public Catalog {
   }
 
   Status CreateTables() {
+    // A role that may use the tables but not create any (no CREATE on the schema) fails
+    // even CREATE … IF NOT EXISTS: look first.
+    KELT_ASSIGN_OR_RAISE(
+        ResultPtr have,
+        Exec("SELECT to_regclass('\"iceberg_tables\"') IS NOT NULL AND "
+             "to_regclass('\"iceberg_namespace_properties\"') IS NOT NULL",
+             {}, "look for the catalog tables"));
+    if (PQntuples(have.get()) == 1 && std::string(PQgetvalue(have.get(), 0, 0)) == "t") {
+      return Status::OK();
+    }
     for (const char* sql : kCreateTables) {
       auto r = Exec(sql, {}, "create the catalog tables");
       if (r.ok()) continue;
