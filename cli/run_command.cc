@@ -271,10 +271,15 @@ std::vector<std::string> ConfigSecrets(const EltConfig& c) {
   for (const auto& s : c.sinks) {
     if (!s.parquet.s3_access_key.empty()) out.push_back(s.parquet.s3_access_key);
     if (!s.parquet.s3_secret_key.empty()) out.push_back(s.parquet.s3_secret_key);
-    if (s.kind == SinkConfig::Kind::kPostgres) {
-      out.push_back(s.postgres.conninfo);
+    if (!s.iceberg.s3_access_key.empty()) out.push_back(s.iceberg.s3_access_key);
+    if (!s.iceberg.s3_secret_key.empty()) out.push_back(s.iceberg.s3_secret_key);
+    const bool iceberg_pg = s.kind == SinkConfig::Kind::kIceberg &&
+                            (s.iceberg.catalog.rfind("postgresql://", 0) == 0 ||
+                             s.iceberg.catalog.rfind("postgres://", 0) == 0);
+    if (s.kind == SinkConfig::Kind::kPostgres || iceberg_pg) {
       // The password inside a URI or key=value conninfo.
-      const std::string& ci = s.postgres.conninfo;
+      const std::string& ci = iceberg_pg ? s.iceberg.catalog : s.postgres.conninfo;
+      if (!iceberg_pg) out.push_back(ci);
       size_t at = ci.find('@');
       size_t scheme = ci.find("://");
       if (scheme != std::string::npos && at != std::string::npos) {

@@ -49,8 +49,9 @@ PY_PINS=(
   "jsonschema==4.26.0"
   "polars==2.1.0"             # Arrow PyCapsule interop tests of the Python package
   "duckdb==2.0.0"
-  # The Iceberg tests read kelt's tables through its SqlCatalog (issue #15).
-  "pyiceberg[sql-sqlite]==0.12.0"
+  # The Iceberg tests read kelt's tables through its SqlCatalog (issue #15), on SQLite
+  # and on PostgreSQL (psycopg2).
+  "pyiceberg[sql-sqlite,sql-postgres]==0.12.0"
 )
 APT_PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config git curl ca-certificates

@@ -206,14 +206,22 @@ Result<std::unique_ptr<Sink>> MakePostgresSink(PostgresSinkOptions options);
 // --- Apache Iceberg ------------------------------------------------------------------
 
 struct IcebergSinkOptions {
-  /// The SQL catalog's SQLite file (created if missing): the `iceberg_tables` and
-  /// `iceberg_namespace_properties` tables of Iceberg's JdbcCatalog and pyiceberg's
-  /// SqlCatalog.
+  /// The SQL catalog: a SQLite file (created if missing) or a PostgreSQL database
+  /// (`postgresql://…` or `postgres://…`, a libpq URI; its password is never shown),
+  /// holding the `iceberg_tables` and `iceberg_namespace_properties` tables of
+  /// Iceberg's JdbcCatalog and pyiceberg's SqlCatalog (created if missing).
   std::string catalog;
   /// The catalog's name (the `catalog_name` column; pyiceberg's SqlCatalog(name)).
   std::string catalog_name = "kelt";
-  /// Local warehouse directory; a new table lives at `<warehouse>/<namespace>/<table>`.
+  /// Warehouse: a local directory or `s3://bucket/prefix`; a new table lives at
+  /// `<warehouse>/<namespace>/<table>`.
   std::string warehouse;
+  /// S3 settings for an `s3://` warehouse (as ParquetSinkOptions'): endpoint override,
+  /// region, credentials; empty: the AWS defaults and environment.
+  std::string s3_endpoint;
+  std::string s3_region;
+  std::string s3_access_key;
+  std::string s3_secret_key;
   std::string table_namespace = "default";
   std::string table = "landing";
   /// Partition spec of a new table: comma-separated `column` (identity) or
@@ -228,7 +236,8 @@ struct IcebergSinkOptions {
 /// Land windows into an Iceberg (format version 2) table: one Parquet data file per
 /// Kafka partition and window, committed as one `append` snapshot whose summary holds
 /// the group's next offsets (`kelt.offsets.<group>`); the catalog's compare-and-swap
-/// fences a writer that lost its partitions (sink/README.md, "Iceberg").
+/// fences a writer that lost its partitions (sink/README.md, "Iceberg"). Dead letters
+/// land, once each, in the sibling table `<table>_dead_letter`.
 Result<std::unique_ptr<Sink>> MakeIcebergSink(IcebergSinkOptions options);
 
 }  // namespace kelt

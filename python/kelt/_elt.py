@@ -73,12 +73,17 @@ class PostgresSink:
 
 @dataclass
 class IcebergSink:
-    """Land windows in an Apache Iceberg table (SQL catalog on SQLite, local
-    warehouse): one append snapshot per window with the group's offsets."""
+    """Land windows in an Apache Iceberg table (SQL catalog: a SQLite file or a
+    ``postgresql://`` URI; local warehouse): one append snapshot per window with the
+    group's offsets."""
 
     catalog: str
-    warehouse: str
+    warehouse: str  # a directory or s3://bucket/prefix
     catalog_name: Optional[str] = None
+    s3_endpoint: Optional[str] = None
+    s3_region: Optional[str] = None
+    s3_access_key: Optional[str] = field(default=None, repr=False)
+    s3_secret_key: Optional[str] = field(default=None, repr=False)
     namespace: Optional[str] = None
     table: Optional[str] = None
     partition: Optional[str] = None  # e.g. "day(at), base"

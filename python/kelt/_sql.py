@@ -40,18 +40,22 @@ class SqlSession:
                          topic: str = "", table: str = "landing",
                          dead_letters: bool = False, dead_letter_dir: str = "_dead_letter",
                          s3_endpoint: str = "", s3_region: str = "",
-                         s3_access_key: str = "", s3_secret_key: str = "") -> None:
+                         s3_access_key: str = "", s3_secret_key: str = "",
+                         catalog_name: str = "kelt") -> None:
         """Make landed data queryable as view ``name``.
 
         ``format="parquet"``: ``location`` is a Parquet sink's root and ``topic`` the topic
         whose published files to read (``dead_letters=True`` reads its dead letters).
         ``format="duckdb"``: ``location`` is a DuckDB sink's database file, ``table`` its
-        landing table."""
+        landing table. ``format="iceberg"``: ``location`` is the SQL catalog (SQLite file
+        or ``postgresql://`` URI), ``table`` the ``namespace.table`` and ``catalog_name``
+        the catalog's name; the table is read at its current snapshot."""
         self._native.register_landing(name, {
             "format": format, "location": location, "topic": topic, "table": table,
             "dead_letters": dead_letters, "dead_letter_dir": dead_letter_dir,
             "s3_endpoint": s3_endpoint, "s3_region": s3_region,
-            "s3_access_key": s3_access_key, "s3_secret_key": s3_secret_key})
+            "s3_access_key": s3_access_key, "s3_secret_key": s3_secret_key,
+            "catalog_name": catalog_name})
 
     def query(self, sql: str) -> pa.Table:
         """Run one statement and return its result (empty for statements without rows)."""

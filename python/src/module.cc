@@ -692,9 +692,13 @@ LandingSource LandingSourceFromDict(nb::dict source) {
     s.format = LandingSource::Format::kParquet;
   } else if (format == "duckdb") {
     s.format = LandingSource::Format::kDuckDb;
+  } else if (format == "iceberg") {
+    s.format = LandingSource::Format::kIceberg;
   } else {
-    throw StatusError(Status::Invalid(
-        "landing source: format: expected 'parquet' or 'duckdb', got '" + format + "'"));
+    throw StatusError(
+        Status::Invalid("landing source: format: expected 'parquet', 'duckdb' or "
+                        "'iceberg', got '" +
+                        format + "'"));
   }
   r.Get("location", &s.location);
   r.Get("topic", &s.topic);
@@ -705,6 +709,7 @@ LandingSource LandingSourceFromDict(nb::dict source) {
   r.Get("s3_region", &s.s3_region);
   r.Get("s3_access_key", &s.s3_access_key);
   r.Get("s3_secret_key", &s.s3_secret_key);
+  r.Get("catalog_name", &s.catalog_name);
   return s;
 }
 

@@ -1202,17 +1202,36 @@ const std::vector<KeySpec>& Specs() {
              [](SinkConfig & s) -> auto& { return s.postgres.replace_nul_in_text; },
              {"", "", "NUL in text lands as U+FFFD instead of failing"}));
 
-    // Apache Iceberg (SQL catalog on SQLite, local warehouse).
+    // Apache Iceberg (SQL catalog on SQLite or PostgreSQL; local or S3 warehouse).
     add(Path("iceberg.catalog", [](SinkConfig & s) -> auto& { return s.iceberg.catalog; },
-             {"", "", "SQL catalog: SQLite file (relative to the config file)"})
-            .Required());
+             {"", "",
+              "SQL catalog: SQLite file (relative to the config file) or "
+              "postgresql:// URI"})
+            .Required()
+            .Secret());
     add(Str("iceberg.catalog_name",
             [](SinkConfig & s) -> auto& { return s.iceberg.catalog_name; },
             {"", "", "the catalog's name (catalog_name column)"}));
     add(Path("iceberg.warehouse",
              [](SinkConfig & s) -> auto& { return s.iceberg.warehouse; },
-             {"", "", "warehouse directory (relative to the config file)"})
+             {"", "",
+              "warehouse: a directory (relative to the config file) or "
+              "s3://bucket/prefix"})
             .Required());
+    add(Str("iceberg.s3_endpoint",
+            [](SinkConfig & s) -> auto& { return s.iceberg.s3_endpoint; },
+            {"", "", "S3 endpoint override (s3:// warehouse)"}));
+    add(Str("iceberg.s3_region",
+            [](SinkConfig & s) -> auto& { return s.iceberg.s3_region; },
+            {"", "", "S3 region"}));
+    add(Str("iceberg.s3_access_key",
+            [](SinkConfig & s) -> auto& { return s.iceberg.s3_access_key; },
+            {"", "", "S3 access key"})
+            .Secret());
+    add(Str("iceberg.s3_secret_key",
+            [](SinkConfig & s) -> auto& { return s.iceberg.s3_secret_key; },
+            {"", "", "S3 secret key"})
+            .Secret());
     add(Str("iceberg.namespace",
             [](SinkConfig & s) -> auto& { return s.iceberg.table_namespace; },
             {"", "", "table namespace"}));

@@ -22,7 +22,8 @@ struct TableIdentifier {
 class Catalog {
  public:
   virtual ~Catalog() = default;
-  /// "sqlite:<path> (catalog <name>)"; never a secret.
+  /// "sqlite:<path> (catalog <name>)", "postgresql://user@host:port/db (catalog
+  /// <name>)"; never a secret.
   virtual std::string name() const = 0;
   /// The table's current metadata location, nullopt if the table does not exist.
   virtual Result<std::optional<std::string>> LoadTable(const TableIdentifier& id) = 0;
@@ -39,5 +40,21 @@ class Catalog {
 /// Open (creating if missing) the SQL catalog `catalog_name` in SQLite file `path`.
 Result<std::unique_ptr<Catalog>> OpenSqliteCatalog(const std::string& path,
                                                    const std::string& catalog_name);
+
+/// Open the SQL catalog `catalog_name` in a PostgreSQL database (`conninfo`: a libpq URI
+/// or keyword string; creates the two tables if missing). The password never appears
+/// in name() or in a message.
+Result<std::unique_ptr<Catalog>> OpenPostgresCatalog(const std::string& conninfo,
+                                                     const std::string& catalog_name);
+
+/// True for a `postgresql://` or `postgres://` catalog location.
+bool IsPostgresCatalog(const std::string& location);
+
+/// Open the catalog a location names: a `postgresql://…` URI, else a SQLite file.
+Result<std::unique_ptr<Catalog>> OpenCatalog(const std::string& location,
+                                             const std::string& catalog_name);
+
+/// What may be shown of a catalog location: a PostgreSQL URI without its password.
+std::string CatalogDisplayName(const std::string& location);
 
 }  // namespace kelt::iceberg

@@ -19,16 +19,6 @@ int64_t NowMs() {
       .count();
 }
 
-Result<std::string> ReadLocal(const std::string& location) {
-  KELT_ASSIGN_OR_RAISE(std::string path, LocalPath(location));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::IOError("read " + path + ": cannot open");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return Status::IOError("read " + path + ": failed");
-  return ss.str();
-}
-
 // The version number of a metadata file name "v<N>-….metadata.json" or
 // "<N>-….metadata.json" (Java, pyiceberg), 0 when there is none.
 int64_t MetadataVersion(const std::string& location) {
@@ -65,11 +55,6 @@ int64_t SummaryInt(const Snapshot* s, const char* key) {
   }
 }
 
-void RemoveQuietly(const std::string& location) {
-  auto path = LocalPath(location);
-  if (path.ok()) std::remove(path->c_str());
-}
-
 }  // namespace
 
 Result<std::string> LocalPath(const std::string& location) {
@@ -80,11 +65,11 @@ Result<std::string> LocalPath(const std::string& location) {
                                 "': only local warehouses are supported yet");
 }
 
-Result<std::optional<LoadedTable>> LoadTable(Catalog& catalog,
-                                             const TableIdentifier& id) {
+Result<std::optional<LoadedTable>> LoadTable(Catalog& catalog, const TableIdentifier& id,
+                                             const FileIO& io) {
   KELT_ASSIGN_OR_RAISE(std::optional<std::string> loc, catalog.LoadTable(id));
   if (!loc) return std::optional<LoadedTable>();
-  KELT_ASSIGN_OR_RAISE(std::string json, ReadLocal(*loc));
+  KELT_ASSIGN_OR_RAISE(std::string json, io.Read(*loc));
   auto m = MetadataFromJson(json);
   if (!m.ok()) return m.status().WithPrefix(*loc + ": ");
   return std::optional<LoadedTable>(LoadedTable{*loc, std::move(*m)});
@@ -92,23 +77,19 @@ Result<std::optional<LoadedTable>> LoadTable(Catalog& catalog,
 
 Result<LoadedTable> CreateOrLoadTable(Catalog& catalog, const TableIdentifier& id,
                                       const std::string& location, const Schema& schema,
-                                      const PartitionSpec& spec) {
-  KELT_ASSIGN_OR_RAISE(std::optional<LoadedTable> existing, LoadTable(catalog, id));
+                                      const PartitionSpec& spec, const FileIO& io) {
+  KELT_ASSIGN_OR_RAISE(std::optional<LoadedTable> existing, LoadTable(catalog, id, io));
   if (existing) return std::move(*existing);
-  KELT_ASSIGN_OR_RAISE(std::string dir, LocalPath(location));
-  std::error_code ec;
-  std::filesystem::create_directories(dir + "/metadata", ec);
-  if (!ec) std::filesystem::create_directories(dir + "/data", ec);
-  if (ec) return Status::IOError("create " + dir + ": " + ec.message());
+  KELT_RETURN_NOT_OK(io.MakeDirs(location + "/metadata"));
+  KELT_RETURN_NOT_OK(io.MakeDirs(location + "/data"));
   LoadedTable t;
   t.metadata = NewTableMetadata(location, schema, spec, RandomUuid(), NowMs());
   t.metadata_location = location + "/metadata/" + MetadataFileName(1);
-  KELT_ASSIGN_OR_RAISE(std::string path, LocalPath(t.metadata_location));
-  KELT_RETURN_NOT_OK(WriteLocalFile(path, MetadataToJson(t.metadata)));
+  KELT_RETURN_NOT_OK(io.Write(t.metadata_location, MetadataToJson(t.metadata)));
   KELT_ASSIGN_OR_RAISE(bool created, catalog.CreateTable(id, t.metadata_location));
   if (created) return t;
-  RemoveQuietly(t.metadata_location);
-  KELT_ASSIGN_OR_RAISE(existing, LoadTable(catalog, id));
+  io.Remove(t.metadata_location);
+  KELT_ASSIGN_OR_RAISE(existing, LoadTable(catalog, id, io));
   if (!existing) return Status::IOError("table " + id.ns + "." + id.name + " vanished");
   return std::move(*existing);
 }
@@ -117,7 +98,8 @@ Result<AppendOutcome> CommitAppend(Catalog& catalog, const TableIdentifier& id,
                                    const LoadedTable& base,
                                    const std::vector<PartitionColumn>& partition,
                                    const std::vector<DataFile>& files,
-                                   const std::map<std::string, std::string>& summary) {
+                                   const std::map<std::string, std::string>& summary,
+                                   const FileIO& io) {
   const TableMetadata& bm = base.metadata;
   const Schema* schema = bm.CurrentSchema();
   const PartitionSpec* spec = bm.DefaultSpec();
@@ -131,14 +113,16 @@ Result<AppendOutcome> CommitAppend(Catalog& catalog, const TableIdentifier& id,
   const int64_t seq = bm.last_sequence_number + 1;
   std::vector<std::string> written;  // removed if the swap is lost or a step fails
   auto cleanup = [&] {
-    for (const auto& w : written) RemoveQuietly(w);
+    for (const auto& w : written) io.Remove(w);
   };
 
   std::vector<ManifestFile> manifests;
   const std::string manifest_loc = meta_dir + "kelt-" + token + "-m0.avro";
-  KELT_ASSIGN_OR_RAISE(std::string manifest_path, LocalPath(manifest_loc));
-  auto mf = WriteManifest(manifest_path, ctx, files);
-  if (!mf.ok()) return mf.status();
+  Result<ManifestFile> mf = Status::Internal("manifest not written");
+  KELT_RETURN_NOT_OK(io.WriteVia(manifest_loc, [&](const std::string& path) {
+    mf = WriteManifest(path, ctx, files);
+    return mf.status();
+  }));
   written.push_back(manifest_loc);
   mf->path = manifest_loc;
   mf->sequence_number = seq;
@@ -146,22 +130,23 @@ Result<AppendOutcome> CommitAppend(Catalog& catalog, const TableIdentifier& id,
   manifests.push_back(std::move(*mf));
   const Snapshot* parent = bm.CurrentSnapshot();
   if (parent) {
-    auto list_path = LocalPath(parent->manifest_list);
-    auto previous = list_path.ok()
-                        ? ReadManifestList(*list_path)
-                        : Result<std::vector<ManifestFile>>(list_path.status());
-    if (!previous.ok()) {
-      cleanup();
+    Result<std::vector<ManifestFile>> previous = Status::Internal("not read");
+    Status read = io.ReadVia(parent->manifest_list, [&](const std::string& path) {
+      previous = ReadManifestList(path);
       return previous.status();
+    });
+    if (!read.ok()) {
+      cleanup();
+      return read;
     }
     for (auto& m : *previous) manifests.push_back(std::move(m));
   }
   const std::string list_loc =
       meta_dir + "snap-" + std::to_string(ctx.snapshot_id) + "-kelt-" + token + ".avro";
-  auto list_path = LocalPath(list_loc);
-  Status st = list_path.ok() ? WriteManifestList(*list_path, ctx.snapshot_id,
-                                                 bm.current_snapshot_id, seq, manifests)
-                             : list_path.status();
+  Status st = io.WriteVia(list_loc, [&](const std::string& path) {
+    return WriteManifestList(path, ctx.snapshot_id, bm.current_snapshot_id, seq,
+                             manifests);
+  });
   if (!st.ok()) {
     cleanup();
     return st;
@@ -220,54 +205,74 @@ Result<AppendOutcome> CommitAppend(Catalog& catalog, const TableIdentifier& id,
       meta_dir + MetadataFileName(
                      std::max<int64_t>(MetadataVersion(base.metadata_location) + 1,
                                        static_cast<int64_t>(nm.metadata_log.size()) + 1));
-  auto meta_path = LocalPath(next.metadata_location);
-  st = meta_path.ok() ? WriteLocalFile(*meta_path, MetadataToJson(nm))
-                      : meta_path.status();
+  st = io.Write(next.metadata_location, MetadataToJson(nm));
   if (!st.ok()) {
     cleanup();
     return st;
   }
   written.push_back(next.metadata_location);
   auto swapped = catalog.CommitTable(id, base.metadata_location, next.metadata_location);
-  if (!swapped.ok() || !*swapped) {
-    // Lost or failed: nothing points at these files. (A failed UPDATE leaves the row
-    // as it was: SQLite's statement is atomic.)
-    cleanup();
-    if (!swapped.ok()) return swapped.status();
+  // An error here may leave the outcome unknown (the catalog could not tell whether its
+  // UPDATE happened): the files stay, as the table may point at them now.
+  if (!swapped.ok()) return swapped.status();
+  if (!*swapped) {
+    cleanup();  // lost: nothing points at these files
     return AppendOutcome{false, {}};
   }
   return AppendOutcome{true, std::move(next)};
 }
 
-Result<std::vector<std::string>> CurrentDataFiles(const TableMetadata& metadata) {
+namespace {
+
+Result<std::vector<ManifestFile>> ReadList(const FileIO& io,
+                                           const std::string& location) {
+  Result<std::vector<ManifestFile>> out = Status::Internal("not read");
+  KELT_RETURN_NOT_OK(io.ReadVia(location, [&](const std::string& path) {
+    out = ReadManifestList(path);
+    return out.status();
+  }));
+  return out;
+}
+
+Result<std::vector<std::string>> ReadDataFiles(const FileIO& io,
+                                               const std::string& location) {
+  Result<std::vector<std::string>> out = Status::Internal("not read");
+  KELT_RETURN_NOT_OK(io.ReadVia(location, [&](const std::string& path) {
+    out = ReadManifestDataFiles(path);
+    return out.status();
+  }));
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> CurrentDataFiles(const TableMetadata& metadata,
+                                                  const FileIO& io) {
   std::vector<std::string> out;
   const Snapshot* current = metadata.CurrentSnapshot();
   if (!current) return out;
-  KELT_ASSIGN_OR_RAISE(std::string list, LocalPath(current->manifest_list));
-  KELT_ASSIGN_OR_RAISE(auto manifests, ReadManifestList(list));
+  KELT_ASSIGN_OR_RAISE(auto manifests, ReadList(io, current->manifest_list));
   for (const auto& m : manifests) {
     if (m.content != 0) {
       return Status::NotImplemented(
           "table has delete files, which kelt cannot apply yet");
     }
-    KELT_ASSIGN_OR_RAISE(std::string path, LocalPath(m.path));
-    KELT_ASSIGN_OR_RAISE(auto files, ReadManifestDataFiles(path));
+    KELT_ASSIGN_OR_RAISE(auto files, ReadDataFiles(io, m.path));
     out.insert(out.end(), files.begin(), files.end());
   }
   return out;
 }
 
-Result<std::vector<std::string>> ReferencedDataFiles(const TableMetadata& metadata) {
+Result<std::vector<std::string>> ReferencedDataFiles(const TableMetadata& metadata,
+                                                     const FileIO& io) {
   std::set<std::string> manifests;
   for (const auto& s : metadata.snapshots) {
-    KELT_ASSIGN_OR_RAISE(std::string list, LocalPath(s.manifest_list));
-    KELT_ASSIGN_OR_RAISE(auto entries, ReadManifestList(list));
+    KELT_ASSIGN_OR_RAISE(auto entries, ReadList(io, s.manifest_list));
     for (const auto& m : entries) manifests.insert(m.path);
   }
   std::set<std::string> files;
   for (const auto& m : manifests) {
-    KELT_ASSIGN_OR_RAISE(std::string path, LocalPath(m));
-    KELT_ASSIGN_OR_RAISE(auto paths, ReadManifestDataFiles(path));
+    KELT_ASSIGN_OR_RAISE(auto paths, ReadDataFiles(io, m));
     files.insert(paths.begin(), paths.end());
   }
   return std::vector<std::string>(files.begin(), files.end());

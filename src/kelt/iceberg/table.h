@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kelt/iceberg/catalog.h"
+#include "kelt/iceberg/file_io.h"
 #include "kelt/iceberg/manifest.h"
 #include "kelt/iceberg/metadata.h"
 #include "kelt/status.h"
@@ -23,17 +24,19 @@ struct LoadedTable {
 };
 
 /// The local path of a location: "file:///a/b" → "/a/b", "/a/b" as is. Other schemes
-/// (s3://) are kNotImplemented.
+/// (s3://, which FileIO reads and writes) are kNotImplemented.
 Result<std::string> LocalPath(const std::string& location);
 
 /// The table's current metadata, nullopt if the catalog has no such table.
-Result<std::optional<LoadedTable>> LoadTable(Catalog& catalog, const TableIdentifier& id);
+Result<std::optional<LoadedTable>> LoadTable(Catalog& catalog, const TableIdentifier& id,
+                                             const FileIO& io = FileIO::Local());
 
 /// Load the table, or create it at `location` (a directory URI) with `schema` and
 /// `spec` when it does not exist (if another writer creates it first, load theirs).
 Result<LoadedTable> CreateOrLoadTable(Catalog& catalog, const TableIdentifier& id,
                                       const std::string& location, const Schema& schema,
-                                      const PartitionSpec& spec);
+                                      const PartitionSpec& spec,
+                                      const FileIO& io = FileIO::Local());
 
 /// The outcome of one attempt to commit.
 struct AppendOutcome {
@@ -50,13 +53,16 @@ Result<AppendOutcome> CommitAppend(Catalog& catalog, const TableIdentifier& id,
                                    const LoadedTable& base,
                                    const std::vector<PartitionColumn>& partition,
                                    const std::vector<DataFile>& files,
-                                   const std::map<std::string, std::string>& summary);
+                                   const std::map<std::string, std::string>& summary,
+                                   const FileIO& io = FileIO::Local());
 
 /// The live data files of the current snapshot (what a reader of the table sees now);
 /// empty for a table without snapshots.
-Result<std::vector<std::string>> CurrentDataFiles(const TableMetadata& metadata);
+Result<std::vector<std::string>> CurrentDataFiles(const TableMetadata& metadata,
+                                                  const FileIO& io = FileIO::Local());
 
 /// Every data file path referenced by any snapshot the metadata holds.
-Result<std::vector<std::string>> ReferencedDataFiles(const TableMetadata& metadata);
+Result<std::vector<std::string>> ReferencedDataFiles(const TableMetadata& metadata,
+                                                     const FileIO& io = FileIO::Local());
 
 }  // namespace kelt::iceberg

@@ -16,9 +16,11 @@
 
 #include "kelt/common/text.h"
 #include "kelt/iceberg/catalog.h"
+#include "kelt/iceberg/file_io.h"
 #include "kelt/iceberg/partition.h"
 #include "kelt/iceberg/table.h"
 #include "kelt/iceberg/table_schema.h"
+#include "kelt/landing/filesystem.h"
 #include "kelt/log.h"
 #include "kelt/sink.h"
 
@@ -129,45 +131,44 @@ struct DataFileName {
   }
 };
 
-class IcebergSink final : public Sink {
+// One table the sink lands into and its commit loop: the landing table, or its
+// dead-letter sibling. Both keep the group's offsets in their own snapshot summaries,
+// so each leaves out the rows it already holds, independently of the other.
+class TableWriter {
  public:
-  explicit IcebergSink(IcebergSinkOptions o) : o_(std::move(o)) {}
+  TableWriter(const IcebergSinkOptions& o, std::string table, ice::Catalog* catalog,
+              const ice::FileIO* io)
+      : o_(o), table_(std::move(table)), catalog_(catalog), io_(io) {}
 
-  std::string name() const override {
-    return "iceberg:" + o_.table_namespace + "." + o_.table + " (catalog " + o_.catalog +
-           ")";
+  std::string name() const {
+    return "iceberg:" + o_.table_namespace + "." + table_ + " (catalog " +
+           ice::CatalogDisplayName(o_.catalog) + ")";
   }
 
-  Status Open(const std::shared_ptr<arrow::Schema>& landing,
-              const std::shared_ptr<arrow::Schema>& dead_letter) override {
-    for (const char* c : {"_kafka_topic", "_kafka_partition", "_kafka_offset"}) {
-      if (landing->GetFieldIndex(c) < 0) {
-        return Status::Invalid(name() + ": the landing schema needs the column " + c +
-                               " (the sink keeps each record once by its offset)");
-      }
+  // Map `schema`, create or load the table (partitioned by `partition` when new),
+  // check it, and remove the data files no commit can take any more.
+  Status Open(const arrow::Schema& schema, const std::string& partition) {
+    KELT_ASSIGN_OR_RAISE(mapping_, ice::MapLandingSchema(schema));
+    if (ice::FileIO::IsS3(o_.warehouse)) {
+      std::string root = o_.warehouse;
+      while (!root.empty() && root.back() == '/') root.pop_back();
+      if (root.size() <= 5)
+        return Status::Invalid(name() + ": the warehouse needs a bucket");
+      location_ = root + "/" + o_.table_namespace + "/" + table_;
+    } else {
+      std::error_code ec;
+      const auto root = std::filesystem::absolute(o_.warehouse, ec);
+      if (ec)
+        return Status::IOError(name() + ": warehouse " + o_.warehouse + ": " +
+                               ec.message());
+      location_ =
+          "file://" + (root / o_.table_namespace / table_).lexically_normal().string();
     }
-    KELT_ASSIGN_OR_RAISE(mapping_, ice::MapLandingSchema(*landing));
-    // SQLite creates the catalog file, not its directory.
-    std::error_code dir_ec;
-    const auto catalog_dir = std::filesystem::path(o_.catalog).parent_path();
-    if (!catalog_dir.empty()) std::filesystem::create_directories(catalog_dir, dir_ec);
-    if (dir_ec) {
-      return Status::IOError(name() + ": create " + catalog_dir.string() + ": " +
-                             dir_ec.message());
-    }
-    KELT_ASSIGN_OR_RAISE(catalog_, ice::OpenSqliteCatalog(o_.catalog, o_.catalog_name));
-    std::error_code ec;
-    const auto root = std::filesystem::absolute(o_.warehouse, ec);
-    if (ec)
-      return Status::IOError(name() + ": warehouse " + o_.warehouse + ": " +
-                             ec.message());
-    location_ =
-        "file://" + (root / o_.table_namespace / o_.table).lexically_normal().string();
     KELT_ASSIGN_OR_RAISE(ice::PartitionSpec spec,
-                         ice::ParsePartitionSpec(o_.partition, mapping_.schema));
+                         ice::ParsePartitionSpec(partition, mapping_.schema));
     KELT_ASSIGN_OR_RAISE(
         ice::LoadedTable t,
-        ice::CreateOrLoadTable(*catalog_, id(), location_, mapping_.schema, spec));
+        ice::CreateOrLoadTable(*catalog_, id(), location_, mapping_.schema, spec, *io_));
     KELT_RETURN_NOT_OK(CheckSchema(t.metadata));
     const ice::PartitionSpec* have = t.metadata.DefaultSpec();
     if (!have) return Status::Invalid(name() + ": table metadata has no default spec");
@@ -183,7 +184,7 @@ class IcebergSink final : public Sink {
     return RemoveUncommittedFiles(t.metadata);
   }
 
-  Result<OffsetMap> Resume(const std::vector<TopicPartition>& partitions) override {
+  Result<OffsetMap> Resume(const std::vector<TopicPartition>& partitions) {
     KELT_ASSIGN_OR_RAISE(ice::LoadedTable t, Load());
     KELT_ASSIGN_OR_RAISE(OffsetMap stored, GroupOffsets(t.metadata, o_.group_id));
     OffsetMap out;
@@ -194,37 +195,37 @@ class IcebergSink final : public Sink {
     return out;
   }
 
-  Result<OffsetMap> Write(const SinkWindow& window) override {
-    if (window.dead_letters && window.dead_letters->num_rows() > 0) {
-      return Status::NotImplemented(
-          name() +
-          ": dead letters are not landed by the Iceberg sink yet; use "
-          "on_bad_record fail/skip or add a parquet/duckdb sink for them");
-    }
-    if (window.spans.empty()) return OffsetMap{};
+  // Land the rows of `batch` the table does not hold yet, with the spans' next offsets
+  // merged into the summary; returns the spans' durable next offsets.
+  Result<OffsetMap> Land(const std::shared_ptr<arrow::RecordBatch>& batch,
+                         const std::vector<PartitionSpan>& spans) {
+    if (spans.empty()) return OffsetMap{};
     for (int attempt = 0; attempt < kCommitAttempts; ++attempt) {
       KELT_ASSIGN_OR_RAISE(ice::LoadedTable base, Load());
       KELT_ASSIGN_OR_RAISE(OffsetMap stored, GroupOffsets(base.metadata, o_.group_id));
       OffsetMap next = stored;
       bool advances = false;
-      for (const auto& span : window.spans) {
+      for (const auto& span : spans) {
         int64_t& n = next[span.tp];
         auto it = stored.find(span.tp);
         if (it == stored.end() || it->second < span.last_offset + 1) advances = true;
         n = std::max(it == stored.end() ? 0 : it->second, span.last_offset + 1);
       }
       OffsetMap durable;
-      for (const auto& span : window.spans) durable[span.tp] = next[span.tp];
+      for (const auto& span : spans) durable[span.tp] = next[span.tp];
       if (!advances) return durable;  // everything here is in the table already
       std::vector<ice::DataFile> files;
-      Status st = WriteDataFiles(window, stored, &files);
+      Status st = WriteDataFiles(batch, stored, &files);
       if (st.ok()) {
         std::map<std::string, std::string> summary = {
             {OffsetsKey(o_.group_id), OffsetsJson(next)}};
-        auto outcome =
-            ice::CommitAppend(*catalog_, id(), base, partition_columns_, files, summary);
+        auto outcome = ice::CommitAppend(*catalog_, id(), base, partition_columns_, files,
+                                         summary, *io_);
         if (outcome.ok() && outcome->committed) return durable;
-        if (!outcome.ok()) st = outcome.status();
+        // An error may come from the swap itself, whose outcome can be unknown (a
+        // PostgreSQL connection that broke after the UPDATE was sent): the files may
+        // be in the table, so they stay. A later start removes them if they are not.
+        if (!outcome.ok()) return outcome.status().WithPrefix(name() + ": ");
       }
       for (const auto& f : files) RemoveDataFile(f.path);
       KELT_RETURN_NOT_OK(st.WithPrefix(name() + ": "));
@@ -236,21 +237,12 @@ class IcebergSink final : public Sink {
                                std::to_string(kCommitAttempts) + " times in a row");
   }
 
-  Result<OffsetMap> Flush() override { return OffsetMap{}; }
-  Status Drop(const std::vector<TopicPartition>& partitions) override {
-    return Status::OK();  // nothing is held between windows
-  }
-  Status Close() override {
-    catalog_.reset();
-    return Status::OK();
-  }
-
  private:
-  ice::TableIdentifier id() const { return {o_.table_namespace, o_.table}; }
+  ice::TableIdentifier id() const { return {o_.table_namespace, table_}; }
 
   Result<ice::LoadedTable> Load() {
     KELT_ASSIGN_OR_RAISE(std::optional<ice::LoadedTable> t,
-                         ice::LoadTable(*catalog_, id()));
+                         ice::LoadTable(*catalog_, id(), *io_));
     if (!t) return Status::NotFound(name() + ": the table is gone from the catalog");
     return std::move(*t);
   }
@@ -277,9 +269,8 @@ class IcebergSink final : public Sink {
   }
 
   // One Parquet file per Kafka partition with rows at or past its stored next offset.
-  Status WriteDataFiles(const SinkWindow& window, const OffsetMap& stored,
-                        std::vector<ice::DataFile>* files) {
-    const auto& batch = window.batch;
+  Status WriteDataFiles(const std::shared_ptr<arrow::RecordBatch>& batch,
+                        const OffsetMap& stored, std::vector<ice::DataFile>* files) {
     if (!batch || batch->num_rows() == 0) return Status::OK();
     auto topic_col = batch->GetColumnByName("_kafka_topic");
     auto part_col = batch->GetColumnByName("_kafka_partition");
@@ -331,7 +322,6 @@ class IcebergSink final : public Sink {
       runs.last = std::max(runs.last, off);
     }
     const std::string token = ice::RandomUuid().substr(0, 8);
-    KELT_ASSIGN_OR_RAISE(std::string data_dir, ice::LocalPath(table_location_ + "/data"));
     int k = 0;
     for (const auto& [key, runs] : groups) {
       const auto& [tp, tuple] = key;
@@ -350,15 +340,20 @@ class IcebergSink final : public Sink {
                                "+" + std::to_string(runs.first) + "+" +
                                std::to_string(runs.last) + "-" + token + "-" +
                                std::to_string(k++) + ".parquet";
-      const std::string path = data_dir + "/" + file;
       ice::DataFile df;
       df.path = table_location_ + "/data/" + file;
       df.partition = tuple;
-      KELT_RETURN_NOT_OK(ExportToParquet(*converted, path));
+      // On S3: written to a staging file, sized there, then uploaded whole.
+      std::uintmax_t size = 0;
+      Status written = io_->WriteVia(df.path, [&](const std::string& path) {
+        KELT_RETURN_NOT_OK(ExportToParquet(*converted, path));
+        std::error_code ec;
+        size = std::filesystem::file_size(path, ec);
+        if (ec) return Status::IOError("stat " + path + ": " + ec.message());
+        return Status::OK();
+      });
       files->push_back(df);  // from here on, removed if the commit does not happen
-      std::error_code ec;
-      const auto size = std::filesystem::file_size(path, ec);
-      if (ec) return Status::IOError("stat " + path + ": " + ec.message());
+      KELT_RETURN_NOT_OK(written);
       files->back().file_size = static_cast<int64_t>(size);
       files->back().record_count = converted->num_rows();
       KELT_ASSIGN_OR_RAISE(files->back().stats,
@@ -367,36 +362,31 @@ class IcebergSink final : public Sink {
     return Status::OK();
   }
 
-  void RemoveDataFile(const std::string& location) {
-    auto path = ice::LocalPath(location);
-    std::error_code ec;
-    if (path.ok()) std::filesystem::remove(*path, ec);
-  }
+  void RemoveDataFile(const std::string& location) { io_->Remove(location); }
 
   // Data files kelt wrote that no snapshot references. Those whose range lies below the
   // group's stored next offset can never be committed any more (a commit first
   // re-reads the table and leaves such rows out) and are deleted; the others may
   // belong to a commit in flight and are left for a later start.
   Status RemoveUncommittedFiles(const ice::TableMetadata& m) {
-    KELT_ASSIGN_OR_RAISE(auto referenced, ice::ReferencedDataFiles(m));
+    KELT_ASSIGN_OR_RAISE(auto referenced, ice::ReferencedDataFiles(m, *io_));
     std::set<std::string> live(referenced.begin(), referenced.end());
     KELT_ASSIGN_OR_RAISE(OffsetMap stored, GroupOffsets(m, o_.group_id));
-    KELT_ASSIGN_OR_RAISE(std::string data_dir, ice::LocalPath(m.location + "/data"));
-    std::error_code ec;
+    const std::string data_dir = m.location + "/data";
+    auto listed = io_->List(data_dir);
+    if (!listed.ok()) return listed.status().WithPrefix(name() + ": ");
     size_t removed = 0, kept = 0;
-    for (const auto& entry : std::filesystem::directory_iterator(data_dir, ec)) {
-      const std::string file = entry.path().filename().string();
+    for (const auto& file : *listed) {
       auto parsed = DataFileName::Parse(file);
-      if (!parsed || live.count(m.location + "/data/" + file)) continue;
+      if (!parsed || live.count(data_dir + "/" + file)) continue;
       auto it = stored.find(parsed->tp);
       if (it != stored.end() && parsed->last < it->second) {
-        std::error_code rm;
-        if (std::filesystem::remove(entry.path(), rm)) ++removed;
+        io_->Remove(data_dir + "/" + file);
+        ++removed;
       } else {
         ++kept;
       }
     }
-    if (ec) return Status::IOError(name() + ": list " + data_dir + ": " + ec.message());
     if (removed || kept) {
       Log(LogLevel::kInfo, "iceberg",
           name() + ": removed " + std::to_string(removed) +
@@ -406,13 +396,93 @@ class IcebergSink final : public Sink {
     return Status::OK();
   }
 
-  IcebergSinkOptions o_;
+  const IcebergSinkOptions& o_;
+  const std::string table_;
+  ice::Catalog* catalog_;
+  const ice::FileIO* io_;
   ice::LandingMapping mapping_;
   ice::PartitionSpec spec_;
   std::vector<ice::PartitionColumn> partition_columns_;
-  std::unique_ptr<ice::Catalog> catalog_;
   std::string location_;
   std::string table_location_;
+};
+
+class IcebergSink final : public Sink {
+ public:
+  explicit IcebergSink(IcebergSinkOptions o) : o_(std::move(o)) {}
+
+  std::string name() const override {
+    return "iceberg:" + o_.table_namespace + "." + o_.table + " (catalog " +
+           ice::CatalogDisplayName(o_.catalog) + ")";
+  }
+
+  Status Open(const std::shared_ptr<arrow::Schema>& landing,
+              const std::shared_ptr<arrow::Schema>& dead_letter) override {
+    for (const char* c : {"_kafka_topic", "_kafka_partition", "_kafka_offset"}) {
+      if (landing->GetFieldIndex(c) < 0) {
+        return Status::Invalid(name() + ": the landing schema needs the column " + c +
+                               " (the sink keeps each record once by its offset)");
+      }
+    }
+    if (!ice::IsPostgresCatalog(o_.catalog)) {
+      // SQLite creates the catalog file, not its directory.
+      std::error_code dir_ec;
+      const auto catalog_dir = std::filesystem::path(o_.catalog).parent_path();
+      if (!catalog_dir.empty()) std::filesystem::create_directories(catalog_dir, dir_ec);
+      if (dir_ec) {
+        return Status::IOError(name() + ": create " + catalog_dir.string() + ": " +
+                               dir_ec.message());
+      }
+    }
+    KELT_ASSIGN_OR_RAISE(catalog_, ice::OpenCatalog(o_.catalog, o_.catalog_name));
+    io_ = std::make_unique<ice::FileIO>(internal::ObjectStoreOptions{
+        o_.s3_endpoint, o_.s3_region, o_.s3_access_key, o_.s3_secret_key});
+    dead_letter_schema_ = dead_letter;
+    main_ = std::make_unique<TableWriter>(o_, o_.table, catalog_.get(), io_.get());
+    return main_->Open(*landing, o_.partition);
+  }
+
+  Result<OffsetMap> Resume(const std::vector<TopicPartition>& partitions) override {
+    return main_->Resume(partitions);
+  }
+
+  // Dead letters first, in the sibling table `<table>_dead_letter`: if the landing
+  // commit then fails, the window is read again and the sibling, which holds its
+  // offsets already, leaves those dead letters out. Resume follows the landing table.
+  Result<OffsetMap> Write(const SinkWindow& window) override {
+    if (window.dead_letters && window.dead_letters->num_rows() > 0) {
+      if (!dead_letters_) {
+        if (!dead_letter_schema_) {
+          return Status::Invalid(name() + ": dead letters without a dead-letter schema");
+        }
+        auto dl = std::make_unique<TableWriter>(o_, o_.table + "_dead_letter",
+                                                catalog_.get(), io_.get());
+        KELT_RETURN_NOT_OK(dl->Open(*dead_letter_schema_, ""));
+        dead_letters_ = std::move(dl);
+      }
+      KELT_RETURN_NOT_OK(dead_letters_->Land(window.dead_letters, window.spans).status());
+    }
+    return main_->Land(window.batch, window.spans);
+  }
+
+  Result<OffsetMap> Flush() override { return OffsetMap{}; }
+  Status Drop(const std::vector<TopicPartition>& partitions) override {
+    return Status::OK();  // nothing is held between windows
+  }
+  Status Close() override {
+    dead_letters_.reset();
+    main_.reset();
+    catalog_.reset();
+    return Status::OK();
+  }
+
+ private:
+  IcebergSinkOptions o_;
+  std::unique_ptr<ice::Catalog> catalog_;
+  std::unique_ptr<ice::FileIO> io_;
+  std::shared_ptr<arrow::Schema> dead_letter_schema_;
+  std::unique_ptr<TableWriter> main_;
+  std::unique_ptr<TableWriter> dead_letters_;
 };
 
 }  // namespace
@@ -420,10 +490,6 @@ class IcebergSink final : public Sink {
 Result<std::unique_ptr<Sink>> MakeIcebergSink(IcebergSinkOptions options) {
   if (options.catalog.empty()) return Status::Invalid("iceberg: catalog is required");
   if (options.warehouse.empty()) return Status::Invalid("iceberg: warehouse is required");
-  if (options.catalog.rfind("postgres", 0) == 0) {
-    return Status::NotImplemented(
-        "iceberg: only the SQLite catalog is supported yet (catalog is a file path)");
-  }
   for (const auto* n : {&options.table_namespace, &options.table}) {
     if (!IsSafeName(*n)) {
       return Status::Invalid("iceberg: '" + *n +

@@ -308,13 +308,92 @@ TEST_F(IcebergSinkTest, RefusesWhatItCannotLandExactlyOnce) {
   ASSERT_OK(no_offsets);
   EXPECT_STATUS((*sink)->Open(ToArrowSchema(*no_offsets), DeadLetterSchema()),
                 StatusCode::kInvalid, "_kafka_topic");
-  // Dead letters are refused, not lost.
-  auto s = Open(Options());
-  auto records = Range(0, 1);
-  records[1].value = "not json";
+}
+
+TEST_F(IcebergSinkTest, DeadLettersLandOnceInTheSiblingTable) {
+  auto records = Range(0, 9);
+  records[3].value = "not json";
+  records[7].value = R"({"id":"seven"})";
   SinkWindow w = testing::MakeSinkWindow(records, landing_, testing::DeadLetterOptions());
-  ASSERT_EQ(w.dead_letters->num_rows(), 1);
-  EXPECT_STATUS(s->Write(w), StatusCode::kNotImplemented, "dead letters");
+  ASSERT_EQ(w.dead_letters->num_rows(), 2);
+  auto rows_of = [&](const std::string& table) {
+    std::map<int64_t, std::vector<std::string>>
+        out;  // offset → _kafka_value, _error_code
+    auto cat = iceberg::OpenSqliteCatalog(Options().catalog, "kelt");
+    EXPECT_OK(cat);
+    auto t = iceberg::LoadTable(**cat, {"ns", table});
+    EXPECT_OK(t);
+    if (!t.ok() || !*t) return out;
+    auto files = iceberg::CurrentDataFiles((*t)->metadata);
+    EXPECT_OK(files);
+    for (const auto& location : *files) {
+      auto in = arrow::io::ReadableFile::Open(*iceberg::LocalPath(location)).ValueOrDie();
+      auto reader =
+          parquet::arrow::OpenFile(in, arrow::default_memory_pool()).ValueOrDie();
+      std::shared_ptr<arrow::Table> read;
+      EXPECT_TRUE(reader->ReadTable(&read).ok());
+      auto b = read->CombineChunksToBatch().ValueOrDie();
+      const auto& o =
+          static_cast<const arrow::Int64Array&>(*b->GetColumnByName("_kafka_offset"));
+      for (int64_t r = 0; r < b->num_rows(); ++r) {
+        auto& row = out[o.Value(r)];
+        if (auto v = b->GetColumnByName("_kafka_value")) {
+          row.push_back(static_cast<const arrow::BinaryArray&>(*v).GetString(r));
+          row.push_back(
+              static_cast<const arrow::StringArray&>(*b->GetColumnByName("_error_code"))
+                  .GetString(r));
+        }
+        row.push_back("#");  // one marker per copy of the row
+      }
+    }
+    return out;
+  };
+  {
+    auto s = Open(Options());
+    ASSERT_TRUE(s);
+    ASSERT_OK_AND_ASSIGN(OffsetMap d, s->Write(w));
+    EXPECT_EQ(d, (OffsetMap{{{"events", 0}, 10}}));
+    // The same window again (a replay after a crash before the Kafka commit): nothing
+    // lands twice in either table.
+    ASSERT_OK_AND_ASSIGN(d, s->Write(w));
+    EXPECT_EQ(d, (OffsetMap{{{"events", 0}, 10}}));
+    ASSERT_OK(s->Close());
+  }
+  auto landed = rows_of("events");
+  EXPECT_EQ(landed.size(), 8u);
+  EXPECT_FALSE(landed.count(3) || landed.count(7));
+  auto dead = rows_of("events_dead_letter");
+  ASSERT_EQ(dead.size(), 2u);
+  EXPECT_EQ(dead[3], (std::vector<std::string>{"not json", dead[3].at(1), "#"}));
+  EXPECT_EQ(dead[7].at(0), R"({"id":"seven"})");
+  EXPECT_EQ(dead[7].size(), 3u);  // once
+  EXPECT_FALSE(dead[3].at(1).empty());
+  // A writer that crashed after the dead letters' commit but before the landing one:
+  // the replay lands the rows, and the sibling, which holds the offsets, adds nothing.
+  auto more = Range(10, 14);
+  more[1].value = "bad";
+  SinkWindow w2 = testing::MakeSinkWindow(more, landing_, testing::DeadLetterOptions());
+  {
+    // Only the dead-letter half of w2, as the first step of Write would commit it.
+    IcebergSinkOptions dl = Options();
+    dl.table = "events_dead_letter";
+    auto half = MakeIcebergSink(dl);
+    ASSERT_OK(half);
+    ASSERT_OK((*half)->Open(DeadLetterSchema(), DeadLetterSchema()));
+    SinkWindow only_dead;
+    only_dead.batch = w2.dead_letters;
+    only_dead.spans = w2.spans;
+    ASSERT_OK((*half)->Write(only_dead).status());
+  }
+  auto s = Open(Options());
+  ASSERT_OK_AND_ASSIGN(OffsetMap r, s->Resume({{"events", 0}}));
+  EXPECT_EQ(r, (OffsetMap{{{"events", 0}, 10}}));  // the landing table is behind
+  ASSERT_OK_AND_ASSIGN(OffsetMap d, s->Write(w2));
+  EXPECT_EQ(d, (OffsetMap{{{"events", 0}, 15}}));
+  EXPECT_EQ(rows_of("events").size(), 12u);
+  dead = rows_of("events_dead_letter");
+  ASSERT_EQ(dead.size(), 3u);
+  EXPECT_EQ(dead[11].size(), 3u);  // once
 }
 
 }  // namespace

@@ -41,8 +41,8 @@ Status SqlSession::RegisterLanding(const std::string& name, const LandingSource&
         return Status::Invalid("transform: Iceberg table '" + source.table +
                                "' must be namespace.table");
       }
-      KELT_ASSIGN_OR_RAISE(
-          auto catalog, iceberg::OpenSqliteCatalog(source.location, source.catalog_name));
+      KELT_ASSIGN_OR_RAISE(auto catalog,
+                           iceberg::OpenCatalog(source.location, source.catalog_name));
       iceberg::TableIdentifier id{source.table.substr(0, dot),
                                   source.table.substr(dot + 1)};
       KELT_ASSIGN_OR_RAISE(auto table, iceberg::LoadTable(*catalog, id));
