@@ -824,12 +824,13 @@ static void test_rdp_pipeline(void) {
   rmdir(dir);
 }
 
-/* ---- --registry: the value formats of a Schema Registry, both ways ------------------ */
+/* ---- --registry: the value formats of a Schema Registry, both ways ------------------
+ */
 
 /* Rows {id, name} from..from+n-1 as Avro records of `subject` (registered from the
  * dataset's schema), through rdp_kafka_export_dataset_json. */
-static void produce_avro_rows(const char* brokers, const char* registry, const char* topic,
-                              int from, int n, int with_tier) {
+static void produce_avro_rows(const char* brokers, const char* registry,
+                              const char* topic, int from, int n, int with_tier) {
   char dataset[8192], config[1024];
   size_t len;
   int i;
@@ -842,10 +843,9 @@ static void produce_avro_rows(const char* brokers, const char* registry, const c
                          "\"rows\":[",
                          with_tier ? ",{\"name\":\"tier\",\"data_type\":\"Utf8\"}" : "");
   for (i = from; i < from + n; ++i) {
-    len += (size_t)snprintf(dataset + len, sizeof dataset - len,
-                            "%s[{\"Int64\":%d},{\"Utf8\":\"row %d\"}%s]",
-                            i > from ? "," : "", i, i,
-                            with_tier ? ",{\"Utf8\":\"gold\"}" : "");
+    len += (size_t)snprintf(
+        dataset + len, sizeof dataset - len, "%s[{\"Int64\":%d},{\"Utf8\":\"row %d\"}%s]",
+        i > from ? "," : "", i, i, with_tier ? ",{\"Utf8\":\"gold\"}" : "");
   }
   snprintf(dataset + len, sizeof dataset - len, "]}");
   snprintf(config, sizeof config,

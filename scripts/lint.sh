@@ -5,7 +5,7 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/paths.sh"
 cd "$KELT_ROOT"
-mapfile -t files < <(git ls-files --cached --others --exclude-standard '*.cc' '*.h')
+mapfile -t files < <(git ls-files --cached --others --exclude-standard '*.cc' '*.h' '*.c')
 if [ "${1:-}" = "--fix" ]; then
   clang-format -i "${files[@]}"
   exit 0
