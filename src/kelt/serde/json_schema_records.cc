@@ -553,8 +553,9 @@ class JsonSchemaRecords final : public RecordEncoder {
 
   Result<Entry*> For(const std::shared_ptr<arrow::Schema>& schema) const
       KELT_REQUIRES(mu_) {
-    return entries_.Get(schema,
-                        [&](const std::shared_ptr<arrow::Schema>& s) { return Make(s); });
+    if (Entry* known = entries_.Find(*schema)) return known;
+    KELT_ASSIGN_OR_RAISE(std::unique_ptr<Entry> made, Make(schema));
+    return entries_.Add(schema, std::move(made));
   }
 
   Result<std::unique_ptr<Entry>> Make(const std::shared_ptr<arrow::Schema>& schema) const

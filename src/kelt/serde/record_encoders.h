@@ -45,15 +45,19 @@ Result<int32_t> RegisterRowsSchema(SchemaRegistry& registry,
 template <typename Entry>
 class EntriesBySchema {
  public:
-  /// The entry of `schema`, `make(schema)` (a Result<std::unique_ptr<Entry>>) the first
-  /// time; a failure is not remembered.
-  template <typename Make>
-  Result<Entry*> Get(const std::shared_ptr<arrow::Schema>& schema, Make&& make) {
-    for (auto& [known, entry] : entries_) {
-      if (known->Equals(*schema, /*check_metadata=*/false)) return entry.get();
+  /// The entry made for `schema` (compared without metadata), or null the first time.
+  Entry* Find(const arrow::Schema& schema) const {
+    for (const auto& [known, entry] : entries_) {
+      if (known->Equals(schema, /*check_metadata=*/false)) return entry.get();
     }
-    KELT_ASSIGN_OR_RAISE(std::unique_ptr<Entry> made, make(schema));
-    entries_.emplace_back(schema, std::move(made));
+    return nullptr;
+  }
+
+  /// Keeps `entry` as the one of `schema` and returns it. (Find, then make, then Add: a
+  /// failure to make an entry is not remembered. No callback, so that the caller's
+  /// lock annotations cover the making.)
+  Entry* Add(std::shared_ptr<arrow::Schema> schema, std::unique_ptr<Entry> entry) {
+    entries_.emplace_back(std::move(schema), std::move(entry));
     return entries_.back().second.get();
   }
 
