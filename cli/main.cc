@@ -71,19 +71,6 @@ int RunSql(const SqlArgs& a) {
 
 namespace {
 
-// An Iceberg catalog location as `validate` prints it: a PostgreSQL URI without the
-// password ("postgresql://user:secret@host/db" → "postgresql://user@host/db").
-std::string CatalogShown(const std::string& catalog) {
-  const size_t scheme = catalog.find("://");
-  const size_t at = catalog.find('@');
-  if (scheme == std::string::npos || at == std::string::npos || catalog[0] != 'p') {
-    return catalog;
-  }
-  const size_t colon = catalog.find(':', scheme + 3);
-  if (colon == std::string::npos || colon > at) return catalog;
-  return catalog.substr(0, colon) + catalog.substr(at);
-}
-
 using kelt::cli::Fail;
 
 kelt::Result<std::string> ReadFile(const std::string& path) {
@@ -284,7 +271,7 @@ int RunValidate(const ConfigArgs& args) {
         std::cout << "(conninfo not shown) table " << s.postgres.table;
         break;
       case kelt::SinkConfig::Kind::kIceberg:
-        std::cout << CatalogShown(s.iceberg.catalog) << " table "
+        std::cout << kelt::IcebergCatalogShown(s.iceberg.catalog) << " table "
                   << s.iceberg.table_namespace << "." << s.iceberg.table << " warehouse "
                   << s.iceberg.warehouse;
         break;

@@ -273,26 +273,15 @@ std::vector<std::string> ConfigSecrets(const EltConfig& c) {
     if (!s.parquet.s3_secret_key.empty()) out.push_back(s.parquet.s3_secret_key);
     if (!s.iceberg.s3_access_key.empty()) out.push_back(s.iceberg.s3_access_key);
     if (!s.iceberg.s3_secret_key.empty()) out.push_back(s.iceberg.s3_secret_key);
-    const bool iceberg_pg = s.kind == SinkConfig::Kind::kIceberg &&
-                            (s.iceberg.catalog.rfind("postgresql://", 0) == 0 ||
-                             s.iceberg.catalog.rfind("postgres://", 0) == 0);
-    if (s.kind == SinkConfig::Kind::kPostgres || iceberg_pg) {
-      // The password inside a URI or key=value conninfo.
-      const std::string& ci = iceberg_pg ? s.iceberg.catalog : s.postgres.conninfo;
-      if (!iceberg_pg) out.push_back(ci);
-      size_t at = ci.find('@');
-      size_t scheme = ci.find("://");
-      if (scheme != std::string::npos && at != std::string::npos) {
-        size_t colon = ci.find(':', scheme + 3);
-        if (colon != std::string::npos && colon < at)
-          out.push_back(ci.substr(colon + 1, at - colon - 1));
-      }
-      size_t pw = ci.find("password=");
-      if (pw != std::string::npos) {
-        size_t end = ci.find(' ', pw);
-        out.push_back(ci.substr(pw + 9, end == std::string::npos ? end : end - pw - 9));
-      }
-    }
+    // The password of a PostgreSQL connection string, wherever it says it (libpq
+    // parses it); the PostgreSQL sink's whole conninfo is never shown either.
+    if (s.kind == SinkConfig::Kind::kPostgres) out.push_back(s.postgres.conninfo);
+    const std::string& conninfo =
+        s.kind == SinkConfig::Kind::kPostgres  ? s.postgres.conninfo
+        : s.kind == SinkConfig::Kind::kIceberg ? s.iceberg.catalog
+                                               : std::string();
+    std::string password = PostgresConnectionPassword(conninfo);
+    if (!password.empty()) out.push_back(std::move(password));
   }
   return out;
 }

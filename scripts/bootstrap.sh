@@ -61,6 +61,7 @@ APT_PACKAGES=(
   libavro-dev libprotobuf-dev libprotoc-dev protobuf-compiler   # Avro and Protobuf payloads
   libcurl4-openssl-dev                                          # the schema registry client
   libsqlite3-dev                                                # the Iceberg SQL catalog
+  file dpkg-dev                                                 # CPack's .deb (shlibdeps)
 )
 # Link order of the static libraries, from the Go module's prebuilt.go.
 DUCKDB_LIBS=(

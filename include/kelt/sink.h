@@ -203,6 +203,11 @@ struct PostgresSinkOptions {
 
 Result<std::unique_ptr<Sink>> MakePostgresSink(PostgresSinkOptions options);
 
+/// The password a PostgreSQL connection string (a URI: in its user info or
+/// `?password=`; or keywords: `password=`) holds, or "" (also when libpq cannot parse
+/// it): what a front end cuts from its own output.
+std::string PostgresConnectionPassword(std::string_view conninfo);
+
 // --- Apache Iceberg ------------------------------------------------------------------
 
 struct IcebergSinkOptions {
@@ -239,5 +244,9 @@ struct IcebergSinkOptions {
 /// fences a writer that lost its partitions (sink/README.md, "Iceberg"). Dead letters
 /// land, once each, in the sibling table `<table>_dead_letter`.
 Result<std::unique_ptr<Sink>> MakeIcebergSink(IcebergSinkOptions options);
+
+/// An Iceberg catalog location as it may be shown: a PostgreSQL catalog as
+/// `postgresql://user@host:port/db`, never with its password; a SQLite file as given.
+std::string IcebergCatalogShown(const std::string& catalog);
 
 }  // namespace kelt

@@ -77,7 +77,7 @@ class IcebergSink:
     ``postgresql://`` URI; local warehouse): one append snapshot per window with the
     group's offsets."""
 
-    catalog: str
+    catalog: str = field(repr=False)  # a PostgreSQL URI may hold a password
     warehouse: str  # a directory or s3://bucket/prefix
     catalog_name: Optional[str] = None
     s3_endpoint: Optional[str] = None

@@ -21,6 +21,7 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
 from kelt_services.common import read_env  # noqa: E402  (the env files' one reader)
+from kelt_services.supervisor import alive  # noqa: E402,F401  (zombies count as dead)
 
 SCHEMA = {"fields": [{"name": "id", "data_type": "Int64"},
                      {"name": "pad", "data_type": "Utf8"}]}
@@ -135,12 +136,27 @@ def assert_ids_once(truth, n, start=0):
         f"the producer lost {start + n - len(ids)} records")
 
 
+_RUNS = []
+
+
+@pytest.fixture(autouse=True)
+def _no_run_outlives_its_test():
+    """A test that fails between Run(...) and finish() leaves no `kelt run` behind."""
+    yield
+    while _RUNS:
+        proc = _RUNS.pop().proc
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=30)
+
+
 class Run:
     """`kelt run` in the background, its progress lines read by a thread."""
 
     def __init__(self, kelt, args):
         self.proc = subprocess.Popen([kelt, *args], stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True)
+        _RUNS.append(self)
         self.records = 0
         self.err = []
         self.reader = threading.Thread(target=self._read, daemon=True)

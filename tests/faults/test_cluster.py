@@ -16,7 +16,7 @@ import uuid
 
 import pytest
 
-from conftest import (ROOT, Run, assert_ids_once, assert_same_once, duckdb_landing,
+from conftest import (ROOT, Run, alive, assert_ids_once, assert_same_once, duckdb_landing,
                       parquet_landing, read_env, run_kelt, summary_of, topic_records,
                       write_config, write_records)
 
@@ -29,6 +29,7 @@ class Cluster:
     def __init__(self, kelt, env_path):
         self.kelt = kelt
         self.env_path = env_path
+        self._watermarks = None
 
     @property
     def env(self):
@@ -55,11 +56,20 @@ class Cluster:
     def leader(self, topic, partition):
         return next(p["leader"] for p in self.describe(topic) if p["partition"] == partition)
 
+    def high_watermark(self, topic, partition):
+        if self._watermarks is None:
+            from confluent_kafka import Consumer
+            self._watermarks = Consumer({"bootstrap.servers": self.bootstrap,
+                                         "group.id": "fault-watermarks"})
+        from confluent_kafka import TopicPartition
+        return self._watermarks.get_watermark_offsets(TopicPartition(topic, partition),
+                                                      timeout=10)[1]
+
     def kill(self, node):
         pid = self.pid(node)
         os.kill(pid, signal.SIGKILL)
         deadline = time.time() + 20
-        while os.path.exists(f"/proc/{pid}") and time.time() < deadline:
+        while alive(pid) and time.time() < deadline:
             time.sleep(0.05)
 
     def wait_new_leader(self, topic, partition, old, timeout=60):
@@ -95,7 +105,7 @@ class Cluster:
     def restore(self):
         """Every node up again (after a test that killed one)."""
         for node in (1, 2, 3):
-            if not os.path.exists(f"/proc/{self.pid(node)}"):
+            if not alive(self.pid(node)):
                 self.kafka_sh("start-node", str(node))
 
 
@@ -105,6 +115,8 @@ def cluster(kelt, env_path):
     assert c.env.get("KELT_KAFKA_BROKERS") == "3", "KELT_KAFKA_ENV must name a 3-node cluster"
     c.restore()
     yield c
+    if c._watermarks is not None:
+        c._watermarks.close()
     c.restore()
 
 
@@ -131,6 +143,7 @@ def test_leader_killed_mid_run(cluster, tmp_path):
                              "--set", "window.max_records=200"])
     run.wait_records(n // 10)
     old = cluster.leader(topic, 0)
+    assert run.proc.poll() is None, "the run ended before the kill"
     cluster.kill(old)
     at_kill = run.records
     new = cluster.wait_new_leader(topic, 0, old)
@@ -152,7 +165,13 @@ def test_leader_killed_mid_produce(cluster, tmp_path):
     proc = subprocess.Popen([cluster.kelt, "produce", "--brokers", cluster.bootstrap,
                              "--topic", topic, "--file", str(tmp_path / "r.ndjson")],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(0.7)
+    # The kill comes once partition 0 holds some records and the producer is still
+    # writing (not after a fixed sleep, which a fast machine outruns).
+    deadline = time.time() + 60
+    while cluster.high_watermark(topic, 0) == 0:
+        assert proc.poll() is None, f"produce ended before the kill: {proc.communicate()}"
+        assert time.time() < deadline, "nothing reached partition 0 within 60 s"
+        time.sleep(0.02)
     assert proc.poll() is None, f"produce ended before the kill: {proc.communicate()}"
     cluster.kill(old)
     out, err = proc.communicate(timeout=240)

@@ -77,7 +77,8 @@ def test_full_disk_fails_then_lands_the_rest_once(kelt, env_path, small_fs, tmp_
     cfg = write_config(tmp_path, brokers, topic, sinks)
     first = run_kelt(kelt, "run", "-c", str(cfg), "--until-caught-up", "--progress", "none",
                      check=False)
-    assert first.returncode != 0, f"the run did not fail on a full disk:\n{first.stdout}"
+    assert first.returncode == 1, (f"the run did not fail (exit 1) on a full disk: "
+                                   f"{first.returncode}\n{first.stdout}")
     assert str(small_fs) in first.stderr, f"the error names no path:\n{first.stderr}"
     assert "No space left on device" in first.stderr, f"the cause is lost:\n{first.stderr}"
     landed = (parquet_landing(root, topic)[0] if sink == "parquet" else duckdb_landing(db))

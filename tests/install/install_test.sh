@@ -34,6 +34,8 @@ cleanup() {
 trap cleanup EXIT
 fail() { echo "install_test: FAIL: $*" >&2; exit 1; }
 say() { printf '[install_test] %s\n' "$*"; }
+# Steps 3 and 4 mount tmpfs in a private namespace and run dpkg -i: say so up front.
+[[ "$(id -u)" == 0 ]] || fail "run as root: step 3 mounts (unshare --mount) and step 4 runs dpkg -i"
 
 say "1. cmake --install $BUILD --prefix $PREFIX"
 cmake --install "$BUILD" --prefix "$PREFIX" --strip >"$WORK/install.log" \

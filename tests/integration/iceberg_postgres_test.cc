@@ -223,5 +223,100 @@ TEST_F(IcebergPostgresTest, PasswordIsNeverShown) {
   EXPECT_EQ(open.ToString().find(wrong), std::string::npos) << open.ToString();
 }
 
+TEST_F(IcebergPostgresTest, PasswordInAQueryParameterOrKeywordIsNeverShown) {
+  const std::string secret = "QueryParamSecret77";
+  const std::string uri =
+      "postgresql://kelt@127.0.0.1:5432/kelt?sslmode=disable&password=" + secret +
+      "&connect_timeout=5";
+  EXPECT_EQ(IcebergCatalogShown(uri), "postgresql://kelt@127.0.0.1:5432/kelt");
+  EXPECT_EQ(PostgresConnectionPassword(uri), secret);
+  const std::string keywords =
+      "host=127.0.0.1 port=5432 dbname=kelt password=" + secret + " user=kelt";
+  EXPECT_EQ(IcebergCatalogShown(keywords), "postgresql://kelt@127.0.0.1:5432/kelt");
+  EXPECT_EQ(PostgresConnectionPassword(keywords), secret);
+  EXPECT_EQ(PostgresConnectionPassword("/var/lib/kelt/catalog.db"), "");
+}
+
+TEST_F(IcebergPostgresTest, KeywordStringsAndMistypedUrisAreNotSqliteFiles) {
+  EXPECT_TRUE(iceberg::IsPostgresCatalog("postgresql://h/db"));
+  EXPECT_TRUE(iceberg::IsPostgresCatalog("postgres://h/db"));
+  EXPECT_TRUE(iceberg::IsPostgresCatalog("host=db dbname=lake user=kelt"));
+  EXPECT_TRUE(iceberg::IsPostgresCatalog("dbname = lake"));
+  EXPECT_TRUE(iceberg::IsPostgresCatalog("postgresql:/h"));
+  EXPECT_FALSE(iceberg::IsPostgresCatalog("postgres.db"));
+  EXPECT_FALSE(iceberg::IsPostgresCatalog("catalog/iceberg.db"));
+  EXPECT_FALSE(iceberg::IsPostgresCatalog("/abs/path/catalog.db"));
+  // A mistyped URI fails as one, not as a SQLite file of that name.
+  auto typo = iceberg::OpenCatalog("postgresql:/nohost:x", "kelt");
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.status().ToString().find("PostgreSQL"), std::string::npos)
+      << typo.status().ToString();
+  EXPECT_FALSE(fs::exists("postgresql:/nohost:x"));
+  // A keyword string opens the catalog on the server.
+  const std::string kw =
+      "host=" + EnvValue("KELT_PG_HOST") + " port=" + EnvValue("KELT_PG_PORT") +
+      " dbname=" + EnvValue("KELT_PG_DB") + " user=" + EnvValue("KELT_PG_USER");
+  const std::string name = UniqueCatalog("kw");
+  ASSERT_OK_AND_ASSIGN(auto cat, iceberg::OpenCatalog(kw, name));
+  ASSERT_OK_AND_ASSIGN(bool created, cat->CreateTable({"ns", "t"}, "file:///k/v1.json"));
+  EXPECT_TRUE(created);
+  EXPECT_EQ(RowValue(name, "metadata_location"), "file:///k/v1.json");
+}
+
+// The commit's connection dies while its UPDATE waits on the row (another session holds
+// the row lock), and the row still shows the expected location: the server might have
+// run the UPDATE later, so the commit is an error of unknown outcome, never "lost"
+// (a lost swap deletes the new files, which the table could then point at).
+TEST_F(IcebergPostgresTest, ACommitCutOffWhileTheRowIsUnchangedIsUnknownNotLost) {
+  const std::string name = UniqueCatalog("cut");
+  ASSERT_OK_AND_ASSIGN(auto cat,
+                       iceberg::OpenCatalog(EnvValue("KELT_PG_CONNINFO"), name));
+  const iceberg::TableIdentifier id{"ns", "t"};
+  ASSERT_OK_AND_ASSIGN(bool created, cat->CreateTable(id, "file:///c/v1.json"));
+  ASSERT_TRUE(created);
+
+  PGconn* locker = PQconnectdb(EnvValue("KELT_PG_CONNINFO").c_str());
+  ASSERT_EQ(PQstatus(locker), CONNECTION_OK) << PQerrorMessage(locker);
+  auto exec = [](PGconn* c, const std::string& sql) {
+    PGresult* r = PQexec(c, sql.c_str());
+    const auto st = PQresultStatus(r);
+    std::string first = PQntuples(r) > 0 && PQnfields(r) > 0 ? PQgetvalue(r, 0, 0) : "";
+    PQclear(r);
+    return std::make_pair(st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK, first);
+  };
+  ASSERT_TRUE(exec(locker, "BEGIN").first);
+  ASSERT_TRUE(exec(locker, "SELECT 1 FROM iceberg_tables WHERE catalog_name = '" + name +
+                               "' FOR UPDATE")
+                  .first);
+
+  Result<bool> outcome = Status::Internal("not run");
+  std::thread committer(
+      [&] { outcome = cat->CommitTable(id, "file:///c/v1.json", "file:///c/v2.json"); });
+  // Wait until the commit's backend is blocked on the lock, then end that backend.
+  std::string pid;
+  for (int i = 0; i < 200 && pid.empty(); ++i) {
+    pid = exec(locker,
+               "SELECT pid FROM pg_stat_activity WHERE application_name = 'kelt' AND "
+               "wait_event_type = 'Lock' AND query LIKE 'UPDATE \"iceberg_tables\"%'")
+              .second;
+    if (pid.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_FALSE(pid.empty()) << "the commit never waited on the row lock";
+  EXPECT_TRUE(exec(locker, "SELECT pg_terminate_backend(" + pid + ")").first);
+  committer.join();
+  ASSERT_TRUE(exec(locker, "ROLLBACK").first);
+  PQfinish(locker);
+
+  ASSERT_FALSE(outcome.ok()) << "a cut-off commit on an unchanged row was taken as "
+                             << (outcome.ok() && *outcome ? "won" : "lost");
+  EXPECT_NE(outcome.status().ToString().find("outcome is unknown"), std::string::npos)
+      << outcome.status().ToString();
+  EXPECT_EQ(RowValue(name, "metadata_location"), "file:///c/v1.json");
+  // The catalog reconnected: the next commit works.
+  ASSERT_OK_AND_ASSIGN(bool swapped,
+                       cat->CommitTable(id, "file:///c/v1.json", "file:///c/v2.json"));
+  EXPECT_TRUE(swapped);
+}
+
 }  // namespace
 }  // namespace kelt

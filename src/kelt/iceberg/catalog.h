@@ -47,10 +47,11 @@ Result<std::unique_ptr<Catalog>> OpenSqliteCatalog(const std::string& path,
 Result<std::unique_ptr<Catalog>> OpenPostgresCatalog(const std::string& conninfo,
                                                      const std::string& catalog_name);
 
-/// True for a `postgresql://` or `postgres://` catalog location.
+/// True for a PostgreSQL catalog location: `postgresql:` or `postgres:` (a URI), or a
+/// libpq keyword string (`host=… dbname=…`).
 bool IsPostgresCatalog(const std::string& location);
 
-/// Open the catalog a location names: a `postgresql://…` URI, else a SQLite file.
+/// Open the catalog a location names: PostgreSQL (IsPostgresCatalog), else a SQLite file.
 Result<std::unique_ptr<Catalog>> OpenCatalog(const std::string& location,
                                              const std::string& catalog_name);
 

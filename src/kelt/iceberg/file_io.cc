@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include "kelt/iceberg/manifest.h"
 #include "kelt/iceberg/metadata.h"
@@ -87,13 +88,27 @@ Status FileIO::Write(const std::string& location, std::string_view bytes) const 
     KELT_ASSIGN_OR_RAISE(std::string path, LocalPath(location));
     return WriteLocalFile(path, bytes);
   }
+  return UploadS3(location, [&](arrow::io::OutputStream& out) {
+    return out.Write(bytes.data(), static_cast<int64_t>(bytes.size()));
+  });
+}
+
+Status FileIO::UploadS3(
+    const std::string& location,
+    const std::function<arrow::Status(arrow::io::OutputStream&)>& write) const {
   KELT_ASSIGN_OR_RAISE(auto fs, S3());
   auto out = fs->OpenOutputStream(S3Path(location));
   if (!out.ok()) return FromArrowStatus(out.status(), "write " + location);
-  KELT_RETURN_NOT_OK(
-      FromArrowStatus((*out)->Write(bytes.data(), bytes.size()), "write " + location));
-  // The object exists only once Close() completed the upload.
-  return FromArrowStatus((*out)->Close(), "write " + location);
+  // The object exists only once Close() completed the upload; on any failure the
+  // upload is aborted, so that no truncated object appears at the key (closing the
+  // stream as it is destroyed would complete it).
+  arrow::Status st = write(**out);
+  if (st.ok()) st = (*out)->Close();
+  if (!st.ok()) {
+    (void)(*out)->Abort();
+    return FromArrowStatus(st, "write " + location);
+  }
+  return Status::OK();
 }
 
 Status FileIO::WriteVia(
@@ -105,11 +120,18 @@ Status FileIO::WriteVia(
   }
   StagingFile staging;
   KELT_RETURN_NOT_OK(write(staging.path));
+  // Streamed in 8 MiB pieces, not held in memory whole.
   std::ifstream in(staging.path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
   if (!in) return Status::IOError("read staging file " + staging.path);
-  return Write(location, ss.str());
+  return UploadS3(location, [&](arrow::io::OutputStream& out) {
+    std::vector<char> piece(8 << 20);
+    while (in) {
+      in.read(piece.data(), static_cast<std::streamsize>(piece.size()));
+      if (in.gcount() > 0) ARROW_RETURN_NOT_OK(out.Write(piece.data(), in.gcount()));
+    }
+    if (in.bad()) return arrow::Status::IOError("read staging file " + staging.path);
+    return arrow::Status::OK();
+  });
 }
 
 Status FileIO::ReadVia(

@@ -7,6 +7,8 @@
 // read from S3 is downloaded to a staging file first.
 #pragma once
 
+#include <arrow/io/interfaces.h>
+
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -60,6 +62,10 @@ class FileIO {
 
  private:
   Result<std::shared_ptr<arrow::fs::FileSystem>> S3() const;
+  /// Uploads the object `location` with `write`, aborting the upload on any failure.
+  Status UploadS3(
+      const std::string& location,
+      const std::function<arrow::Status(arrow::io::OutputStream&)>& write) const;
 
   internal::ObjectStoreOptions s3_;
   bool s3_enabled_ = false;

@@ -10,15 +10,18 @@
 // two racing writers changes a row; the other sees 0 rows.
 //
 // A commit whose reply is lost (the connection broke after the UPDATE was sent) has an
-// unknown outcome: the row may point at `next` already. The catalog then reconnects and
-// reads the row to decide, and reports an error only if it cannot tell; the caller must
-// not delete the new metadata file on such an error (table.cc does not).
+// unknown outcome: the row may point at `next` already, or the old server process may
+// still run the UPDATE later. The catalog reconnects and reads the row: `next` is a win,
+// another location a loss (metadata file names are never reused, so the UPDATE can no
+// longer match), and `expected` or no answer an error of unknown outcome; the caller
+// must not delete the new files on such an error (table.cc does not).
 //
 // The connection string may hold a password: name() and every message show the URI or
 // keywords without it (PQconninfoParse), and the password is also cut from libpq's text.
 
 #include <libpq-fe.h>
 
+#include <cctype>
 #include <memory>
 #include <vector>
 
@@ -166,7 +169,18 @@ class PostgresCatalog final : public Catalog {
                              "table: " +
                              now.status().message() + ")");
     }
-    return *now && **now == next;
+    if (*now && **now == next) return true;
+    // Still `expected`: the old server process may yet run the UPDATE (waiting on the
+    // row's lock, or not scheduled yet) and commit without its client, so the new
+    // metadata file must stay. Any other location is final: metadata file names are
+    // never reused, so the row cannot return to `expected` and the UPDATE can no longer
+    // match.
+    if (*now && **now == expected) {
+      return Status::IOError(r.status().message() +
+                             "; the commit's outcome is unknown (the table still points "
+                             "at the snapshot it was based on; its files are kept)");
+    }
+    return false;
   }
 
  private:
@@ -215,7 +229,20 @@ class PostgresCatalog final : public Catalog {
 }  // namespace
 
 bool IsPostgresCatalog(const std::string& location) {
-  return location.rfind("postgresql://", 0) == 0 || location.rfind("postgres://", 0) == 0;
+  // "postgres:" / "postgresql:" however the rest is spelled (a malformed URI then fails
+  // as one, instead of naming a SQLite file), or a libpq keyword string ("host=…
+  // dbname=…").
+  if (location.rfind("postgres:", 0) == 0 || location.rfind("postgresql:", 0) == 0) {
+    return true;
+  }
+  size_t i = 0;
+  while (i < location.size() &&
+         (std::islower(static_cast<unsigned char>(location[i])) || location[i] == '_')) {
+    ++i;
+  }
+  if (i == 0) return false;
+  while (i < location.size() && location[i] == ' ') ++i;
+  return i < location.size() && location[i] == '=';
 }
 
 std::string CatalogDisplayName(const std::string& location) {
@@ -228,8 +255,22 @@ Result<std::unique_ptr<Catalog>> OpenPostgresCatalog(const std::string& conninfo
                                                      const std::string& catalog_name) {
   KELT_ASSIGN_OR_RAISE(Shown shown, Describe(conninfo));
   // The conninfo is expanded as dbname; later keywords override what it says.
-  const char* keys[] = {"dbname", "application_name", "client_encoding", nullptr};
-  const char* values[] = {conninfo.c_str(), "kelt", "UTF8", nullptr};
+  // Defaults that the conninfo's own settings override: a connect timeout and TCP
+  // keepalives (a half-open connection fails in about a minute instead of blocking the
+  // sink), and READ COMMITTED, under which the commit's UPDATE is a compare-and-swap
+  // (above) whatever the database's default isolation is.
+  const char* keys[] = {"connect_timeout",  "keepalives_idle", "keepalives_interval",
+                        "keepalives_count", "options",         "dbname",
+                        "application_name", "client_encoding", nullptr};
+  const char* values[] = {"30",
+                          "30",
+                          "10",
+                          "3",
+                          "-c default_transaction_isolation=read\\ committed",
+                          conninfo.c_str(),
+                          "kelt",
+                          "UTF8",
+                          nullptr};
   ConnPtr conn(PQconnectdbParams(keys, values, /*expand_dbname=*/1));
   if (!conn || PQstatus(conn.get()) != CONNECTION_OK) {
     std::string msg = conn ? PQerrorMessage(conn.get()) : "out of memory";

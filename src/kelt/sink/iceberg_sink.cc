@@ -487,6 +487,10 @@ class IcebergSink final : public Sink {
 
 }  // namespace
 
+std::string IcebergCatalogShown(const std::string& catalog) {
+  return ice::CatalogDisplayName(catalog);
+}
+
 Result<std::unique_ptr<Sink>> MakeIcebergSink(IcebergSinkOptions options) {
   if (options.catalog.empty()) return Status::Invalid("iceberg: catalog is required");
   if (options.warehouse.empty()) return Status::Invalid("iceberg: warehouse is required");

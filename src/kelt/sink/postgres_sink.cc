@@ -706,6 +706,11 @@ Result<Target> MakeTarget(std::string_view text, std::string_view what) {
 
 }  // namespace
 
+std::string PostgresConnectionPassword(std::string_view conninfo) {
+  auto info = pg::ParseConnInfo(conninfo);
+  return info.ok() ? info->password : "";
+}
+
 Result<std::unique_ptr<Sink>> MakePostgresSink(PostgresSinkOptions options) {
   auto info = pg::ParseConnInfo(options.conninfo);
   if (!info.ok()) return info.status().WithPrefix("postgresql sink: ");
