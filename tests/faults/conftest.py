@@ -7,6 +7,7 @@ Run by ctest (tests/CMakeLists.txt): test_cluster.py under the `kafka_cluster` f
 `kafka_broker`. KELT_BIN is the binary under test.
 """
 import hashlib
+import importlib.util
 import json
 import os
 import pathlib
@@ -23,15 +24,16 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from kelt_services.common import read_env  # noqa: E402  (the env files' one reader)
 from kelt_services.supervisor import alive  # noqa: E402,F401  (zombies count as dead)
 
+# The kelt binary fixture and the summary reader are the CLI tests' (one definition).
+_spec = importlib.util.spec_from_file_location("kelt_cli_conftest",
+                                               ROOT / "tests/cli/conftest.py")
+_cli = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_cli)
+kelt = _cli.kelt
+summary_of = _cli.summary_of
+
 SCHEMA = {"fields": [{"name": "id", "data_type": "Int64"},
                      {"name": "pad", "data_type": "Utf8"}]}
-
-
-@pytest.fixture(scope="session")
-def kelt():
-    path = os.environ.get("KELT_BIN")
-    assert path and os.access(path, os.X_OK), "KELT_BIN must name the kelt binary"
-    return path
 
 
 @pytest.fixture(scope="session")
@@ -42,19 +44,8 @@ def env_path():
 
 
 def run_kelt(kelt, *args, timeout=300, check=True):
-    p = subprocess.run([kelt, *args], capture_output=True, text=True, timeout=timeout)
-    if check and p.returncode != 0:
-        raise AssertionError(f"kelt {' '.join(args)} exited {p.returncode}\n"
-                             f"stdout:\n{p.stdout}\nstderr:\n{p.stderr}")
-    return p
-
-
-def summary_of(stdout):
-    for line in reversed(stdout.splitlines()):
-        line = line.strip()
-        if line.startswith("{") and '"windows"' in line:
-            return json.loads(line)
-    return None
+    """The CLI tests' run_kelt, with the longer timeout a run through faults may need."""
+    return _cli.run_kelt(kelt, *args, timeout=timeout, check=check)
 
 
 def write_records(path, start, n, pad=0):
