@@ -11,7 +11,7 @@ cmake --build --preset fuzz
 mkdir -p build/fuzz/artifacts
 status=0
 for target in load_fuzzer dataset_json_fuzzer pipeline_json_fuzzer config_fuzzer avro_fuzzer \
-    protobuf_fuzzer json_schema_fuzzer; do
+    protobuf_fuzzer json_schema_fuzzer capi_json_fuzzer; do
   corpus="build/fuzz/corpus/$target"
   mkdir -p "$corpus"
   echo "fuzzing $target for ${seconds}s"
