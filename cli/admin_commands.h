@@ -1,7 +1,8 @@
 // Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
 //
 // `kelt topics`, `kelt cluster` and `kelt acls` (topics_command.cc): cluster
-// administration over kelt::Admin. main.cc registers them and runs the one parsed.
+// administration over kelt::Admin; `kelt iceberg` (iceberg_command.cc): table
+// maintenance. main.cc registers them and runs the one parsed.
 #pragma once
 
 #include <memory>
@@ -23,5 +24,8 @@ class AdminCommands {
 
 /// Add the subcommands to `app` (call before parsing).
 std::unique_ptr<AdminCommands> AddAdminCommands(CLI::App* app);
+
+/// Add `kelt iceberg expire|compact` (iceberg_command.cc) to `app`.
+std::unique_ptr<AdminCommands> AddIcebergCommands(CLI::App* app);
 
 }  // namespace kelt::cli

@@ -435,7 +435,8 @@ int main(int argc, char** argv) {
   demo_cmd->add_option("--progress", demo.progress, "auto | bar | lines | none")
       ->check(CLI::IsMember({"auto", "bar", "lines", "none"}));
 
-  auto admin_cmds = kelt::cli::AddAdminCommands(&app);  // topics, cluster, acls
+  auto admin_cmds = kelt::cli::AddAdminCommands(&app);      // topics, cluster, acls
+  auto iceberg_cmds = kelt::cli::AddIcebergCommands(&app);  // expire, compact
 
   try {
     app.parse(argc, argv);
@@ -482,5 +483,6 @@ int main(int argc, char** argv) {
     return kelt::cli::RunSql(sql);
   }
   if (admin_cmds->parsed()) return admin_cmds->Run();
+  if (iceberg_cmds->parsed()) return iceberg_cmds->Run();
   return 2;
 }

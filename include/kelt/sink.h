@@ -245,6 +245,71 @@ struct IcebergSinkOptions {
 /// land, once each, in the sibling table `<table>_dead_letter`.
 Result<std::unique_ptr<Sink>> MakeIcebergSink(IcebergSinkOptions options);
 
+// --- Iceberg table maintenance (`kelt iceberg expire|compact`) -----------------------
+
+/// The table a maintenance operation works on: its catalog (as IcebergSinkOptions'),
+/// namespace and name; the S3 settings are used for an `s3://` table location.
+struct IcebergTableRef {
+  std::string catalog;
+  std::string catalog_name = "kelt";
+  std::string table_namespace;
+  std::string table;
+  std::string s3_endpoint;
+  std::string s3_region;
+  std::string s3_access_key;
+  std::string s3_secret_key;
+};
+
+struct IcebergExpireOptions {
+  /// Snapshots committed before this time (milliseconds since the epoch) may expire.
+  int64_t older_than_ms = 0;
+  /// The newest snapshots of the current lineage always kept (at least 1).
+  int retain_last = 1;
+};
+
+struct IcebergExpireResult {
+  std::vector<int64_t> expired;  ///< ids of the snapshots expired (empty: none)
+  int64_t snapshots_kept = 0;
+  int64_t data_files_deleted = 0;
+  int64_t manifests_deleted = 0;
+  int64_t manifest_lists_deleted = 0;
+};
+
+/// Expire the snapshots committed before `older_than_ms` — never the current one, nor
+/// the newest `retain_last`, nor the lineage down to the newest snapshot holding each
+/// group's offsets (so a sink resumes where it would have) — committing the new
+/// metadata with the catalog's compare-and-swap (a lost swap re-reads the table), then
+/// delete the manifest lists, manifests and data files no kept snapshot references.
+/// Safe while a run lands into the table.
+Result<IcebergExpireResult> ExpireIcebergSnapshots(const IcebergTableRef& table,
+                                                   const IcebergExpireOptions& options);
+
+struct IcebergCompactOptions {
+  /// Data files smaller than this are rewritten, into files of about this size.
+  int64_t target_file_size = int64_t{128} << 20;
+  /// A partition is compacted when it has at least this many small files (at least 2).
+  int min_files = 2;
+};
+
+struct IcebergCompactResult {
+  bool committed = false;  ///< false: nothing to compact, the table is unchanged
+  int64_t snapshot_id = 0;
+  int64_t files_rewritten = 0;
+  int64_t files_written = 0;
+  int64_t partitions = 0;
+  int64_t records = 0;
+  int attempts = 0;
+};
+
+/// Rewrite each partition's small data files of the current snapshot into larger
+/// Parquet files (the sink's writer and field ids) and commit them as one `replace`
+/// snapshot whose summary carries every group's offsets (`kelt.offsets.*`), by the
+/// catalog's compare-and-swap; a lost swap removes that attempt's files and plans again
+/// on top (a few times, then an error). The replaced files stay for readers of older
+/// snapshots until ExpireIcebergSnapshots. Safe while a run lands into the table.
+Result<IcebergCompactResult> CompactIcebergTable(const IcebergTableRef& table,
+                                                 const IcebergCompactOptions& options);
+
 /// An Iceberg catalog location as it may be shown: a PostgreSQL catalog as
 /// `postgresql://user@host:port/db`, never with its password; a SQLite file as given.
 std::string IcebergCatalogShown(const std::string& catalog);

@@ -209,3 +209,54 @@ def test_the_shipped_example_config_validates(kelt, brokers):
     p = cli.run_kelt(kelt, "validate", "--config", str(example), "--brokers", brokers)
     assert p.stdout.startswith("config OK")
     assert "sinks[0] iceberg:" in p.stdout and "table uber.rides" in p.stdout
+
+
+def test_compact_and_expire_keep_each_row_once_and_a_later_run_resumes(
+        kelt, brokers, make_topic, tmp_path):
+    topic = make_topic(2)
+    n = 600
+    write_records(tmp_path / "a.ndjson", n)
+    produce(kelt, brokers, topic, tmp_path / "a.ndjson")
+    cfg = write_config(tmp_path, brokers, topic, window=25)  # many small windows
+    cli.run_kelt(kelt, "run", "-c", str(cfg), "--until-caught-up", "--progress", "none")
+    table = load_table(tmp_path)
+    files_before = len(list(table.scan().plan_files()))
+    assert files_before >= 10
+    offsets = group_offsets(table, f"g-{topic}")
+    where = ["--catalog", str(tmp_path / "catalog.db"), "--table", "lake.events"]
+
+    p = cli.run_kelt(kelt, "iceberg", "compact", *where)
+    out = json.loads(p.stdout)
+    assert out["committed"] and out["files_rewritten"] == files_before, p.stdout
+    p = cli.run_kelt(kelt, "iceberg", "expire", *where, "--older-than", "0s",
+                     "--retain-last", "1")
+    out = json.loads(p.stdout)
+    assert out["kept_snapshots"] == 1 and out["deleted_data_files"] == files_before, p.stdout
+
+    table = load_table(tmp_path)
+    assert len(table.snapshots()) == 1
+    assert table.current_snapshot().summary.operation.value == "replace"
+    files = list(table.scan().plan_files())
+    assert len(files) == out_files(tmp_path) == 1
+    assert_exactly_once(kelt, brokers, topic, table)
+    assert group_offsets(table, f"g-{topic}") == offsets  # on the replace snapshot itself
+
+    write_records(tmp_path / "b.ndjson", 100, start=n)
+    produce(kelt, brokers, topic, tmp_path / "b.ndjson")
+    p = cli.run_kelt(kelt, "run", "-c", str(cfg), "--until-caught-up", "--progress", "none")
+    assert cli.summary_of(p.stdout)["rows"] == 100, p.stderr  # resumed, not replayed
+    table = load_table(tmp_path)
+    assert_exactly_once(kelt, brokers, topic, table)
+    assert table.scan().to_arrow().num_rows == n + 100
+
+    # Bad usage is exit 2; a missing table is an error naming it and the catalog.
+    p = cli.run_kelt(kelt, "iceberg", "expire", *where, "--older-than", "soon", check=False)
+    assert p.returncode == 2 and "--older-than 'soon'" in p.stderr
+    p = cli.run_kelt(kelt, "iceberg", "compact", "--catalog", str(tmp_path / "catalog.db"),
+                     "--table", "lake.nope", check=False)
+    assert p.returncode == 1 and "lake.nope" in p.stderr and "catalog.db" in p.stderr
+
+
+def out_files(tmp_path):
+    """The Parquet files left in the table's data directory."""
+    return len(list((tmp_path / "warehouse/lake/events/data").glob("*.parquet")))

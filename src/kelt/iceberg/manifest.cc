@@ -391,6 +391,18 @@ std::string SerializeDatum(const PartitionDatum& d) {
 
 Result<ManifestFile> WriteManifest(const std::string& path, const ManifestContext& ctx,
                                    const std::vector<DataFile>& files) {
+  std::vector<ManifestEntry> entries;
+  entries.reserve(files.size());
+  for (const DataFile& f : files) {
+    entries.push_back(ManifestEntry{EntryStatus::kAdded, ctx.snapshot_id, std::nullopt,
+                                    std::nullopt, f});
+  }
+  return WriteManifestEntries(path, ctx, entries);
+}
+
+Result<ManifestFile> WriteManifestEntries(const std::string& path,
+                                          const ManifestContext& ctx,
+                                          const std::vector<ManifestEntry>& entries) {
   const std::string schema = ManifestEntrySchema(ctx.partition);
   KELT_ASSIGN_OR_RAISE(auto entry, Value::Make(schema));
   std::vector<std::string> records;
@@ -401,7 +413,16 @@ Result<ManifestFile> WriteManifest(const std::string& path, const ManifestContex
   std::vector<FieldSummary> summaries(ctx.partition.size());
   std::vector<std::optional<PartitionDatum>> lo(ctx.partition.size()),
       hi(ctx.partition.size());
-  for (const DataFile& f : files) {
+  auto set_optional_long = [&](avro_value_t* e, const char* name,
+                               std::optional<int64_t> v) -> Status {
+    avro_value_t c = Child(e, name);
+    if (!v) return SetNull(&c);  // inherited
+    KELT_ASSIGN_OR_RAISE(avro_value_t b, SetNonNull(&c));
+    KELT_AVRO(avro_value_set_long(&b, *v), name);
+    return Status::OK();
+  };
+  for (const ManifestEntry& me : entries) {
+    const DataFile& f = me.file;
     if (f.partition.size() != ctx.partition.size()) {
       return Status::Invalid(
           "data file " + f.path + " has " + std::to_string(f.partition.size()) +
@@ -410,14 +431,12 @@ Result<ManifestFile> WriteManifest(const std::string& path, const ManifestContex
     avro_value_t* e = entry->get();
     avro_value_reset(e);
     avro_value_t c = Child(e, "status");
-    KELT_AVRO(avro_value_set_int(&c, 1), "Avro status");  // ADDED
-    c = Child(e, "snapshot_id");
-    KELT_ASSIGN_OR_RAISE(avro_value_t sid, SetNonNull(&c));
-    KELT_AVRO(avro_value_set_long(&sid, ctx.snapshot_id), "Avro snapshot_id");
-    c = Child(e, "sequence_number");
-    KELT_RETURN_NOT_OK(SetNull(&c));  // inherited
-    c = Child(e, "file_sequence_number");
-    KELT_RETURN_NOT_OK(SetNull(&c));
+    KELT_AVRO(avro_value_set_int(&c, static_cast<int32_t>(me.status)), "Avro status");
+    KELT_RETURN_NOT_OK(
+        set_optional_long(e, "snapshot_id", me.snapshot_id.value_or(ctx.snapshot_id)));
+    KELT_RETURN_NOT_OK(set_optional_long(e, "sequence_number", me.sequence_number));
+    KELT_RETURN_NOT_OK(
+        set_optional_long(e, "file_sequence_number", me.file_sequence_number));
     avro_value_t df = Child(e, "data_file");
     c = Child(&df, "content");
     KELT_AVRO(avro_value_set_int(&c, 0), "Avro content");
@@ -446,8 +465,20 @@ Result<ManifestFile> WriteManifest(const std::string& path, const ManifestContex
     KELT_RETURN_NOT_OK(SetIntMap(&df, "upper_bounds", f.stats.upper_bounds));
     KELT_ASSIGN_OR_RAISE(std::string rec, Encode(e));
     records.push_back(std::move(rec));
-    mf.added_files_count += 1;
-    mf.added_rows_count += f.record_count;
+    switch (me.status) {
+      case EntryStatus::kAdded:
+        mf.added_files_count += 1;
+        mf.added_rows_count += f.record_count;
+        break;
+      case EntryStatus::kExisting:
+        mf.existing_files_count += 1;
+        mf.existing_rows_count += f.record_count;
+        break;
+      case EntryStatus::kDeleted:
+        mf.deleted_files_count += 1;
+        mf.deleted_rows_count += f.record_count;
+        break;
+    }
   }
   for (size_t i = 0; i < summaries.size(); ++i) {
     if (lo[i]) summaries[i].lower_bound = SerializeDatum(*lo[i]);
@@ -587,6 +618,124 @@ Result<std::vector<ManifestFile>> ReadManifestList(const std::string& path) {
       m.partitions = std::move(sums);
     }
     out.push_back(std::move(m));
+    return Status::OK();
+  }));
+  return out;
+}
+
+namespace {
+
+// An int-keyed map field (array of {key, value} records) into `out`.
+template <typename V>
+void GetIntMap(avro_value_t* rec, const char* name, std::map<int, V>* out) {
+  auto arr = Optional(rec, name);
+  if (!arr) return;
+  size_t n = 0;
+  avro_value_get_size(&*arr, &n);
+  for (size_t i = 0; i < n; ++i) {
+    avro_value_t kv, k, v;
+    if (avro_value_get_by_index(&*arr, i, &kv, nullptr) ||
+        avro_value_get_by_name(&kv, "key", &k, nullptr) ||
+        avro_value_get_by_name(&kv, "value", &v, nullptr)) {
+      continue;
+    }
+    int32_t key = 0;
+    if (avro_value_get_int(&k, &key)) continue;
+    if constexpr (std::is_same_v<V, int64_t>) {
+      int64_t x = 0;
+      if (!avro_value_get_long(&v, &x)) (*out)[key] = x;
+    } else {
+      const void* p;
+      size_t size;
+      if (!avro_value_get_bytes(&v, &p, &size)) {
+        (*out)[key] = std::string(static_cast<const char*>(p), size);
+      }
+    }
+  }
+}
+
+std::optional<int64_t> OptionalLong(avro_value_t* rec, const char* name) {
+  auto b = Optional(rec, name);
+  int64_t v;
+  if (!b || avro_value_get_long(&*b, &v)) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+Result<std::vector<ManifestEntry>> ReadManifestEntries(const std::string& path) {
+  std::vector<ManifestEntry> out;
+  KELT_RETURN_NOT_OK(ForEachRecord(path, [&](avro_value_t* r) -> Status {
+    ManifestEntry me;
+    KELT_ASSIGN_OR_RAISE(int32_t status, GetInt(r, "status"));
+    if (status < 0 || status > 2) {
+      return Status::ParseError("manifest " + path + ": entry status " +
+                                std::to_string(status));
+    }
+    me.status = static_cast<EntryStatus>(status);
+    me.snapshot_id = OptionalLong(r, "snapshot_id");
+    me.sequence_number = OptionalLong(r, "sequence_number");
+    me.file_sequence_number = OptionalLong(r, "file_sequence_number");
+    avro_value_t df;
+    if (avro_value_get_by_name(r, "data_file", &df, nullptr)) {
+      return Status::ParseError("manifest " + path + ": entry without data_file");
+    }
+    KELT_ASSIGN_OR_RAISE(int32_t content, GetInt(&df, "content"));
+    if (content != 0) {
+      return Status::NotImplemented("manifest " + path +
+                                    " lists delete files, which kelt cannot apply yet");
+    }
+    KELT_ASSIGN_OR_RAISE(me.file.path, GetString(&df, "file_path"));
+    KELT_ASSIGN_OR_RAISE(me.file.record_count, GetLong(&df, "record_count"));
+    KELT_ASSIGN_OR_RAISE(me.file.file_size, GetLong(&df, "file_size_in_bytes"));
+    avro_value_t part;
+    if (!avro_value_get_by_name(&df, "partition", &part, nullptr)) {
+      size_t n = 0;
+      avro_value_get_size(&part, &n);
+      for (size_t i = 0; i < n; ++i) {
+        avro_value_t u, b;
+        avro_value_get_by_index(&part, i, &u, nullptr);
+        if (avro_value_get_type(&u) == AVRO_UNION) {
+          if (avro_value_get_current_branch(&u, &b)) return AvroError("Avro partition");
+        } else {
+          b = u;
+        }
+        switch (avro_value_get_type(&b)) {
+          case AVRO_NULL:
+            me.file.partition.emplace_back(std::nullopt);
+            break;
+          case AVRO_INT32: {
+            int32_t v = 0;
+            avro_value_get_int(&b, &v);
+            me.file.partition.emplace_back(PartitionDatum{v});
+            break;
+          }
+          case AVRO_INT64: {
+            int64_t v = 0;
+            avro_value_get_long(&b, &v);
+            me.file.partition.emplace_back(PartitionDatum{v});
+            break;
+          }
+          case AVRO_STRING: {
+            const char* s;
+            size_t size;
+            avro_value_get_string(&b, &s, &size);
+            me.file.partition.emplace_back(
+                PartitionDatum{std::string(s, size > 0 ? size - 1 : 0)});
+            break;
+          }
+          default:
+            return Status::NotImplemented("manifest " + path +
+                                          ": a partition value of a type kelt does not "
+                                          "write");
+        }
+      }
+    }
+    GetIntMap(&df, "value_counts", &me.file.stats.value_counts);
+    GetIntMap(&df, "null_value_counts", &me.file.stats.null_counts);
+    GetIntMap(&df, "lower_bounds", &me.file.stats.lower_bounds);
+    GetIntMap(&df, "upper_bounds", &me.file.stats.upper_bounds);
+    out.push_back(std::move(me));
     return Status::OK();
   }));
   return out;

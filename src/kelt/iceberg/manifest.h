@@ -72,6 +72,33 @@ struct ManifestFile {
   std::optional<std::vector<FieldSummary>> partitions;
 };
 
+/// A manifest entry's status (the spec's `status` field).
+enum class EntryStatus : int32_t { kExisting = 0, kAdded = 1, kDeleted = 2 };
+
+/// One manifest entry: a data file with its status and the snapshot and sequence
+/// numbers it belongs to (nullopt: inherited from the manifest list, as for entries
+/// ADDED by the manifest's own snapshot).
+struct ManifestEntry {
+  EntryStatus status = EntryStatus::kAdded;
+  std::optional<int64_t> snapshot_id;
+  std::optional<int64_t> sequence_number;
+  std::optional<int64_t> file_sequence_number;
+  DataFile file;
+};
+
+/// Write a manifest of `entries` (any status; `snapshot_id` unset means
+/// `ctx.snapshot_id`) at local `path`, fsynced. Returns the ManifestFile entry
+/// describing it, with its file and row counts per status (sequence numbers left for
+/// the caller).
+Result<ManifestFile> WriteManifestEntries(const std::string& path,
+                                          const ManifestContext& ctx,
+                                          const std::vector<ManifestEntry>& entries);
+
+/// Every entry of a manifest (DELETED ones included), with its data file's partition
+/// tuple and column statistics, and sequence numbers as written (inheritance is the
+/// caller's: see ManifestFile::sequence_number).
+Result<std::vector<ManifestEntry>> ReadManifestEntries(const std::string& path);
+
 /// Write a manifest of `files`, all ADDED by `ctx.snapshot_id` (their sequence numbers
 /// inherited from the manifest list), at local `path`, fsynced. Returns the
 /// ManifestFile entry describing it (sequence numbers left for the caller).

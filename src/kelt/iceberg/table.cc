@@ -11,13 +11,19 @@
 #include <sstream>
 
 namespace kelt::iceberg {
-namespace {
 
 int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
+
+int64_t NewSnapshotId() {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  return static_cast<int64_t>(rng() >> 1) | 1;  // positive, never 0
+}
+
+namespace {
 
 // The version number of a metadata file name "v<N>-….metadata.json" or
 // "<N>-….metadata.json" (Java, pyiceberg), 0 when there is none.
@@ -37,11 +43,6 @@ std::string MetadataFileName(int64_t version) {
   char buf[24];
   std::snprintf(buf, sizeof buf, "v%05lld-", static_cast<long long>(version));
   return std::string(buf) + RandomUuid() + ".metadata.json";
-}
-
-int64_t NewSnapshotId() {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  return static_cast<int64_t>(rng() >> 1) | 1;  // positive, never 0
 }
 
 int64_t SummaryInt(const Snapshot* s, const char* key) {
@@ -180,13 +181,32 @@ Result<AppendOutcome> CommitAppend(Catalog& catalog, const TableIdentifier& id,
   snap.summary["total-position-deletes"] = "0";
   snap.summary["total-equality-deletes"] = "0";
 
-  LoadedTable next;
-  next.metadata = bm;
-  TableMetadata& nm = next.metadata;
+  TableMetadata nm = bm;
   nm.last_sequence_number = seq;
   nm.last_updated_ms = snap.timestamp_ms;
   nm.current_snapshot_id = snap.snapshot_id;
   nm.snapshot_log.push_back({snap.timestamp_ms, std::to_string(snap.snapshot_id)});
+  nm.snapshots.push_back(std::move(snap));
+  KELT_ASSIGN_OR_RAISE(std::optional<LoadedTable> committed,
+                       CommitMetadata(catalog, id, base, std::move(nm), written, io));
+  if (!committed) return AppendOutcome{false, {}};
+  return AppendOutcome{true, std::move(*committed)};
+}
+
+Result<std::optional<LoadedTable>> CommitMetadata(Catalog& catalog,
+                                                  const TableIdentifier& id,
+                                                  const LoadedTable& base,
+                                                  TableMetadata next_metadata,
+                                                  const std::vector<std::string>& written,
+                                                  const FileIO& io) {
+  auto cleanup = [&] {
+    for (const auto& w : written) io.Remove(w);
+  };
+  const TableMetadata& bm = base.metadata;
+  LoadedTable next;
+  next.metadata = std::move(next_metadata);
+  TableMetadata& nm = next.metadata;
+  nm.last_updated_ms = std::max(nm.last_updated_ms, bm.last_updated_ms);
   nm.metadata_log.push_back({bm.last_updated_ms, base.metadata_location});
   // Iceberg's write.metadata.previous-versions-max (default 100): keep the log bounded.
   int64_t keep = 100;
@@ -200,26 +220,44 @@ Result<AppendOutcome> CommitAppend(Catalog& catalog, const TableIdentifier& id,
   if (static_cast<int64_t>(nm.metadata_log.size()) > keep) {
     nm.metadata_log.erase(nm.metadata_log.begin(), nm.metadata_log.end() - keep);
   }
-  nm.snapshots.push_back(std::move(snap));
-  next.metadata_location =
-      meta_dir + MetadataFileName(
-                     std::max<int64_t>(MetadataVersion(base.metadata_location) + 1,
-                                       static_cast<int64_t>(nm.metadata_log.size()) + 1));
-  st = io.Write(next.metadata_location, MetadataToJson(nm));
-  if (!st.ok()) {
+  next.metadata_location = bm.location + "/metadata/" +
+                           MetadataFileName(std::max<int64_t>(
+                               MetadataVersion(base.metadata_location) + 1,
+                               static_cast<int64_t>(nm.metadata_log.size()) + 1));
+  if (Status st = io.Write(next.metadata_location, MetadataToJson(nm)); !st.ok()) {
     cleanup();
     return st;
   }
-  written.push_back(next.metadata_location);
   auto swapped = catalog.CommitTable(id, base.metadata_location, next.metadata_location);
   // An error here may leave the outcome unknown (the catalog could not tell whether its
   // UPDATE happened): the files stay, as the table may point at them now.
   if (!swapped.ok()) return swapped.status();
   if (!*swapped) {
     cleanup();  // lost: nothing points at these files
-    return AppendOutcome{false, {}};
+    io.Remove(next.metadata_location);
+    return std::optional<LoadedTable>();
   }
-  return AppendOutcome{true, std::move(next)};
+  return std::optional<LoadedTable>(std::move(next));
+}
+
+Result<std::vector<ManifestEntry>> ReadManifestEntriesAt(const FileIO& io,
+                                                         const std::string& location) {
+  Result<std::vector<ManifestEntry>> out = Status::Internal("not read");
+  KELT_RETURN_NOT_OK(io.ReadVia(location, [&](const std::string& path) {
+    out = ReadManifestEntries(path);
+    return out.status();
+  }));
+  return out;
+}
+
+Result<std::vector<ManifestFile>> ReadManifestListAt(const FileIO& io,
+                                                     const std::string& location) {
+  Result<std::vector<ManifestFile>> out = Status::Internal("not read");
+  KELT_RETURN_NOT_OK(io.ReadVia(location, [&](const std::string& path) {
+    out = ReadManifestList(path);
+    return out.status();
+  }));
+  return out;
 }
 
 namespace {

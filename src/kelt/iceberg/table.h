@@ -56,6 +56,34 @@ Result<AppendOutcome> CommitAppend(Catalog& catalog, const TableIdentifier& id,
                                    const std::map<std::string, std::string>& summary,
                                    const FileIO& io = FileIO::Local());
 
+/// Commit `next_metadata` (the base's metadata with the caller's changes: a new
+/// snapshot, expired snapshots) as the table's next metadata file: logs the base's
+/// location in the metadata log, writes the file and swaps the catalog's pointer from
+/// base's location to it. nullopt: the swap was lost, and the new metadata file and
+/// the `written` files (the caller's manifests and lists of this attempt) are removed;
+/// a failure to write the metadata file removes them too. An error from the swap
+/// itself may be of unknown outcome: then every file stays.
+Result<std::optional<LoadedTable>> CommitMetadata(Catalog& catalog,
+                                                  const TableIdentifier& id,
+                                                  const LoadedTable& base,
+                                                  TableMetadata next_metadata,
+                                                  const std::vector<std::string>& written,
+                                                  const FileIO& io = FileIO::Local());
+
+/// A new snapshot id: random, positive.
+int64_t NewSnapshotId();
+
+/// Milliseconds since the epoch, now.
+int64_t NowMs();
+
+/// The manifests a manifest list names.
+Result<std::vector<ManifestFile>> ReadManifestListAt(const FileIO& io,
+                                                     const std::string& location);
+
+/// Every entry of a manifest (ReadManifestEntries), through `io`.
+Result<std::vector<ManifestEntry>> ReadManifestEntriesAt(const FileIO& io,
+                                                         const std::string& location);
+
 /// The live data files of the current snapshot (what a reader of the table sees now);
 /// empty for a table without snapshots.
 Result<std::vector<std::string>> CurrentDataFiles(const TableMetadata& metadata,
