@@ -170,7 +170,12 @@ class Commands final : public AdminCommands {
               << ",\"kept_snapshots\":" << r->snapshots_kept
               << ",\"deleted_data_files\":" << r->data_files_deleted
               << ",\"deleted_manifests\":" << r->manifests_deleted
-              << ",\"deleted_manifest_lists\":" << r->manifest_lists_deleted << "}\n";
+              << ",\"deleted_manifest_lists\":" << r->manifest_lists_deleted
+              << ",\"kept_outside_table\":" << r->files_outside_table.size() << "}\n";
+    for (const auto& f : r->files_outside_table) {
+      std::cerr << "kelt: " << shown
+                << ": not deleted (outside the table's location): " << f << "\n";
+    }
     std::cerr << "kelt: " << shown << ": expired " << r->expired.size()
               << " snapshot(s), deleted " << r->data_files_deleted << " data file(s)\n";
     return 0;

@@ -273,6 +273,9 @@ struct IcebergExpireResult {
   int64_t data_files_deleted = 0;
   int64_t manifests_deleted = 0;
   int64_t manifest_lists_deleted = 0;
+  /// Files only expired snapshots referenced that lie outside the table's location:
+  /// never deleted (a path in a manifest is data), listed for the operator.
+  std::vector<std::string> files_outside_table;
 };
 
 /// Expire the snapshots committed before `older_than_ms` — never the current one, nor

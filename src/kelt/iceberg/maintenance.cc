@@ -77,6 +77,7 @@ struct ExpirePlan {
   TableMetadata next;
   std::vector<int64_t> expired;
   std::vector<std::string> lists, manifests, data_files;  // to delete after the swap
+  std::vector<std::string> outside;  // referenced only by expired snapshots, not deleted
 };
 
 // Which snapshots stay, and which files only the others reference.
@@ -142,6 +143,27 @@ Result<ExpirePlan> PlanExpiry(const TableMetadata& m, const ExpireOptions& o,
       if (!kept_files.count(e.file.path)) files.insert(e.file.path);
     }
   }
+  // Paths come from the table's own files, which anyone with write access to the
+  // warehouse could have crafted: only what lies under the table's location (no "..")
+  // is ever deleted; anything else is left where it is and counted.
+  const std::string root =
+      m.location + (m.location.empty() || m.location.back() == '/' ? "" : "/");
+  auto inside = [&](const std::string& path) {
+    return !root.empty() && path.size() > root.size() &&
+           path.compare(0, root.size(), root) == 0 &&
+           path.find("/../", root.size() - 1) == std::string::npos &&
+           path.compare(path.size() - 3, 3, "/..") != 0;
+  };
+  for (auto* group : {&lists, &manifests, &files}) {
+    for (auto it = group->begin(); it != group->end();) {
+      if (inside(*it)) {
+        ++it;
+      } else {
+        plan.outside.push_back(*it);
+        it = group->erase(it);
+      }
+    }
+  }
   plan.lists.assign(lists.begin(), lists.end());
   plan.manifests.assign(manifests.begin(), manifests.end());
   plan.data_files.assign(files.begin(), files.end());
@@ -193,6 +215,7 @@ Result<ExpireOutcome> ExpireSnapshots(Catalog& catalog, const TableIdentifier& i
     out.data_files_deleted = static_cast<int64_t>(plan->data_files.size());
     out.manifests_deleted = static_cast<int64_t>(plan->manifests.size());
     out.manifest_lists_deleted = static_cast<int64_t>(plan->lists.size());
+    out.files_outside_table = plan->outside;
     return out;
   }
   return Status::Unavailable(TableName(catalog, id) +

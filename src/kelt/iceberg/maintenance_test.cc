@@ -310,6 +310,49 @@ TEST_F(IcebergMaintenanceTest,
   EXPECT_EQ(CurrentKeys(), want);
 }
 
+// A manifest is data: a path in it outside the table's location (another table's file,
+// anything on the machine) is never deleted by expire, only reported.
+TEST_F(IcebergMaintenanceTest, ExpireNeverDeletesAFileOutsideTheTable) {
+  auto sink = OpenSink();
+  ASSERT_TRUE(sink);
+  LandWindows(*sink, 2);
+  // A data file of the table, copied outside the warehouse and appended by another
+  // writer under that outside path (with the original's statistics).
+  auto cat = CatalogHandle();
+  ASSERT_OK_AND_ASSIGN(auto base, iceberg::LoadTable(*cat, {"ns", "events"}));
+  ASSERT_TRUE(base);
+  const iceberg::Snapshot* current = base->metadata.CurrentSnapshot();
+  ASSERT_TRUE(current);
+  ASSERT_OK_AND_ASSIGN(auto lists, iceberg::ReadManifestListAt(iceberg::FileIO::Local(),
+                                                               current->manifest_list));
+  ASSERT_FALSE(lists.empty());
+  ASSERT_OK_AND_ASSIGN(auto entries, iceberg::ReadManifestEntriesAt(
+                                         iceberg::FileIO::Local(), lists.front().path));
+  ASSERT_FALSE(entries.empty());
+  iceberg::DataFile outside = entries.front().file;
+  const std::string outside_path = dir_.path() + "/elsewhere/precious.parquet";
+  fs::create_directories(dir_.path() + "/elsewhere");
+  ASSERT_OK_AND_ASSIGN(auto original, iceberg::LocalPath(outside.path));
+  fs::copy_file(original, outside_path);
+  outside.path = outside_path;
+  ASSERT_OK_AND_ASSIGN(auto appended, iceberg::CommitAppend(*cat, {"ns", "events"}, *base,
+                                                            {}, {outside}, {}));
+  ASSERT_TRUE(appended.committed);
+  // Compaction replaces every small file, the outside one included; expiring the older
+  // snapshots then leaves the replaced files to be deleted.
+  IcebergCompactOptions c;
+  c.target_file_size = 64 << 20;
+  ASSERT_OK_AND_ASSIGN(IcebergCompactResult r, CompactIcebergTable(Ref(), c));
+  ASSERT_TRUE(r.committed);
+  IcebergExpireOptions e;
+  e.older_than_ms = iceberg::NowMs() + 1000;
+  ASSERT_OK_AND_ASSIGN(IcebergExpireResult x, ExpireIcebergSnapshots(Ref(), e));
+  EXPECT_EQ(x.snapshots_kept, 1);
+  EXPECT_EQ(x.data_files_deleted, 2);  // the table's own two
+  EXPECT_EQ(x.files_outside_table, std::vector<std::string>{outside_path});
+  EXPECT_TRUE(fs::exists(outside_path));
+}
+
 TEST_F(IcebergMaintenanceTest, CompactThatLosesTheSwapToAnAppendRedoesOnTopOfIt) {
   auto sink = OpenSink();
   ASSERT_TRUE(sink);

@@ -82,6 +82,7 @@ Result<IcebergExpireResult> ExpireIcebergSnapshots(const IcebergTableRef& table,
   r.data_files_deleted = out.data_files_deleted;
   r.manifests_deleted = out.manifests_deleted;
   r.manifest_lists_deleted = out.manifest_lists_deleted;
+  r.files_outside_table = out.files_outside_table;
   return r;
 }
 
