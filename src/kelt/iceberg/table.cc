@@ -25,6 +25,18 @@ int64_t NewSnapshotId() {
 
 namespace {
 
+// `read(local_path)` of the file at `location` (downloaded first from S3).
+template <typename T>
+Result<T> ReadAt(const FileIO& io, const std::string& location,
+                 Result<T> (*read)(const std::string&)) {
+  Result<T> out = Status::Internal("not read");
+  KELT_RETURN_NOT_OK(io.ReadVia(location, [&](const std::string& path) {
+    out = read(path);
+    return out.status();
+  }));
+  return out;
+}
+
 // The version number of a metadata file name "v<N>-….metadata.json" or
 // "<N>-….metadata.json" (Java, pyiceberg), 0 when there is none.
 int64_t MetadataVersion(const std::string& location) {
@@ -131,14 +143,10 @@ Result<AppendOutcome> CommitAppend(Catalog& catalog, const TableIdentifier& id,
   manifests.push_back(std::move(*mf));
   const Snapshot* parent = bm.CurrentSnapshot();
   if (parent) {
-    Result<std::vector<ManifestFile>> previous = Status::Internal("not read");
-    Status read = io.ReadVia(parent->manifest_list, [&](const std::string& path) {
-      previous = ReadManifestList(path);
-      return previous.status();
-    });
-    if (!read.ok()) {
+    auto previous = ReadManifestListAt(io, parent->manifest_list);
+    if (!previous.ok()) {
       cleanup();
-      return read;
+      return previous.status();
     }
     for (auto& m : *previous) manifests.push_back(std::move(m));
   }
@@ -242,44 +250,19 @@ Result<std::optional<LoadedTable>> CommitMetadata(Catalog& catalog,
 
 Result<std::vector<ManifestEntry>> ReadManifestEntriesAt(const FileIO& io,
                                                          const std::string& location) {
-  Result<std::vector<ManifestEntry>> out = Status::Internal("not read");
-  KELT_RETURN_NOT_OK(io.ReadVia(location, [&](const std::string& path) {
-    out = ReadManifestEntries(path);
-    return out.status();
-  }));
-  return out;
+  return ReadAt(io, location, ReadManifestEntries);
 }
 
 Result<std::vector<ManifestFile>> ReadManifestListAt(const FileIO& io,
                                                      const std::string& location) {
-  Result<std::vector<ManifestFile>> out = Status::Internal("not read");
-  KELT_RETURN_NOT_OK(io.ReadVia(location, [&](const std::string& path) {
-    out = ReadManifestList(path);
-    return out.status();
-  }));
-  return out;
+  return ReadAt(io, location, ReadManifestList);
 }
 
 namespace {
 
-Result<std::vector<ManifestFile>> ReadList(const FileIO& io,
-                                           const std::string& location) {
-  Result<std::vector<ManifestFile>> out = Status::Internal("not read");
-  KELT_RETURN_NOT_OK(io.ReadVia(location, [&](const std::string& path) {
-    out = ReadManifestList(path);
-    return out.status();
-  }));
-  return out;
-}
-
 Result<std::vector<std::string>> ReadDataFiles(const FileIO& io,
                                                const std::string& location) {
-  Result<std::vector<std::string>> out = Status::Internal("not read");
-  KELT_RETURN_NOT_OK(io.ReadVia(location, [&](const std::string& path) {
-    out = ReadManifestDataFiles(path);
-    return out.status();
-  }));
-  return out;
+  return ReadAt(io, location, ReadManifestDataFiles);
 }
 
 }  // namespace
@@ -289,7 +272,7 @@ Result<std::vector<std::string>> CurrentDataFiles(const TableMetadata& metadata,
   std::vector<std::string> out;
   const Snapshot* current = metadata.CurrentSnapshot();
   if (!current) return out;
-  KELT_ASSIGN_OR_RAISE(auto manifests, ReadList(io, current->manifest_list));
+  KELT_ASSIGN_OR_RAISE(auto manifests, ReadManifestListAt(io, current->manifest_list));
   for (const auto& m : manifests) {
     if (m.content != 0) {
       return Status::NotImplemented(
@@ -305,7 +288,7 @@ Result<std::vector<std::string>> ReferencedDataFiles(const TableMetadata& metada
                                                      const FileIO& io) {
   std::set<std::string> manifests;
   for (const auto& s : metadata.snapshots) {
-    KELT_ASSIGN_OR_RAISE(auto entries, ReadList(io, s.manifest_list));
+    KELT_ASSIGN_OR_RAISE(auto entries, ReadManifestListAt(io, s.manifest_list));
     for (const auto& m : entries) manifests.insert(m.path);
   }
   std::set<std::string> files;
