@@ -26,11 +26,12 @@ TEST_F(PollLoadTest, PollLoadedGivesBackAWindowThatFailsToLoad) {
   ProduceIds(mc(), "t-poison", 6, 4);
   ASSERT_OK_AND_ASSIGN(auto c, Join("t-poison", "g-poison"));
   const Schema landing({{"id", TypeId::kInt64}, {"_kafka_offset", TypeId::kInt64}});
-  ASSERT_OK_AND_ASSIGN(auto strict,
-                       Loader::Make(landing, {.on_bad_record = BadRecordPolicy::kFail}));
-  ASSERT_OK_AND_ASSIGN(
-      auto lenient,
-      Loader::Make(landing, {.on_bad_record = BadRecordPolicy::kDeadLetter}));
+  LoadOptions fail_options;
+  fail_options.on_bad_record = BadRecordPolicy::kFail;
+  LoadOptions dead_letter_options;
+  dead_letter_options.on_bad_record = BadRecordPolicy::kDeadLetter;
+  ASSERT_OK_AND_ASSIGN(auto strict, Loader::Make(landing, fail_options));
+  ASSERT_OK_AND_ASSIGN(auto lenient, Loader::Make(landing, dead_letter_options));
   WindowOptions opts{.max_records = 100};
   for (int attempt = 0; attempt < 3; ++attempt) {
     auto polled = PollLoaded(*c, *strict, opts);
@@ -58,10 +59,9 @@ TEST_F(PollLoadTest, ParallelLoadKeepsRecordOrderAndReportsTheFirstBadRecord) {
   const Schema landing({{"id", TypeId::kInt64}, {"_kafka_offset", TypeId::kInt64}});
   std::vector<std::unique_ptr<Loader>> strict, lenient;
   for (int i = 0; i < 6; ++i) {
-    ASSERT_OK_AND_ASSIGN(
-        auto l,
-        Loader::Make(landing, {.on_bad_record = i < 3 ? BadRecordPolicy::kFail
-                                                      : BadRecordPolicy::kDeadLetter}));
+    LoadOptions options;
+    options.on_bad_record = i < 3 ? BadRecordPolicy::kFail : BadRecordPolicy::kDeadLetter;
+    ASSERT_OK_AND_ASSIGN(auto l, Loader::Make(landing, options));
     (i < 3 ? strict : lenient).push_back(std::move(l));
   }
   WindowOptions opts{.max_records = 100};
