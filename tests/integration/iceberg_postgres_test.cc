@@ -292,20 +292,36 @@ TEST_F(IcebergPostgresTest, ACommitCutOffWhileTheRowIsUnchangedIsUnknownNotLost)
   Result<bool> outcome = Status::Internal("not run");
   std::thread committer(
       [&] { outcome = cat->CommitTable(id, "file:///c/v1.json", "file:///c/v2.json"); });
-  // Wait until the commit's backend is blocked on the lock, then end that backend.
+  // Wait until the commit's backend is blocked on the lock, then end that backend. The
+  // watcher asks outside any transaction: pg_stat_activity is a snapshot taken once per
+  // transaction, so the locker's own transaction would keep seeing the first answer.
+  PGconn* watcher = PQconnectdb(EnvValue("KELT_PG_CONNINFO").c_str());
   std::string pid;
-  for (int i = 0; i < 200 && pid.empty(); ++i) {
-    pid = exec(locker,
+  for (int i = 0; i < 600 && pid.empty() && PQstatus(watcher) == CONNECTION_OK; ++i) {
+    pid = exec(watcher,
                "SELECT pid FROM pg_stat_activity WHERE application_name = 'kelt' AND "
                "wait_event_type = 'Lock' AND query LIKE 'UPDATE \"iceberg_tables\"%'")
               .second;
     if (pid.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  ASSERT_FALSE(pid.empty()) << "the commit never waited on the row lock";
-  EXPECT_TRUE(exec(locker, "SELECT pg_terminate_backend(" + pid + ")").first);
+  const bool terminated =
+      !pid.empty() && exec(watcher, "SELECT pg_terminate_backend(" + pid + ")").first;
+  // The backend is gone before the row is released (else it might yet run the UPDATE).
+  for (int i = 0; terminated && i < 200; ++i) {
+    if (exec(watcher, "SELECT 1 FROM pg_stat_activity WHERE pid = " + pid)
+            .second.empty()) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  PQfinish(watcher);
+  // Whatever happened, release the row so that the commit returns before the checks.
+  const bool rolled_back = exec(locker, "ROLLBACK").first;
   committer.join();
-  ASSERT_TRUE(exec(locker, "ROLLBACK").first);
   PQfinish(locker);
+  ASSERT_FALSE(pid.empty()) << "the commit never waited on the row lock";
+  ASSERT_TRUE(terminated);
+  ASSERT_TRUE(rolled_back);
 
   ASSERT_FALSE(outcome.ok()) << "a cut-off commit on an unchanged row was taken as "
                              << (outcome.ok() && *outcome ? "won" : "lost");
