@@ -433,19 +433,29 @@ def test_ndjson_becomes_protobuf_records_of_the_named_message(
             assert row[k] == want[k], (k, row, want)
 
 
-def test_auto_register_derives_a_proto_and_the_first_message_is_written(
-        kelt, broker, registry_url, rest, tmp_path):
-    topic = "produce-pb-" + uuid.uuid4().hex[:10]
+def produce_two_clicks_auto_registered(kelt, broker, registry_url, rest, tmp_path, fmt,
+                                       schema_type):
+    """Two NDJSON clicks produced with --auto-register to a new topic: (topic, subject,
+    the subject's latest schema as the registry returns it)."""
+    topic = f"produce-{fmt}-" + uuid.uuid4().hex[:10]
     subject = topic + "-value"
     create_topic(kelt, broker, topic)
     path = tmp_path / "clicks.ndjson"
     path.write_text('{"user": "u1", "n": 3, "ok": true, "w": 0.5, "pos": {"x": 1}}\n'
                     '{"user": null, "n": -4, "ok": false, "w": 2, "pos": null}\n')
     done = produce(kelt, broker, topic, path, "--subject", subject, "--auto-register",
-                   registry_url=registry_url, fmt="protobuf")
+                   registry_url=registry_url, fmt=fmt)
     assert done.returncode == 0, done.stderr
     status, latest = rest.get(f"/subjects/{subject}/versions/latest")
-    assert status == 200 and latest["schemaType"] == "PROTOBUF", latest
+    assert status == 200 and latest["schemaType"] == schema_type, latest
+    return topic, subject, latest
+
+
+def test_auto_register_derives_a_proto_and_the_first_message_is_written(
+        kelt, broker, registry_url, rest, tmp_path):
+    topic, subject, latest = produce_two_clicks_auto_registered(
+        kelt, broker, registry_url, rest, tmp_path, "protobuf", "PROTOBUF")
+    path = tmp_path / "clicks.ndjson"  # written again below
     name = subject.replace("-", "_")
     assert f"message {name} {{" in latest["schema"]
     assert "optional int64 n = 2;" in latest["schema"]
@@ -584,17 +594,9 @@ def test_ndjson_becomes_json_schema_records_of_the_subjects_latest_schema(
 
 def test_json_schema_auto_register_and_records_that_do_not_fit(
         kelt, broker, registry_url, rest, tmp_path):
-    topic = "produce-js-" + uuid.uuid4().hex[:10]
-    subject = topic + "-value"
-    create_topic(kelt, broker, topic)
-    path = tmp_path / "clicks.ndjson"
-    path.write_text('{"user": "u1", "n": 3, "ok": true, "w": 0.5, "pos": {"x": 1}}\n'
-                    '{"user": null, "n": -4, "ok": false, "w": 2, "pos": null}\n')
-    done = produce(kelt, broker, topic, path, "--subject", subject, "--auto-register",
-                   registry_url=registry_url, fmt="json-schema")
-    assert done.returncode == 0, done.stderr
-    status, latest = rest.get(f"/subjects/{subject}/versions/latest")
-    assert status == 200 and latest["schemaType"] == "JSON", latest
+    topic, subject, latest = produce_two_clicks_auto_registered(
+        kelt, broker, registry_url, rest, tmp_path, "json-schema", "JSON")
+    path = tmp_path / "clicks.ndjson"  # written again below
     schema = json.loads(latest["schema"])
     assert schema["$schema"] == "http://json-schema.org/draft-07/schema#"
     assert schema["properties"]["n"] == {"type": ["integer", "null"]}
