@@ -5,6 +5,7 @@ broker, fresh topics), loaded from tests/cli/conftest.py so there is one definit
 Run by ctest (tests/CMakeLists.txt, `iceberg_tests`) under the `kafka_broker` fixture.
 """
 import importlib.util
+import os
 import pathlib
 
 _spec = importlib.util.spec_from_file_location(
@@ -16,3 +17,10 @@ kelt = cli.kelt
 broker_env = cli.broker_env
 brokers = cli.brokers
 make_topic = cli.make_topic
+
+
+def service_env(variable, script):
+    """The env file of a service the ctest fixture started (KELT_PG_ENV, KELT_S3_ENV)."""
+    path = os.environ.get(variable)
+    assert path and os.path.exists(path), f"{variable} must name {script}'s env file"
+    return cli.read_env(pathlib.Path(path))

@@ -5,24 +5,16 @@ same database: rows, every (partition, offset) exactly once, the offsets in the 
 summary, dead letters once each in the sibling table, `kelt sql` over the catalog, and the
 URI's password never printed."""
 import json
-import os
-import pathlib
 
 from pyiceberg.catalog.sql import SqlCatalog
 
-from conftest import cli
+from conftest import cli, service_env
 from test_iceberg import SCHEMA, group_offsets, landed_keys, produce, write_records
-
-
-def pg_env():
-    path = os.environ.get("KELT_PG_ENV")
-    assert path and os.path.exists(path), "KELT_PG_ENV must name scripts/postgres.sh's env file"
-    return cli.read_env(pathlib.Path(path))
 
 
 def test_run_lands_into_a_postgresql_catalog_that_pyiceberg_reads(
         kelt, brokers, make_topic, tmp_path):
-    env = pg_env()
+    env = service_env("KELT_PG_ENV", "scripts/postgres.sh")
     host, port, db, user = (env["KELT_PG_HOST"], env["KELT_PG_PORT"], env["KELT_PG_DB"],
                             env["KELT_PG_USER"])
     # Trust authentication ignores the password: it is there to be kept out of output.

@@ -4,25 +4,17 @@
 JSON are objects in the bucket and nothing is written locally but the catalog; pyiceberg
 reads the table through its S3 FileIO; a second run appends exactly the new records."""
 import json
-import os
-import pathlib
 
 import pyarrow.fs as pafs
 from pyiceberg.catalog.sql import SqlCatalog
 
-from conftest import cli
+from conftest import cli, service_env
 from test_iceberg import SCHEMA, assert_exactly_once, group_offsets, produce, write_records
-
-
-def s3_env():
-    path = os.environ.get("KELT_S3_ENV")
-    assert path and os.path.exists(path), "KELT_S3_ENV must name scripts/s3.sh's env file"
-    return cli.read_env(pathlib.Path(path))
 
 
 def test_run_lands_into_an_s3_warehouse_that_pyiceberg_reads(
         kelt, brokers, make_topic, tmp_path):
-    env = s3_env()
+    env = service_env("KELT_S3_ENV", "scripts/s3.sh")
     endpoint, bucket = env["KELT_S3_ENDPOINT"], env["KELT_S3_BUCKET"]
     topic = make_topic(2)
     prefix = f"iceberg-{topic}"
