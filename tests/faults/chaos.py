@@ -4,7 +4,8 @@
 keeps writing; for the given time, random faults on random workers:
 
   kill9    kill -9, restarted after 0-3 s (same instance_id: takes its partitions back)
-  sigterm  SIGTERM (a clean stop, which must exit 0), restarted after 0-3 s
+  sigterm  SIGTERM once the worker's run loop runs (a clean stop, which must exit 0),
+           restarted after 0-3 s
   stop     SIGSTOP for 1-4 s, then SIGCONT (a pause shorter than the session timeout
            of 10 s: a longer one lets the group hand its partitions on while it may still
            publish a Parquet file, the unfenced case GUARANTEES §6 does not promise)
@@ -96,11 +97,25 @@ class Worker:
     def start(self):
         self.starts += 1
         logf = open(self.work / f"w{self.i}.log", "a")
+        self.log_start = logf.tell()
         self.proc = subprocess.Popen(
             [self.kelt, "run", "-c", str(self.cfg), "--instance-id", f"chaos-w{self.i}",
-             "--progress", "none", "--log-level", "warning"],
-            stdout=logf, stderr=subprocess.STDOUT)
+             "--progress", "lines", "--set", "progress_interval_ms=500", "--log-level",
+             "warning"], stdout=logf, stderr=subprocess.STDOUT)
         logf.close()
+
+    def wait_running(self, timeout=60):
+        """Until this start printed a progress line: its run loop runs, so its SIGTERM
+        handler is in place (a signal during the process's start-up, before main() installs
+        it, ends it by the default action: exit -15; seen on a loaded machine)."""
+        deadline = time.time() + timeout
+        while time.time() < deadline and self.alive():
+            with open(self.work / f"w{self.i}.log", "rb") as f:
+                f.seek(self.log_start)
+                if b"progress " in f.read():
+                    return True
+            time.sleep(0.1)
+        return False
 
     def alive(self):
         return self.proc is not None and self.proc.poll() is None
@@ -230,6 +245,7 @@ sinks:
             w.start()
             detail = f"restarted after {pause:.1f}s"
         elif kind == "sigterm":
+            w.wait_running()
             w.proc.send_signal(signal.SIGTERM)
             rc = w.reap("sigterm")
             if rc != 0:
@@ -270,6 +286,7 @@ sinks:
         time.sleep(2)
     caught = time.time()
     for w in workers:
+        w.wait_running()
         w.proc.send_signal(signal.SIGTERM)
     codes = [w.reap("final sigterm") for w in workers]
     log(f"caught up {caught - faults_end:.1f}s after the faults; final SIGTERM exit "
