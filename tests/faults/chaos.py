@@ -187,9 +187,9 @@ def main():
     ap.add_argument("--seed", type=int, default=None)
     a = ap.parse_args()
     if a.kafka_env:
-        a.brokers = read_env(a.kafka_env)["KELT_KAFKA_BOOTSTRAP"]
+        a.brokers = read_env(pathlib.Path(a.kafka_env))["KELT_KAFKA_BOOTSTRAP"]
     if a.pg_env:
-        a.pg_conninfo = read_env(a.pg_env)["KELT_PG_CONNINFO"]
+        a.pg_conninfo = read_env(pathlib.Path(a.pg_env))["KELT_PG_CONNINFO"]
     if not a.brokers:
         ap.error("--brokers or --kafka-env is required")
     seed = a.seed if a.seed is not None else random.randrange(1 << 30)

@@ -343,9 +343,10 @@ def test_connection_cut(fault, kelt, tmp_path):
 
 def test_partition_longer_than_session(fault, kelt, tmp_path):
     """Packets to and from the broker's port silently dropped for PARTITION_S (15 s), longer
-    than the consumer's session timeout (6 s, classic): the group expires the member,
-    the run keeps running, rejoins when the path is back and lands the rest; exactly
-    once after SIGTERM (exit 0)."""
+    than the consumer's session timeout (6 s, classic): librdkafka logs the request
+    timeouts and the session's end (SESSTMOUT) and revokes the assignment, the run keeps
+    running and lands nothing, rejoins once its connections time out after the heal
+    (socket.timeout.ms) and lands the rest; exactly once after SIGTERM (exit 0)."""
     half = RECORDS // 2
     topic = make_topic(fault, kelt)
     produce(fault, kelt, tmp_path, topic, 0, half)
@@ -398,14 +399,16 @@ def test_slow_link(fault, kelt, tmp_path):
     s = summary_of(out)
     assert s["records"] == RECORDS, s
     mb = s["bytes"] / 1e6
-    # /metrics: the payload bytes extracted between the first and the last scrape that
-    # saw any, as a rate (the fetches also carry batch headers).
+    # /metrics: the payload bytes extracted by the last scrape, over the time since the
+    # run started (a rate between two scrapes can be higher: librdkafka's prefetched
+    # queue hands records over in bursts).
     seen = [(t, total(m, "kelt_bytes_total")) for t, m in scrapes]
     seen = [x for x in seen if x[1] > 0]
-    assert len(seen) >= 2, f"too few scrapes saw bytes: {seen}"
-    rate = (seen[-1][1] - seen[0][1]) / max(seen[-1][0] - seen[0][0], 1e-3) / 1e6
+    assert seen, "no scrape saw bytes"
+    rate = seen[-1][1] / (seen[-1][0] - t0) / 1e6
     print(f"slow link: {mb:.1f} MB of payload in {elapsed:.1f}s ({mb / elapsed:.2f} MB/s); "
-          f"/metrics: kelt_bytes_total grew at {rate:.2f} MB/s over {len(seen)} scrapes")
+          f"/metrics: {seen[-1][1] / 1e6:.1f} MB after {seen[-1][0] - t0:.1f}s "
+          f"({rate:.2f} MB/s), {len(seen)} scrapes")
     # The run cannot be faster than the payload through a 1 MB/s link, give or take the
     # bucket's burst.
     assert elapsed >= mb * 0.9, f"{mb:.1f} MB in {elapsed:.1f}s: the link was not slow"
