@@ -12,7 +12,7 @@
 #
 # Steps (each one checks first and is skipped when already done):
 #   apt     Debian packages (compilers, librdkafka, simdjson, libpq, PostgreSQL, gtest,
-#           Avro C, protobuf, SQLite, ...)
+#           Avro C, protobuf, SQLite, iproute2 and iptables for the network faults, ...)
 #   venv    $KELT_VENV with pinned pyarrow, nanobind, scikit-build-core, pytest, numpy,
 #           confluent-kafka (with its Schema Registry serializers), fastavro, protobuf,
 #           jsonschema, polars, duckdb, pyiceberg
@@ -62,6 +62,7 @@ APT_PACKAGES=(
   libcurl4-openssl-dev                                          # the schema registry client
   libsqlite3-dev                                                # the Iceberg SQL catalog
   file dpkg-dev                                                 # CPack's .deb (shlibdeps)
+  iproute2 iptables                  # the network fault tests: namespaces, veth, tc, rules
 )
 # Link order of the static libraries, from the Go module's prebuilt.go.
 DUCKDB_LIBS=(

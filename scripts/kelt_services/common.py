@@ -254,9 +254,9 @@ def free_ports(count: int) -> list[int]:
             s.close()
 
 
-def tcp_open(port: int | str, timeout: float = 2.0) -> bool:
+def tcp_open(port: int | str, timeout: float = 2.0, host: str = "127.0.0.1") -> bool:
     try:
-        with socket.create_connection(("127.0.0.1", int(port)), timeout=timeout):
+        with socket.create_connection((host, int(port)), timeout=timeout):
             return True
     except (OSError, ValueError):
         return False

@@ -8,6 +8,7 @@ tests, benchmarks and the demo, run from the jars that scripts/bootstrap.sh prov
   bash scripts/kafka.sh create-topic NAME PARTITIONS [--dir DIR]
   bash scripts/kafka.sh describe-topic NAME [--dir DIR]
   bash scripts/kafka.sh start --brokers 3 [--dir DIR] [--keep]
+  bash scripts/kafka.sh start --host ADDR [--dir DIR]
   bash scripts/kafka.sh start-node|stop-node I --dir DIR     (a --brokers 3 DIR)
 
 start    Formats DIR (default $KELT_ROOT/build/kafka) and starts the broker on free ports,
@@ -46,6 +47,11 @@ create-topic  Creates the topic (replication factor 1) unless it exists with tha
          KELT_KAFKA_ADMIN_TIMEOUT (30 s); create-topic returns once every partition has a
          leader. The kelt binary: $KELT_CLI, else build/dev/cli/kelt, else
          build/release/cli/kelt, else `kelt` on PATH.
+--host ADDR  the PLAINTEXT listener listens on and advertises ADDR (an IPv4 address of
+         this machine) instead of 127.0.0.1; the controller stays on loopback. The
+         network fault tests (tests/faults/test_network.py) put it on a veth address so
+         that a client in another network namespace reaches it through that veth only.
+         Single broker, without --secure; --keep reuses the DIR's address.
 --brokers 3  a 3-node KRaft cluster (combined broker+controller nodes in DIR/node1..3,
          replication factor 3, min.insync.replicas=2) for the fault tests; see
          kafka_cluster.py. stop, status and create-topic act on every node; start-node
@@ -162,6 +168,7 @@ class Broker:
         self.tls = directory / "tls"
         self.dump = directory / "broker.jsa"
         self.version = ""
+        self.host = "127.0.0.1"  # the PLAINTEXT listener's address (--host)
         self.libs = DEFAULT_LIBS
         self.password = ""
         self.denied_password = ""
@@ -183,17 +190,22 @@ class Broker:
     def port_of(self, listener: str) -> str:
         """The port of listener NAME (PLAINTEXT, CONTROLLER, SASL_PLAINTEXT, SASL_SSL,
         SSL); empty when DIR has no such listener."""
+        return self.address_of(listener)[1]
+
+    def address_of(self, listener: str) -> tuple[str, str]:
+        """(host, port) of listener NAME; ("", "") when DIR has no such listener."""
         for item in self.prop("listeners").split(","):
-            m = re.fullmatch(rf"{listener}://127\.0\.0\.1:([0-9]*)", item)
+            m = re.fullmatch(rf"{listener}://([0-9.]+):([0-9]*)", item)
             if m:
-                return m.group(1)
-        return ""
+                return m.group(1), m.group(2)
+        return "", ""
 
     def is_secure_dir(self) -> bool:
         return bool(self.port_of("SASL_SSL"))
 
     def bootstrap(self, listener: str = "PLAINTEXT") -> str:
-        return f"127.0.0.1:{self.port_of(listener)}"
+        host, port = self.address_of(listener)
+        return f"{host or '127.0.0.1'}:{port}"
 
     def dir_version(self) -> str:
         try:
@@ -266,7 +278,7 @@ class Broker:
 
     # ---- making DIR ---------------------------------------------------------------------
     def write_props(self, plain: int, ctrl: int, sasl: int, sasl_ssl: int, ssl: int) -> None:
-        listeners = f"PLAINTEXT://127.0.0.1:{plain},CONTROLLER://127.0.0.1:{ctrl}"
+        listeners = f"PLAINTEXT://{self.host}:{plain},CONTROLLER://127.0.0.1:{ctrl}"
         protocols = "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
         if self.secure:
             listeners += (f",SASL_PLAINTEXT://127.0.0.1:{sasl},SASL_SSL://127.0.0.1:{sasl_ssl}"
@@ -376,8 +388,9 @@ ssl.principal.mapping.rules=RULE:^CN=([^,]*).*$/$1/,DEFAULT
         pid = sup.launch(argv)
         # The broker opens its client listeners once it is unfenced and serving, just
         # before it logs READY_LINE.
-        plain = self.port_of("PLAINTEXT")
-        outcome = sup.wait_ready(lambda: sup.log_contains(READY_LINE) and tcp_open(plain),
+        host, plain = self.address_of("PLAINTEXT")
+        outcome = sup.wait_ready(lambda: sup.log_contains(READY_LINE) and tcp_open(plain,
+                                                                                   host=host),
                                  self.start_timeout)
         settled = sup.settle_start(outcome, pid, "the broker", "serve", self.start_timeout,
                                    ("BindException", "Address already in use"))
@@ -583,7 +596,8 @@ ssl.principal.mapping.rules=RULE:^CN=([^,]*).*$/$1/,DEFAULT
 
     def status(self) -> int:
         pid = self.running_pid()
-        if pid is not None and tcp_open(self.port_of("PLAINTEXT")):
+        host, port = self.address_of("PLAINTEXT")
+        if pid is not None and tcp_open(port, host=host):
             print("\n".join(self.bootstrap_lines()), flush=True)
             return 0
         say(f"not running ({self.dir})")
@@ -652,6 +666,8 @@ COMMAND_LINE.flag("--secure", "--scram")
 COMMAND_LINE.flag("--keep")
 COMMAND_LINE.option("--kafka-version", "a version")
 COMMAND_LINE.option("--brokers", "1 or 3", "1", lambda v: v in ("1", "3"))
+COMMAND_LINE.option("--host", "an IPv4 address of this machine", "127.0.0.1",
+                    lambda v: re.fullmatch(r"[0-9]{1,3}(\.[0-9]{1,3}){3}", v) is not None)
 
 
 def cluster_main(command: str, options, path: Path | None) -> int:
@@ -659,6 +675,8 @@ def cluster_main(command: str, options, path: Path | None) -> int:
     from .kafka_cluster import Cluster
     if options.secure:
         raise Fatal("--secure is for a single broker (--brokers 1)")
+    if options.host != "127.0.0.1":
+        raise Fatal("--host is for a single broker (--brokers 1)")
     if path is None:
         raise Fatal(f"no cluster in {options.dir}")
     cluster = Cluster.of(path)
@@ -715,6 +733,10 @@ def main(args: list[str]) -> int:
             return 0 if command == "stop" else 1
         raise Fatal(f"no broker runs in {directory} (start one: bash scripts/kafka.sh start)")
     broker = Broker(path, secure)
+    if options.host != "127.0.0.1":
+        if command != "start" or secure:
+            raise Fatal("--host applies to start without --secure only")
+        broker.host = options.host
     if command == "start":
         if positional:
             raise Fatal("start takes no arguments besides options")

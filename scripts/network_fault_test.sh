@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The long variant of the network fault tests (tests/faults/test_network.py), outside the
+# test command: latency with jitter, a connection cut, a partition longer than the session
+# timeout (with librdkafka's default socket.timeout.ms of 60 s) and a 1 MB/s link, each
+# against a broker and a network namespace of the test's own. Needs root.
+#
+#   bash scripts/network_fault_test.sh [RECORDS [CUT_S [PARTITION_S [ROUNDS]]]]
+#
+# Defaults: 40000 records, a 30 s cut, a 60 s partition, 1 round. Uses build/dev/cli/kelt
+# (or $KELT_BIN); builds it when it is missing.
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=lib/paths.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/paths.sh"
+
+RECORDS="${1:-40000}"
+CUT_S="${2:-30}"
+PARTITION_S="${3:-60}"
+ROUNDS="${4:-1}"
+KELT_BIN="${KELT_BIN:-$KELT_ROOT/build/dev/cli/kelt}"
+[[ -x "$KELT_BIN" ]] || cmake --build "$KELT_ROOT/build/dev" --target kelt_cli
+export KELT_BIN KELT_CLI="$KELT_BIN" KELT_NET_RECORDS="$RECORDS" KELT_NET_CUT_S="$CUT_S"
+export KELT_NET_PARTITION_S="$PARTITION_S" KELT_NET_SOCKET_TIMEOUT_MS=""
+
+for round in $(seq 1 "$ROUNDS"); do
+  echo "== round $round of $ROUNDS ($RECORDS records, cut ${CUT_S}s, partition ${PARTITION_S}s)"
+  "$KELT_VENV/bin/python" -m pytest -q -s -p no:cacheprovider --durations=0 \
+    "$KELT_ROOT/tests/faults/test_network.py" 2>&1 | grep -v '^progress '
+done
