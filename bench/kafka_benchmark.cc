@@ -101,7 +101,7 @@ struct Args {
   // Profiling aids: read this existing topic (of --records records) instead of producing
   // (skips the producer comparison), and run only some consumer contenders.
   std::string consume_topic;
-  std::string consumers = "bare,kelt,load,elt";
+  std::string consumers = "bare,kelt,load,drain,elt";
   // Extra librdkafka properties for every consumer, bare and kelt alike.
   std::vector<std::pair<std::string, std::string>> consumer_properties;
   // librdkafka debug contexts for every consumer (e.g. "fetch,consumer"), printed with
@@ -110,6 +110,20 @@ struct Args {
   // Internal: run one ELT loop over this topic/group into this directory and report
   // (the child process of the `elt` contender).
   std::string elt_child_topic, elt_child_group, elt_child_dir;
+  // Internal: run the bare consumer loop over this topic/group and report (the child
+  // process of the `drain` contender).
+  std::string bare_child_topic, bare_child_group;
+  // Produce only the topic the consumers read (one bare producer run), no producer
+  // comparison: the ELT-vs-drain measurement of issue 18 needs nothing else.
+  bool produce_once = false;
+  // The scale mode (issue 18): the same records over topics of each of these partition
+  // counts, then over `scale_topics` topics (of `scale_topic_partitions` each) matched by
+  // one regex; drain and ELT paired on each. A CSV of the medians goes to scale_csv.
+  bool scale = false;
+  std::vector<int> scale_partitions = {4, 64, 512};
+  int scale_topics = 100;
+  int scale_topic_partitions = 4;
+  std::string scale_csv;
 };
 
 void Usage() {
@@ -117,10 +131,15 @@ void Usage() {
       stderr,
       "usage: kafka_benchmark --bootstrap HOST:PORT [--records N] [--partitions P]\n"
       "                       [--window W] [--repetitions R] [--message-timeout-ms MS]\n"
-      "                       [--dir KAFKA_DIR] [--no-send-batch]\n"
+      "                       [--dir KAFKA_DIR] [--no-send-batch] [--produce-once]\n"
       "                       [--consume-topic EXISTING] [--consumers "
-      "bare,kelt,load,elt]\n"
+      "bare,kelt,load,drain,elt]\n"
       "                       [--consumer-property KEY=VALUE ...] [--debug CONTEXTS]\n"
+      "       kafka_benchmark --bootstrap HOST:PORT --scale [--scale-partitions "
+      "4,64,512]\n"
+      "                       [--scale-topics 100] [--scale-topic-partitions 4]\n"
+      "                       [--scale-csv FILE] [--records N] [--window W] "
+      "[--repetitions R]\n"
       "defaults: --records 2000000 --partitions 4 --window 10000 --repetitions 3\n"
       "          --message-timeout-ms 30000 --dir $KELT_KAFKA_DIR\n");
 }
@@ -180,6 +199,34 @@ Args ParseArgs(int argc, char** argv) {
       a.elt_child_group = next();
     } else if (arg == "--elt-child-dir") {
       a.elt_child_dir = next();
+    } else if (arg == "--bare-child-topic") {
+      a.bare_child_topic = next();
+    } else if (arg == "--bare-child-group") {
+      a.bare_child_group = next();
+    } else if (arg == "--scale") {
+      a.scale = true;
+    } else if (arg == "--scale-partitions") {
+      a.scale_partitions.clear();
+      std::string v = next();
+      for (size_t at = 0; at <= v.size();) {
+        size_t comma = v.find(',', at);
+        if (comma == std::string::npos) comma = v.size();
+        const std::string item = v.substr(at, comma - at);
+        char* end = nullptr;
+        long n = std::strtol(item.c_str(), &end, 10);
+        if (item.empty() || *end != '\0' || n <= 0)
+          Die("--scale-partitions: expected positive integers separated by commas");
+        a.scale_partitions.push_back(static_cast<int>(n));
+        at = comma + 1;
+      }
+    } else if (arg == "--scale-topics") {
+      a.scale_topics = static_cast<int>(number());
+    } else if (arg == "--scale-topic-partitions") {
+      a.scale_topic_partitions = static_cast<int>(number());
+    } else if (arg == "--scale-csv") {
+      a.scale_csv = next();
+    } else if (arg == "--produce-once") {
+      a.produce_once = true;
     } else if (arg == "--no-send-batch") {
       a.send_batch = false;
     } else if (arg == "-h" || arg == "--help") {
@@ -245,7 +292,10 @@ struct Run {
   double cpu = 0;      // process CPU seconds during `seconds` (all threads)
   double commit = 0;   // consumers: seconds spent in synchronous commits
   int64_t commits = 0;
-  int64_t max_rss_kb = 0;  // ELT child: its peak resident set
+  int64_t max_rss_kb = 0;  // children (ELT, drain): their peak resident set
+  int64_t files = 0;       // ELT child: Parquet files landed, and their bytes
+  int64_t file_bytes = 0;
+  int64_t rotations = 0;  // ... and the rotations they came from
   double rate() const { return seconds > 0 ? static_cast<double>(records) / seconds : 0; }
   double mbps() const {
     return seconds > 0 ? static_cast<double>(payload_bytes) / seconds / 1e6 : 0;
@@ -350,7 +400,9 @@ void Set(rd_kafka_conf_t* conf, const char* k, const std::string& v) {
 
 // (a) The bare loop: producev by topic name with F_COPY, QUEUE_FULL served by polling,
 // delivery reports served every 1024 messages, then flush.
-Run BareProduce(const Args& args, const Corpus& c, const std::string& topic) {
+// Record i goes to topics[i % topics.size()] (the scale mode spreads over many).
+Run BareProduce(const Args& args, const Corpus& c,
+                const std::vector<std::string>& topics) {
   DeliveryCount d;
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   Set(conf, "bootstrap.servers", args.bootstrap);
@@ -372,7 +424,8 @@ Run BareProduce(const Args& args, const Corpus& c, const std::string& topic) {
     const std::string& value = c.payloads[i];
     while (true) {
       rd_kafka_resp_err_t err = rd_kafka_producev(
-          rk, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+          rk, RD_KAFKA_V_TOPIC(topics[i % topics.size()].c_str()),
+          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
           RD_KAFKA_V_KEY(key.data(), key.size()),
           RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
           RD_KAFKA_V_END);
@@ -396,6 +449,10 @@ Run BareProduce(const Args& args, const Corpus& c, const std::string& topic) {
   r.payload_bytes = c.payload_bytes;
   r.seconds = r.wall = Seconds(t1 - t0);
   return r;
+}
+
+Run BareProduce(const Args& args, const Corpus& c, const std::string& topic) {
+  return BareProduce(args, c, std::vector<std::string>{topic});
 }
 
 using RawMessages = std::vector<std::pair<std::optional<std::string>, std::string>>;
@@ -524,7 +581,9 @@ Run BareConsume(const Args& args, const std::string& topic, const std::string& g
 
   constexpr size_t kBatch = 2048;  // kelt's batch size
   std::vector<rd_kafka_message_t*> batch(kBatch);
-  std::set<int32_t> at_eof;
+  // (topic, partition) at their end; the subscription may be a regex over many topics
+  // (the scale mode), whose partitions `args.partitions` counts in all.
+  std::set<std::pair<std::string, int32_t>> at_eof;
   int64_t count = 0, bytes = 0, since_commit = 0;
   uint64_t touch = 0;
   Clock::time_point first{};
@@ -537,7 +596,7 @@ Run BareConsume(const Args& args, const std::string& topic, const std::string& g
     for (ssize_t i = 0; i < n; ++i) {
       rd_kafka_message_t* m = batch[static_cast<size_t>(i)];
       if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-        at_eof.insert(m->partition);
+        at_eof.emplace(rd_kafka_topic_name(m->rkt), m->partition);
       } else if (m->err) {
         std::fprintf(stderr, "  bare consumer: %s\n", rd_kafka_message_errstr(m));
       } else {
@@ -550,7 +609,7 @@ Run BareConsume(const Args& args, const std::string& topic, const std::string& g
         bytes += static_cast<int64_t>(m->len);
         if (m->len > 0)
           touch += static_cast<const unsigned char*>(m->payload)[m->len - 1];
-        at_eof.erase(m->partition);
+        if (!at_eof.empty()) at_eof.erase({rd_kafka_topic_name(m->rkt), m->partition});
       }
       rd_kafka_message_destroy(m);
     }
@@ -655,6 +714,30 @@ Run KeltConsume(const Args& args, const std::string& topic, const std::string& g
   return r;
 }
 
+// Peak RSS of this process image (VmHWM): wait4's ru_maxrss would also count the
+// parent's memory, which the spawned child shared until exec.
+long long PeakRssKb() {
+  long long hwm_kb = -1;
+  if (FILE* f = std::fopen("/proc/self/status", "r"); f != nullptr) {
+    char line[256];
+    while (std::fgets(line, sizeof(line), f) != nullptr) {
+      if (std::sscanf(line, "VmHWM: %lld kB", &hwm_kb) == 1) break;
+    }
+    std::fclose(f);
+  }
+  return hwm_kb;
+}
+
+// The bare loop in a process of its own (the `drain` contender's child): the same
+// BareConsume, so that its peak RSS and its wall from process start compare with the
+// ELT child's. Prints "bare records bytes cpu_s hwm_kb".
+int BareChild(const Args& args) {
+  Run r = BareConsume(args, args.bare_child_topic, args.bare_child_group);
+  std::printf("bare %lld %lld %.3f %lld\n", static_cast<long long>(r.records),
+              static_cast<long long>(r.payload_bytes), CpuSeconds(), PeakRssKb());
+  return 0;
+}
+
 // (d) The ELT loop in this process (the child): Extract → Load → Parquet (zstd) →
 // commit, until caught up. Prints one line for the parent: records, payload bytes, rows
 // and committed offsets summed, CPU seconds.
@@ -680,16 +763,7 @@ int EltChild(const Args& args) {
   if (!stats.ok()) Die("EltLoop::Run: " + stats.status().ToString());
   int64_t committed = 0;
   for (const auto& [tp, next] : stats->committed) committed += next;
-  // Peak RSS of this process image (VmHWM): wait4's ru_maxrss would also count the
-  // parent's memory, which the spawned child shared until exec.
-  long long hwm_kb = -1;
-  if (FILE* f = std::fopen("/proc/self/status", "r"); f != nullptr) {
-    char line[256];
-    while (std::fgets(line, sizeof(line), f) != nullptr) {
-      if (std::sscanf(line, "VmHWM: %lld kB", &hwm_kb) == 1) break;
-    }
-    std::fclose(f);
-  }
+  const long long hwm_kb = PeakRssKb();
   std::printf("elt %lld %lld %lld %lld %.3f %lld\n",
               static_cast<long long>(stats->records),
               static_cast<long long>(stats->bytes), static_cast<long long>(stats->rows),
@@ -697,33 +771,11 @@ int EltChild(const Args& args) {
   return 0;
 }
 
-// The parent's side: spawn this program as the ELT child, time it from spawn to exit,
-// take its peak RSS (its own VmHWM), check that every record landed and was committed.
-Run KeltElt(const Args& args, const char* self, const std::string& topic,
-            const std::string& group) {
-  std::string dir_template =
-      (std::filesystem::temp_directory_path() / "kelt-elt-bench-XXXXXX").string();
-  if (mkdtemp(dir_template.data()) == nullptr) Die("mkdtemp failed");
-  const std::string dir = dir_template;
-  std::vector<std::string> argv_s = {self,
-                                     "--bootstrap",
-                                     args.bootstrap,
-                                     "--window",
-                                     std::to_string(args.window),
-                                     "--elt-child-topic",
-                                     topic,
-                                     "--elt-child-group",
-                                     group,
-                                     "--elt-child-dir",
-                                     dir};
-  for (const auto& [k, v] : args.consumer_properties) {
-    argv_s.push_back("--consumer-property");
-    argv_s.push_back(k + "=" + v);
-  }
-  if (!args.debug.empty()) {
-    argv_s.push_back("--debug");
-    argv_s.push_back(args.debug);
-  }
+// Run this program again as a child with `argv_s` (argv[0] first); returns what it
+// printed on stdout and the wall time from spawn to exit. Dies if the child failed.
+std::pair<std::string, double> SpawnChild(const char* self,
+                                          std::vector<std::string> argv_s,
+                                          const char* what) {
   std::vector<char*> argv_c;
   for (auto& a : argv_s) argv_c.push_back(a.data());
   argv_c.push_back(nullptr);
@@ -736,7 +788,7 @@ Run KeltElt(const Args& args, const char* self, const std::string& topic,
   const auto start = Clock::now();
   pid_t pid = 0;
   if (posix_spawn(&pid, self, &actions, nullptr, argv_c.data(), environ) != 0)
-    Die("posix_spawn of the ELT child failed");
+    Die(std::string("posix_spawn of the ") + what + " child failed");
   posix_spawn_file_actions_destroy(&actions);
   close(out[1]);
   std::string line;
@@ -746,8 +798,60 @@ Run KeltElt(const Args& args, const char* self, const std::string& topic,
   int status = 0;
   if (waitpid(pid, &status, 0) != pid) Die("waitpid failed");
   const auto end = Clock::now();
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    Die(std::string("the ") + what + " child failed");
+  return {line, Seconds(end - start)};
+}
+
+// The options every child gets from the parent.
+std::vector<std::string> ChildArgs(const Args& args, const char* self) {
+  std::vector<std::string> argv_s = {self,
+                                     "--bootstrap",
+                                     args.bootstrap,
+                                     "--window",
+                                     std::to_string(args.window),
+                                     "--partitions",
+                                     std::to_string(args.partitions)};
+  for (const auto& [k, v] : args.consumer_properties) {
+    argv_s.push_back("--consumer-property");
+    argv_s.push_back(k + "=" + v);
+  }
+  if (!args.debug.empty()) {
+    argv_s.push_back("--debug");
+    argv_s.push_back(args.debug);
+  }
+  return argv_s;
+}
+
+// The parent's side: spawn this program as the ELT child, time it from spawn to exit,
+// take its peak RSS (its own VmHWM), check that every record landed and was committed.
+Run KeltElt(const Args& args, const char* self, const std::string& topic,
+            const std::string& group) {
+  std::string dir_template =
+      (std::filesystem::temp_directory_path() / "kelt-elt-bench-XXXXXX").string();
+  if (mkdtemp(dir_template.data()) == nullptr) Die("mkdtemp failed");
+  const std::string dir = dir_template;
+  std::vector<std::string> argv_s = ChildArgs(args, self);
+  for (const char* a : {"--elt-child-topic", topic.c_str(), "--elt-child-group",
+                        group.c_str(), "--elt-child-dir", dir.c_str()})
+    argv_s.emplace_back(a);
+  auto [line, wall] = SpawnChild(self, std::move(argv_s), "ELT");
+  std::error_code ec;
+  int64_t files = 0, file_bytes = 0;
+  // A rotation's files share <topic>+<partition>+<first>+<last> (then +<k>of<n>).
+  std::set<std::string> rotations;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir, ec)) {
+    if (e.is_regular_file() && e.path().extension() == ".parquet") {
+      ++files;
+      file_bytes += static_cast<int64_t>(e.file_size());
+      const std::string stem = e.path().stem().string();
+      size_t cut = 0;
+      for (int plus = 0; plus < 4 && cut != std::string::npos; ++plus)
+        cut = stem.find('+', cut == 0 ? 0 : cut + 1);
+      rotations.insert(stem.substr(0, cut));
+    }
+  }
   std::filesystem::remove_all(dir);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) Die("the ELT child failed");
   long long records = 0, bytes = 0, rows = 0, committed = 0, hwm_kb = 0;
   double cpu = 0;
   if (std::sscanf(line.c_str(), "elt %lld %lld %lld %lld %lf %lld", &records, &bytes,
@@ -762,7 +866,34 @@ Run KeltElt(const Args& args, const char* self, const std::string& topic,
   Run r;
   r.records = records;
   r.payload_bytes = bytes;
-  r.seconds = r.wall = Seconds(end - start);
+  r.seconds = r.wall = wall;
+  r.cpu = cpu;
+  r.max_rss_kb = hwm_kb;
+  r.files = files;
+  r.file_bytes = file_bytes;
+  r.rotations = static_cast<int64_t>(rotations.size());
+  return r;
+}
+
+// The bare loop in a child of its own, timed and measured like the ELT child.
+Run BareDrain(const Args& args, const char* self, const std::string& topic,
+              const std::string& group) {
+  std::vector<std::string> argv_s = ChildArgs(args, self);
+  for (const char* a :
+       {"--bare-child-topic", topic.c_str(), "--bare-child-group", group.c_str()})
+    argv_s.emplace_back(a);
+  auto [line, wall] = SpawnChild(self, std::move(argv_s), "bare drain");
+  long long records = 0, bytes = 0, hwm_kb = 0;
+  double cpu = 0;
+  if (std::sscanf(line.c_str(), "bare %lld %lld %lf %lld", &records, &bytes, &cpu,
+                  &hwm_kb) != 4 ||
+      hwm_kb <= 0) {
+    Die("unexpected bare drain child output: " + line);
+  }
+  Run r;
+  r.records = records;
+  r.payload_bytes = bytes;
+  r.seconds = r.wall = wall;
   r.cpu = cpu;
   r.max_rss_kb = hwm_kb;
   return r;
@@ -824,23 +955,265 @@ void PrintOutsideCommitRatio(const char* label, const Contender& kelt,
               Median(paired), paired.size());
 }
 
-// The ELT loop (wall, incl. everything) against the bare consumer's wall (incl. join).
-void PrintEltRatio(const Contender& elt, const Contender& bare, int64_t window) {
-  std::vector<double> paired;
-  int64_t rss = 0;
-  for (size_t i = 0; i < std::min(elt.runs.size(), bare.runs.size()); ++i) {
-    if (elt.runs[i].wall > 0 && bare.runs[i].wall > 0)
-      paired.push_back(bare.runs[i].wall / elt.runs[i].wall);
+std::string Pairs(const std::vector<double>& v, const char* fmt) {
+  std::string out;
+  char buf[64];
+  for (double x : v) {
+    std::snprintf(buf, sizeof(buf), fmt, x);
+    out += (out.empty() ? "" : ", ") + std::string(buf);
   }
-  for (const Run& r : elt.runs) rss = std::max(rss, r.max_rss_kb);
+  return out;
+}
+
+double UsPerRecord(const Run& r) {
+  return r.records > 0 ? r.cpu * 1e6 / static_cast<double>(r.records) : 0.0;
+}
+
+// The ELT loop (wall, incl. everything) against a bare loop's wall (incl. join): the
+// drain child when it ran (issue 18's targets: both processes of their own), else the
+// in-process bare consumer (the older, looser comparison).
+void PrintEltRatio(const Contender& elt, const Contender& drain, const Contender& bare,
+                   int64_t window) {
+  const bool child = !drain.runs.empty();
+  const Contender& base = child ? drain : bare;
+  std::vector<double> paired, elt_rss, base_rss, elt_us, base_us;
+  for (size_t i = 0; i < std::min(elt.runs.size(), base.runs.size()); ++i) {
+    if (elt.runs[i].wall > 0 && base.runs[i].wall > 0)
+      paired.push_back(base.runs[i].wall / elt.runs[i].wall);
+  }
+  for (const Run& r : elt.runs) {
+    elt_rss.push_back(static_cast<double>(r.max_rss_kb) / 1024.0);
+    elt_us.push_back(UsPerRecord(r));
+  }
+  for (const Run& r : base.runs) {
+    base_rss.push_back(static_cast<double>(r.max_rss_kb) / 1024.0);
+    base_us.push_back(UsPerRecord(r));
+  }
   if (paired.empty()) return;
   const double median = Median(paired);
-  std::printf("ratio %-44s %.2fx median of %zu paired (target >= 0.60) %s\n",
-              "ELT -> Parquet / bare loop (wall, incl. join)", median, paired.size(),
-              median >= 0.60 ? "ok" : "BELOW TARGET");
+  const double target = child ? 0.80 : 0.60;
+  std::printf("ratio %-44s %.2fx median of %zu paired [%s] (target >= %.2f) %s\n",
+              child ? "ELT -> Parquet / bare drain (wall, processes)"
+                    : "ELT -> Parquet / bare loop (wall, incl. join)",
+              median, paired.size(), Pairs(paired, "%.2f").c_str(), target,
+              median >= target ? "ok" : "BELOW TARGET");
+  const double rss = Median(elt_rss);
   std::printf(
-      "peak RSS of the ELT loop: %.1f MB (windows of %lld; target < 300 MB at 100000)\n",
-      static_cast<double>(rss) / 1024.0, static_cast<long long>(window));
+      "peak RSS of the ELT loop: %.1f MB median [%s] (windows of %lld; target <= 150 MB "
+      "at 100000) %s\n",
+      rss, Pairs(elt_rss, "%.1f").c_str(), static_cast<long long>(window),
+      window != 100000 ? "(other window)"
+      : rss <= 150     ? "ok"
+                       : "ABOVE TARGET");
+  if (child) {
+    std::printf("peak RSS of the bare drain: %.1f MB median [%s]; ELT / drain %.1fx\n",
+                Median(base_rss), Pairs(base_rss, "%.1f").c_str(),
+                Median(base_rss) > 0 ? rss / Median(base_rss) : 0.0);
+  }
+  const double us = Median(elt_us);
+  std::printf("cpu of the ELT loop: %.2f us/record median [%s] (target <= 0.60) %s\n", us,
+              Pairs(elt_us, "%.2f").c_str(), us <= 0.60 ? "ok" : "ABOVE TARGET");
+  std::printf("cpu of the bare %s: %.2f us/record median [%s]\n",
+              child ? "drain" : "loop", Median(base_us), Pairs(base_us, "%.2f").c_str());
+  const Run& last = elt.runs.back();
+  if (last.files > 0) {
+    std::printf("landing: %lld Parquet files, %.1f MB (%.1f bytes/record)\n",
+                static_cast<long long>(last.files),
+                static_cast<double>(last.file_bytes) / 1e6,
+                static_cast<double>(last.file_bytes) / static_cast<double>(last.records));
+  }
+}
+
+// --- the scale mode (issue 18)
+// ----------------------------------------------------------------------------
+
+struct ScalePoint {
+  std::string label;
+  int topics = 0;
+  int partitions = 0;  // in all
+  double drain_s = 0, elt_s = 0, ratio = 0, elt_rate = 0;
+  double elt_rss_mb = 0, drain_rss_mb = 0, elt_us = 0;
+  int64_t files = 0, rotations = 0, file_bytes = 0;
+};
+
+// One configuration: create the topics, produce the records over them, then the
+// drain and the ELT loop paired (order flipped every repetition) on the subscription.
+ScalePoint ScaleRun(const Args& base, const Corpus& corpus, const std::string& prefix,
+                    const std::string& label, int topics, int partitions_each) {
+  Args args = base;
+  args.partitions = partitions_each;
+  std::vector<std::string> names;
+  for (int t = 0; t < topics; ++t)
+    names.push_back(prefix + "-" + label + (topics > 1 ? "-t" + std::to_string(t) : ""));
+  std::printf("-- %s: %d topic(s) of %d partition(s): creating, producing %lld records\n",
+              label.c_str(), topics, partitions_each,
+              static_cast<long long>(corpus.payloads.size()));
+  std::fflush(stdout);
+  for (const std::string& n : names) CreateTopic(args, n);
+  CheckTopics(args, names);
+  Run p = BareProduce(args, corpus, names);
+  std::printf("   produced at %.0f records/s\n", p.rate());
+  Pause();
+  // The children see every partition of the subscription in `partitions`.
+  args.partitions = topics * partitions_each;
+  const std::string subscription =
+      topics > 1 ? "^" + prefix + "-" + label + "-t[0-9]+$" : names[0];
+  Contender drain{"bare drain"}, elt{"ELT -> Parquet"};
+  for (int rep = 0; rep < args.repetitions; ++rep) {
+    const std::string g = prefix + "-" + label + "-" + std::to_string(rep);
+    auto run_drain = [&] {
+      drain.runs.push_back(BareDrain(args, "/proc/self/exe", subscription, g + "-drain"));
+      PrintRun(drain.name.c_str(), rep, drain.runs.back(), true);
+      Pause();
+    };
+    auto run_elt = [&] {
+      elt.runs.push_back(KeltElt(args, "/proc/self/exe", subscription, g + "-elt"));
+      PrintRun(elt.name.c_str(), rep, elt.runs.back(), true);
+      const Run& r = elt.runs.back();
+      std::printf("         peak RSS %.1f MB, %lld files from %lld rotations\n",
+                  static_cast<double>(r.max_rss_kb) / 1024.0,
+                  static_cast<long long>(r.files), static_cast<long long>(r.rotations));
+      Pause();
+    };
+    if (rep % 2 == 0) {
+      run_drain();
+      run_elt();
+    } else {
+      run_elt();
+      run_drain();
+    }
+  }
+  ScalePoint pt;
+  pt.label = label;
+  pt.topics = topics;
+  pt.partitions = topics * partitions_each;
+  std::vector<double> ratio, dw, ew, er, dr, eu;
+  for (size_t i = 0; i < elt.runs.size(); ++i) {
+    const Run& e = elt.runs[i];
+    const Run& d = drain.runs[i];
+    if (e.records != static_cast<int64_t>(corpus.payloads.size()) ||
+        d.records != e.records) {
+      Die(label + ": the drain read " + std::to_string(d.records) + " and the ELT loop " +
+          std::to_string(e.records) + " records");
+    }
+    ratio.push_back(d.wall / e.wall);
+    dw.push_back(d.wall);
+    ew.push_back(e.wall);
+    er.push_back(static_cast<double>(e.max_rss_kb) / 1024.0);
+    dr.push_back(static_cast<double>(d.max_rss_kb) / 1024.0);
+    eu.push_back(UsPerRecord(e));
+  }
+  pt.ratio = Median(ratio);
+  pt.drain_s = Median(dw);
+  pt.elt_s = Median(ew);
+  pt.elt_rate = static_cast<double>(corpus.payloads.size()) / pt.elt_s;
+  pt.elt_rss_mb = Median(er);
+  pt.drain_rss_mb = Median(dr);
+  pt.elt_us = Median(eu);
+  pt.files = elt.runs.back().files;
+  pt.rotations = elt.runs.back().rotations;
+  pt.file_bytes = elt.runs.back().file_bytes;
+  std::printf(
+      "   %s: ELT/drain %.2fx [%s], ELT %.0f records/s, RSS ELT %.1f MB drain %.1f "
+      "MB\n",
+      label.c_str(), pt.ratio, Pairs(ratio, "%.2f").c_str(), pt.elt_rate, pt.elt_rss_mb,
+      pt.drain_rss_mb);
+  std::fflush(stdout);
+  return pt;
+}
+
+int Scale(const Args& args) {
+  const std::string prefix = "kelt-scale-" + std::to_string(std::time(nullptr));
+  std::printf("generating %lld records...\n", static_cast<long long>(args.records));
+  const Corpus corpus = MakeCorpus(args.records);
+  {  // warm-up, not measured (the broker's JIT, the group coordinator)
+    Args w = args;
+    w.partitions = 4;
+    const std::string t = prefix + "-warmup";
+    CreateTopic(w, t);
+    Corpus warm = MakeCorpus(std::min<int64_t>(args.records, 200000));
+    w.records = static_cast<int64_t>(warm.payloads.size());
+    BareProduce(w, warm, t);
+    BareConsume(w, t, prefix + "-g-warmup");
+  }
+  std::printf(
+      "\n== kafka_benchmark --scale: %lld records, window %lld, %d repetition(s) "
+      "==\n",
+      static_cast<long long>(args.records), static_cast<long long>(args.window),
+      args.repetitions);
+  std::vector<ScalePoint> points;
+  for (int p : args.scale_partitions) {
+    points.push_back(ScaleRun(args, corpus, prefix, "p" + std::to_string(p), 1, p));
+  }
+  if (args.scale_topics > 1) {
+    points.push_back(ScaleRun(args, corpus, prefix,
+                              "topics" + std::to_string(args.scale_topics),
+                              args.scale_topics, args.scale_topic_partitions));
+  }
+  std::printf("\n== scale: medians of %d paired repetition(s) ==\n", args.repetitions);
+  std::printf("%-10s %6s %10s %8s %8s %7s %12s %9s %9s %7s %6s %9s %10s\n", "config",
+              "topics", "partitions", "drain s", "ELT s", "ratio", "ELT rec/s", "ELT MB",
+              "drain MB", "us/rec", "files", "rotations", "rows/file");
+  for (const ScalePoint& pt : points) {
+    std::printf(
+        "%-10s %6d %10d %8.2f %8.2f %6.2fx %12.0f %9.1f %9.1f %7.2f %6lld %9lld "
+        "%10.0f\n",
+        pt.label.c_str(), pt.topics, pt.partitions, pt.drain_s, pt.elt_s, pt.ratio,
+        pt.elt_rate, pt.elt_rss_mb, pt.drain_rss_mb, pt.elt_us,
+        static_cast<long long>(pt.files), static_cast<long long>(pt.rotations),
+        pt.files > 0 ? static_cast<double>(args.records) / static_cast<double>(pt.files)
+                     : 0.0);
+  }
+  // The issue's ratios: the largest single-topic partition count against the smallest.
+  const ScalePoint* lo = nullptr;
+  const ScalePoint* hi = nullptr;
+  for (const ScalePoint& pt : points) {
+    if (pt.topics != 1) continue;
+    if (lo == nullptr || pt.partitions < lo->partitions) lo = &pt;
+    if (hi == nullptr || pt.partitions > hi->partitions) hi = &pt;
+  }
+  if (lo != nullptr && hi != nullptr && hi != lo) {
+    const double tput = hi->elt_rate / lo->elt_rate;
+    const double per_partition = (hi->elt_rss_mb - lo->elt_rss_mb) /
+                                 static_cast<double>(hi->partitions - lo->partitions);
+    std::printf("ratio ELT throughput %d / %d partitions: %.2fx (target >= 0.70) %s\n",
+                hi->partitions, lo->partitions, tput,
+                tput >= 0.70 ? "ok" : "BELOW TARGET");
+    std::printf("RSS growth per partition (%d -> %d): %.3f MB (target < 0.25) %s\n",
+                lo->partitions, hi->partitions, per_partition,
+                per_partition < 0.25 ? "ok" : "ABOVE TARGET");
+  }
+  for (const ScalePoint& pt : points) {
+    std::printf(
+        "files per rotation (%s): %.2f (%lld files, %lld rotations, %.0f KB a "
+        "file)\n",
+        pt.label.c_str(),
+        pt.rotations > 0
+            ? static_cast<double>(pt.files) / static_cast<double>(pt.rotations)
+            : 0.0,
+        static_cast<long long>(pt.files), static_cast<long long>(pt.rotations),
+        pt.files > 0
+            ? static_cast<double>(pt.file_bytes) / 1024.0 / static_cast<double>(pt.files)
+            : 0.0);
+  }
+  if (!args.scale_csv.empty()) {
+    FILE* f = std::fopen(args.scale_csv.c_str(), "w");
+    if (f == nullptr) Die("cannot write " + args.scale_csv);
+    std::fprintf(
+        f,
+        "config,topics,partitions,drain_s,elt_s,ratio,elt_records_per_s,"
+        "elt_rss_mb,drain_rss_mb,elt_us_per_record,files,rotations,file_bytes\n");
+    for (const ScalePoint& pt : points) {
+      std::fprintf(f, "%s,%d,%d,%.3f,%.3f,%.3f,%.0f,%.1f,%.1f,%.3f,%lld,%lld,%lld\n",
+                   pt.label.c_str(), pt.topics, pt.partitions, pt.drain_s, pt.elt_s,
+                   pt.ratio, pt.elt_rate, pt.elt_rss_mb, pt.drain_rss_mb, pt.elt_us,
+                   static_cast<long long>(pt.files), static_cast<long long>(pt.rotations),
+                   static_cast<long long>(pt.file_bytes));
+    }
+    std::fclose(f);
+    std::printf("wrote %s\n", args.scale_csv.c_str());
+  }
+  return 0;
 }
 
 }  // namespace
@@ -858,6 +1231,8 @@ int main(int argc, char** argv) {
         kelt::LogLevel::kDebug);
   }
   if (!args.elt_child_topic.empty()) return EltChild(args);
+  if (!args.bare_child_topic.empty()) return BareChild(args);
+  if (args.scale) return Scale(args);
   const std::string prefix = "kelt-bench-" + std::to_string(std::time(nullptr));
   const bool produce = args.consume_topic.empty();
   auto wanted = [&](const char* name) {
@@ -875,7 +1250,7 @@ int main(int argc, char** argv) {
     raw.reserve(corpus.payloads.size());
     for (size_t i = 0; i < corpus.payloads.size(); ++i)
       raw.emplace_back(corpus.keys[i], corpus.payloads[i]);
-    if (args.send_batch) batch = MakeBatch(corpus);
+    if (args.send_batch && !args.produce_once) batch = MakeBatch(corpus);
   }
 
   // Every topic up front, so no JVM admin tool runs during a measurement.
@@ -884,8 +1259,9 @@ int main(int argc, char** argv) {
     return prefix + "-" + what + "-" + std::to_string(rep);
   };
   topics.push_back(prefix + "-warmup");
-  for (int rep = 0; produce && rep < args.repetitions; ++rep) {
+  for (int rep = 0; produce && rep < (args.produce_once ? 1 : args.repetitions); ++rep) {
     topics.push_back(topic("bare", rep));
+    if (args.produce_once) break;
     topics.push_back(topic("raw", rep));
     if (args.send_batch) topics.push_back(topic("batch", rep));
   }
@@ -935,7 +1311,12 @@ int main(int argc, char** argv) {
         "-- producer (enable.idempotence=true, linger.ms=5, message.timeout.ms=%d)\n",
         args.message_timeout_ms);
   }
-  for (int rep = 0; produce && rep < args.repetitions; ++rep) {
+  if (produce && args.produce_once) {
+    bare_p.runs.push_back(BareProduce(args, corpus, topic("bare", 0)));
+    PrintRun(bare_p.name.c_str(), 0, bare_p.runs.back(), false);
+    Pause();
+  }
+  for (int rep = 0; produce && !args.produce_once && rep < args.repetitions; ++rep) {
     auto run_bare = [&] {
       bare_p.runs.push_back(BareProduce(args, corpus, topic("bare", rep)));
       PrintRun(bare_p.name.c_str(), rep, bare_p.runs.back(), false);
@@ -966,7 +1347,8 @@ int main(int argc, char** argv) {
   // --- consumer, on the topic the first bare run wrote
   const std::string source = produce ? topic("bare", 0) : args.consume_topic;
   Contender bare_c{"bare consume_batch_queue+commit"}, kelt_c{"kelt Consumer (Extract)"},
-      load_c{"kelt Extract + Load"}, elt_c{"kelt ELT loop -> Parquet zstd"};
+      load_c{"kelt Extract + Load"}, drain_c{"bare drain (child process)"},
+      elt_c{"kelt ELT loop -> Parquet zstd"};
   auto loader_made = kelt::Loader::Make(LandingSchema());
   if (!loader_made.ok()) Die("Loader::Make: " + loader_made.status().ToString());
   std::unique_ptr<kelt::Loader> loader = loader_made.MoveValueUnsafe();
@@ -1002,15 +1384,32 @@ int main(int argc, char** argv) {
       PrintRun(load_c.name.c_str(), rep, load_c.runs.back(), true);
       Pause();
     }
-    if (wanted("elt")) {
+    // The ELT loop and the bare drain, each a process of its own, paired.
+    auto run_drain = [&] {
+      if (!wanted("drain")) return;
+      drain_c.runs.push_back(BareDrain(args, "/proc/self/exe", source, group("g-drain")));
+      PrintRun(drain_c.name.c_str(), rep, drain_c.runs.back(), true);
+      std::printf("         peak RSS %.1f MB\n",
+                  static_cast<double>(drain_c.runs.back().max_rss_kb) / 1024.0);
+      Pause();
+    };
+    auto run_elt = [&] {
+      if (!wanted("elt")) return;
       elt_c.runs.push_back(KeltElt(args, "/proc/self/exe", source, group("g-elt")));
       PrintRun(elt_c.name.c_str(), rep, elt_c.runs.back(), true);
       std::printf("         peak RSS %.1f MB\n",
                   static_cast<double>(elt_c.runs.back().max_rss_kb) / 1024.0);
       Pause();
+    };
+    if (rep % 2 == 0) {
+      run_drain();
+      run_elt();
+    } else {
+      run_elt();
+      run_drain();
     }
   }
-  for (const Contender* c : {&bare_c, &kelt_c, &load_c, &elt_c}) {
+  for (const Contender* c : {&bare_c, &kelt_c, &load_c, &drain_c, &elt_c}) {
     for (const Run& r : c->runs) {
       if (r.records != args.records) {
         Die(c->name + " read " + std::to_string(r.records) + " records, expected " +
@@ -1021,12 +1420,13 @@ int main(int argc, char** argv) {
 
   std::printf("\n== best of %d (max records/s) ==\n", args.repetitions);
   for (const Contender* c : {&bare_p, &raw_p, &batch_p}) PrintBest(*c, false);
-  for (const Contender* c : {&bare_c, &kelt_c, &load_c, &elt_c}) PrintBest(*c, true);
+  for (const Contender* c : {&bare_c, &kelt_c, &load_c, &drain_c, &elt_c})
+    PrintBest(*c, true);
   PrintRatio("producer: kelt SendRaw / bare producev", raw_p, bare_p, true);
   PrintRatio("producer: kelt Send(batch) / bare producev", batch_p, bare_p, false);
   PrintRatio("consumer: kelt Extract / bare batch loop", kelt_c, bare_c, true);
   PrintRatio("consumer: kelt Extract+Load / bare loop", load_c, bare_c, false);
   PrintOutsideCommitRatio("consumer outside commits: kelt / bare", kelt_c, bare_c);
-  PrintEltRatio(elt_c, bare_c, args.window);
+  PrintEltRatio(elt_c, drain_c, bare_c, args.window);
   return 0;  // a ratio below target is a finding, not a crash
 }

@@ -114,6 +114,19 @@ KELT_BIN="$KELT_ROOT/build/release/cli/kelt" \
   tests/registry/test_kelt_produce.py
 bash scripts/registry.sh stop --dir "$wrappers_registry" >/dev/null
 "$KELT_VENV/bin/python" bench/python/consume_benchmark.py --records 100000 --repetitions 1
+# kafka_benchmark's ELT-vs-drain pair and its scale mode (issue 18) on small inputs: the
+# children run, every record lands and is committed, the ratios print.
+wrappers_bootstrap="$(sed -n 's/^KELT_KAFKA_BOOTSTRAP=//p' "$KELT_KAFKA_ENV")"
+bench_out="$(build/release/bench/kafka_benchmark --bootstrap "$wrappers_bootstrap" \
+  --dir "$wrappers_kafka" --produce-once --consumers drain,elt --records 20000 --window 5000 \
+  --repetitions 1)"
+grep -q '^ratio ELT -> Parquet / bare drain' <<<"$bench_out" \
+  || { echo "$bench_out" >&2; echo "kafka_benchmark smoke failed" >&2; exit 1; }
+bench_out="$(build/release/bench/kafka_benchmark --bootstrap "$wrappers_bootstrap" \
+  --dir "$wrappers_kafka" --scale --scale-partitions 2,16 --scale-topics 3 \
+  --scale-topic-partitions 1 --records 20000 --window 5000 --repetitions 1)"
+grep -q '^ratio ELT throughput 16 / 2 partitions' <<<"$bench_out" \
+  || { echo "$bench_out" >&2; echo "kafka_benchmark --scale smoke failed" >&2; exit 1; }
 
 # The short soak (the long one is scripts/soak_test.sh): the release `kelt run` as a
 # service for 2 minutes at 2,000 records/s; RSS, open files and threads flat after the

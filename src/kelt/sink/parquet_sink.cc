@@ -44,6 +44,7 @@
 #include <cstring>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <set>
 #include <unordered_set>
@@ -171,6 +172,23 @@ bool MostlyDistinct(const arrow::Array& a) {
     seen.insert(text.GetView(row));
   }
   return present >= 64 && static_cast<int64_t>(seen.size()) * 4 > present * 3;
+}
+
+// Whether a text column's sampled values (as MostlyDistinct samples them) never go
+// down: keys that grow (ULIDs, text timestamps) keep min/max statistics that prune.
+bool SampleSorted(const arrow::Array& a) {
+  const auto& text = static_cast<const arrow::BinaryArray&>(a);
+  const int64_t n = text.length();
+  const int64_t samples = std::min<int64_t>(n, 1024);
+  std::optional<std::string_view> last;
+  for (int64_t k = 0; k < samples; ++k) {
+    const int64_t row = k * n / samples;
+    if (text.IsNull(row)) continue;
+    const std::string_view v = text.GetView(row);
+    if (last && v < *last) return false;
+    last = v;
+  }
+  return true;
 }
 
 class ParquetSink final : public Sink {
@@ -615,7 +633,13 @@ class ParquetSink final : public Sink {
         KELT_ASSIGN_OR_RAISE(auto stored, ToFileRows(*slice));
         KELT_RETURN_NOT_OK(WriteError(*f, f->writer->WriteRecordBatch(*stored)));
       }
-      rot.bytes += static_cast<int64_t>(arrow::util::TotalBufferSize(*slice));
+      // The bytes of this slice's rows: TotalBufferSize would count the whole window's
+      // buffers for every partition's slice of it (with 4 partitions a rotation ended
+      // at ~32 MB of its own rows instead of rotate_bytes, with 512 every window).
+      auto referenced = arrow::util::ReferencedBufferSize(*slice);
+      rot.bytes += referenced.ok()
+                       ? *referenced
+                       : static_cast<int64_t>(arrow::util::TotalBufferSize(*slice));
       start = end;
     }
     return Status::OK();
@@ -757,20 +781,30 @@ class ParquetSink final : public Sink {
   }
 
   // The writer properties of a new file: the sink's, minus dictionaries for the text
-  // columns that `first_rows` shows mostly distinct (dictionary "auto").
+  // columns that `first_rows` shows mostly distinct (dictionary "auto"), and minus
+  // min/max statistics for those of them whose sampled values are not in order
+  // (hashes, random ids, free text): a row group of a window of them spans nearly the
+  // whole range, so no reader prunes by it, and comparing every value cost ~8% of the
+  // ELT loop's CPU (bench/README.md). Numbers, timestamps, low-cardinality text and
+  // text that grows keep their statistics.
   std::shared_ptr<parquet::WriterProperties> PropertiesFor(
       bool dead_letter, const arrow::RecordBatch* first_rows) const {
     const auto& base = dead_letter ? dead_letter_props_ : writer_props_;
-    if (o_.dictionary != ParquetDictionary::kAuto || first_rows == nullptr) return base;
+    if (first_rows == nullptr) return base;
     std::shared_ptr<parquet::WriterProperties::Builder> b;
     for (int c = 0; c < first_rows->num_columns(); ++c) {
       const std::string& name = first_rows->schema()->field(c)->name();
-      if (!base->dictionary_enabled(parquet::schema::ColumnPath::FromDotString(name)) ||
-          !MostlyDistinct(*first_rows->column(c))) {
-        continue;
+      const arrow::Array& column = *first_rows->column(c);
+      if (!MostlyDistinct(column)) continue;
+      const auto path = parquet::schema::ColumnPath::FromDotString(name);
+      if (o_.dictionary == ParquetDictionary::kAuto && base->dictionary_enabled(path)) {
+        if (!b) b = std::make_shared<parquet::WriterProperties::Builder>(*base);
+        b->disable_dictionary(name);
       }
-      if (!b) b = std::make_shared<parquet::WriterProperties::Builder>(*base);
-      b->disable_dictionary(name);
+      if (base->statistics_enabled(path) && !SampleSorted(column)) {
+        if (!b) b = std::make_shared<parquet::WriterProperties::Builder>(*base);
+        b->disable_statistics(name);
+      }
     }
     return b ? b->build() : base;
   }

@@ -3,6 +3,7 @@
 
 #include <arrow/api.h>
 #include <arrow/io/file.h>
+#include <arrow/util/byte_size.h>
 #include <gtest/gtest.h>
 #include <parquet/arrow/reader.h>
 #include <parquet/file_reader.h>
@@ -312,6 +313,82 @@ TEST(ParquetSink, AutoDictionaryLeavesOutMostlyDistinctText) {
         table->GetColumnByName("name")->chunk(0));
     EXPECT_EQ(names->GetString(199), "n199") << mode;
   }
+}
+
+// Min/max statistics stay where a reader can prune by them: numbers, offsets and
+// low-cardinality text keep them; mostly distinct text whose values are not in order
+// ("n0", "n1", ..., "n10" < "n9") has none; mostly distinct text that grows keeps them.
+TEST(ParquetSink, NoStatisticsForMostlyDistinctUnorderedText) {
+  TempDir dir;
+  const std::string path = WriteOneFile(dir.path(), "auto", 200);
+  auto in = arrow::io::ReadableFile::Open(path);
+  ASSERT_OK(in);
+  auto meta = parquet::ParquetFileReader::Open(*in)->metadata();
+  std::map<std::string, bool> stats;
+  for (int c = 0; c < meta->num_columns(); ++c) {
+    stats[meta->schema()->Column(c)->name()] =
+        meta->RowGroup(0)->ColumnChunk(c)->is_stats_set();
+  }
+  EXPECT_TRUE(stats.at("id"));
+  EXPECT_TRUE(stats.at("_kafka_offset"));
+  EXPECT_TRUE(stats.at("_kafka_partition"));
+  EXPECT_TRUE(stats.at("day"));
+  EXPECT_TRUE(stats.at("_kafka_topic"));
+  EXPECT_FALSE(stats.at("name"));
+
+  // Names that grow (zero-padded): distinct but ordered, so they keep statistics.
+  TempDir sorted;
+  Schema landing = Landing();
+  ASSERT_OK_AND_ASSIGN(auto sink, OpenSink(OptionsAt(sorted.path()), landing));
+  std::vector<StreamRecord> records = Records("t", 0, 0, 200);
+  for (auto& r : records) {
+    char name[16];
+    std::snprintf(name, sizeof(name), "n%05lld", static_cast<long long>(r.offset));
+    r.value = R"({"id":)" + std::to_string(r.offset) + R"(,"name":")" + name +
+              R"(","day":"2026-12-02"})";
+  }
+  ASSERT_OK(sink->Write(Window(records, landing)).status());
+  ASSERT_OK(sink->Flush().status());
+  auto in2 = arrow::io::ReadableFile::Open(
+      sorted.path() + "/t/t+0+00000000000000000000+00000000000000000199.parquet");
+  ASSERT_OK(in2);
+  auto meta2 = parquet::ParquetFileReader::Open(*in2)->metadata();
+  for (int c = 0; c < meta2->num_columns(); ++c) {
+    if (meta2->schema()->Column(c)->name() != "name") continue;
+    auto chunk = meta2->RowGroup(0)->ColumnChunk(c);
+    ASSERT_TRUE(chunk->is_stats_set());
+    EXPECT_EQ(chunk->statistics()->EncodeMin(), "n00000");
+    EXPECT_EQ(chunk->statistics()->EncodeMax(), "n00199");
+  }
+}
+
+// rotate_bytes counts each partition's own rows: a window of two partitions whose
+// whole batch is over the limit (3/4 of it) rotates neither (each holds about half of
+// it); a second such window takes both over it.
+TEST(ParquetSink, RotatesByBytesOfEachPartitionsOwnRows) {
+  TempDir dir;
+  Schema landing = Landing();
+  auto two_partitions = [](int64_t first) {
+    std::vector<StreamRecord> records = Records("t", 0, first, 100);
+    auto p1 = Records("t", 1, first, 100);
+    records.insert(records.end(), p1.begin(), p1.end());
+    return records;
+  };
+  SinkWindow first = Window(two_partitions(0), landing);
+  const auto window_bytes =
+      static_cast<int64_t>(arrow::util::TotalBufferSize(*first.batch));
+  ParquetSinkOptions o = OptionsAt(dir.path());
+  o.rotate_bytes = window_bytes * 3 / 4;
+  ASSERT_OK_AND_ASSIGN(auto sink, OpenSink(o, landing));
+  ASSERT_OK(sink->Resume({{"t", 0}, {"t", 1}}).status());
+  ASSERT_OK_AND_ASSIGN(auto advanced, sink->Write(first));
+  EXPECT_TRUE(advanced.empty()) << "each partition holds half the window's bytes";
+  EXPECT_TRUE(Files(dir.path()).empty());
+  ASSERT_OK_AND_ASSIGN(advanced, sink->Write(Window(two_partitions(100), landing)));
+  EXPECT_EQ(advanced.size(), 2u);
+  EXPECT_EQ(advanced[TopicPartition({"t", 0})], 200);
+  EXPECT_EQ(advanced[TopicPartition({"t", 1})], 200);
+  EXPECT_EQ(Files(dir.path()).size(), 2u);
 }
 
 // Integer columns without a dictionary are delta-encoded by default (and read back
