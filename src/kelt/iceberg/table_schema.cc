@@ -231,9 +231,9 @@ Result<LandingMapping> MapLandingSchemaOnto(const arrow::Schema& landing,
     int id = 0;
     if (const Field* have = table.Find(f->name())) {
       if (have->type != c.type) {
-        return Status::Invalid("column '" + f->name() + "' is " + have->type +
-                               " (id " + std::to_string(have->id) +
-                               ") in the table, " + c.type + " in the landing");
+        return Status::Invalid("column '" + f->name() + "' is " + have->type + " (id " +
+                               std::to_string(have->id) + ") in the table, " + c.type +
+                               " in the landing");
       }
       id = have->id;
       m.schema.fields.push_back({id, f->name(), c.type, have->required});

@@ -149,7 +149,8 @@ class TableWriter {
   // Map `schema`, create or load the table (partitioned by `partition` when new), add
   // the landing columns it lacks, check it, and remove the files no commit can take
   // any more.
-  Status Open(const std::shared_ptr<arrow::Schema>& schema, const std::string& partition) {
+  Status Open(const std::shared_ptr<arrow::Schema>& schema,
+              const std::string& partition) {
     KELT_ASSIGN_OR_RAISE(ice::LandingMapping fresh, ice::MapLandingSchema(*schema));
     if (ice::FileIO::IsS3(o_.warehouse)) {
       std::string root = o_.warehouse;
@@ -307,7 +308,8 @@ class TableWriter {
         }
       }
       std::vector<ice::Field> added;
-      auto mapped = ice::MapLandingSchemaOnto(landing, *current, m.last_column_id, &added);
+      auto mapped =
+          ice::MapLandingSchemaOnto(landing, *current, m.last_column_id, &added);
       if (!mapped.ok()) return mapped.status().WithPrefix(name() + ": ");
       if (added.empty()) {
         mapping_ = std::move(*mapped);
@@ -315,20 +317,22 @@ class TableWriter {
       }
       ice::TableMetadata next = m;
       ice::Schema grown = *current;
-      for (const auto& s : m.schemas) grown.schema_id = std::max(grown.schema_id, s.schema_id);
+      for (const auto& s : m.schemas)
+        grown.schema_id = std::max(grown.schema_id, s.schema_id);
       ++grown.schema_id;
       std::string names;
       for (const auto& f : added) {
         grown.fields.push_back(f);
         next.last_column_id = std::max(next.last_column_id, f.id);
-        names += (names.empty() ? "" : ", ") + f.name + " (id " + std::to_string(f.id) + ")";
+        names +=
+            (names.empty() ? "" : ", ") + f.name + " (id " + std::to_string(f.id) + ")";
       }
       next.current_schema_id = grown.schema_id;
       next.schemas.push_back(grown);
       next.last_updated_ms = ice::NowMs();
-      KELT_ASSIGN_OR_RAISE(std::optional<ice::LoadedTable> committed,
-                           ice::CommitMetadata(*catalog_, id(), *t, std::move(next), {},
-                                               *io_));
+      KELT_ASSIGN_OR_RAISE(
+          std::optional<ice::LoadedTable> committed,
+          ice::CommitMetadata(*catalog_, id(), *t, std::move(next), {}, *io_));
       if (committed) {
         Log(LogLevel::kInfo, "iceberg",
             name() + ": the table's schema grows: schema id " +
@@ -474,7 +478,16 @@ class TableWriter {
     if (!listed.ok()) return listed.status().WithPrefix(name() + ": ");
     size_t removed = 0, kept = 0;
     for (const auto& file : *listed) {
-      auto parsed = DataFileName::Parse(file);
+      // A data file, or the Parquet writer's hidden staging file of one that a crash
+      // cut off (".<name>.<token>.inprogress"): the same rule holds for both.
+      std::string data_name = file;
+      const std::string suffix = ".inprogress";
+      if (file.size() > suffix.size() + 1 && file[0] == '.' &&
+          file.compare(file.size() - suffix.size(), suffix.size(), suffix) == 0) {
+        data_name = file.substr(1, file.size() - 1 - suffix.size());
+        data_name = data_name.substr(0, data_name.rfind('.'));  // the token
+      }
+      auto parsed = DataFileName::Parse(data_name);
       if (!parsed || live.count(data_dir + "/" + file)) continue;
       auto it = stored.find(parsed->tp);
       if (it != stored.end() && parsed->last < it->second) {
@@ -514,7 +527,8 @@ class TableWriter {
       Log(LogLevel::kWarning, "iceberg",
           name() + ": " + std::to_string(leftovers->undecided.size()) +
               " manifest or manifest list file(s) of an older kelt that no snapshot "
-              "names (e.g. " + some +
+              "names (e.g. " +
+              some +
               "): remove them by hand while no writer runs (kelt cannot tell whether a "
               "commit in flight needs them)");
     }

@@ -190,7 +190,8 @@ TEST_F(IcebergSinkTest, AWriterBehindTheTableIsFencedAndLeavesNoFiles) {
   };
   const auto before = data_files();
   std::vector<std::string> said;
-  SetLogHook([&](LogLevel, std::string_view, std::string_view m) { said.emplace_back(m); });
+  SetLogHook(
+      [&](LogLevel, std::string_view, std::string_view m) { said.emplace_back(m); });
   ASSERT_OK_AND_ASSIGN(OffsetMap d, zombie->Write(Window(Range(0, 9))));
   EXPECT_EQ(d, (OffsetMap{{{"events", 0}, 10}}));  // durable, by someone else
   EXPECT_EQ(data_files(), before);
@@ -267,13 +268,17 @@ TEST_F(IcebergSinkTest, UncommittedFilesBelowTheStoredOffsetsAreRemovedAtOpen) {
   }
   const std::string data = dir_.path() + "/wh/ns/events/data/";
   for (const char* name : {"kelt-events+0+0+4-deadbeef.parquet",  // stale: removed
-                           "kelt-events+0+10+19-cafe.parquet",    // may be in flight
-                           "kelt-events+3+0+4-beef.parquet",      // no stored offset
-                           "someone-elses.parquet"}) {            // not kelt's
+                           ".kelt-events+0+0+4-f00d.parquet.0a1b.inprogress",    // too
+                           ".kelt-events+0+10+19-f00d.parquet.0a1b.inprogress",  // kept
+                           "kelt-events+0+10+19-cafe.parquet",  // may be in flight
+                           "kelt-events+3+0+4-beef.parquet",    // no stored offset
+                           "someone-elses.parquet"}) {          // not kelt's
     std::ofstream(data + name) << "x";
   }
   auto sink = Open(Options());
   EXPECT_FALSE(fs::exists(data + "kelt-events+0+0+4-deadbeef.parquet"));
+  EXPECT_FALSE(fs::exists(data + ".kelt-events+0+0+4-f00d.parquet.0a1b.inprogress"));
+  EXPECT_TRUE(fs::exists(data + ".kelt-events+0+10+19-f00d.parquet.0a1b.inprogress"));
   EXPECT_TRUE(fs::exists(data + "kelt-events+0+10+19-cafe.parquet"));
   EXPECT_TRUE(fs::exists(data + "kelt-events+3+0+4-beef.parquet"));
   EXPECT_TRUE(fs::exists(data + "someone-elses.parquet"));
@@ -431,7 +436,8 @@ std::vector<StreamRecord> CouponRange(int64_t first, int64_t last) {
 }
 
 // The Parquet field id of column `name` in the data files whose name holds `part`.
-std::map<std::string, int> FieldIds(const std::string& data_dir, const std::string& part) {
+std::map<std::string, int> FieldIds(const std::string& data_dir,
+                                    const std::string& part) {
   std::map<std::string, int> out;
   for (const auto& e : fs::directory_iterator(data_dir)) {
     if (e.path().filename().string().find(part) == std::string::npos) continue;
@@ -451,12 +457,12 @@ TEST_F(IcebergSinkTest, EvolveAddsTheNewColumnsAsANewSchemaWithNewFieldIds) {
   ASSERT_TRUE(sink);
   ASSERT_OK(sink->Write(Window(Range(0, 4))).status());
   std::vector<std::string> said;
-  SetLogHook([&](LogLevel, std::string_view, std::string_view m) { said.emplace_back(m); });
+  SetLogHook(
+      [&](LogLevel, std::string_view, std::string_view m) { said.emplace_back(m); });
   ASSERT_OK(sink->Evolve(ToArrowSchema(grown)));
   SetLogHook(nullptr);
-  ASSERT_OK(
-      sink->Write(testing::MakeSinkWindow(CouponRange(5, 9), grown, LoadOptions{}))
-          .status());
+  ASSERT_OK(sink->Write(testing::MakeSinkWindow(CouponRange(5, 9), grown, LoadOptions{}))
+                .status());
   ASSERT_EQ(said.size(), 1u);
   EXPECT_NE(said[0].find("the table's schema grows: schema id 0 -> 1, columns added: "
                          "coupon (id 5)"),
@@ -478,12 +484,11 @@ TEST_F(IcebergSinkTest, EvolveAddsTheNewColumnsAsANewSchemaWithNewFieldIds) {
   EXPECT_EQ(m.snapshots.back().schema_id, 1);
   // The new files carry coupon as field 5; the old ones lack it (read as null).
   const std::string data = dir_.path() + "/wh/ns/events/data";
-  EXPECT_EQ(FieldIds(data, "+5+9-"),
-            (std::map<std::string, int>{{"id", 1},
-                                        {"coupon", 5},
-                                        {"_kafka_topic", 2},
-                                        {"_kafka_partition", 3},
-                                        {"_kafka_offset", 4}}));
+  EXPECT_EQ(FieldIds(data, "+5+9-"), (std::map<std::string, int>{{"id", 1},
+                                                                 {"coupon", 5},
+                                                                 {"_kafka_topic", 2},
+                                                                 {"_kafka_partition", 3},
+                                                                 {"_kafka_offset", 4}}));
   EXPECT_EQ(FieldIds(data, "+0+4-").count("coupon"), 0u);
   ExpectEachOnce(RowsByOffset(), 0, 0, 9);
 
@@ -492,10 +497,10 @@ TEST_F(IcebergSinkTest, EvolveAddsTheNewColumnsAsANewSchemaWithNewFieldIds) {
     auto later = MakeIcebergSink(Options());
     ASSERT_OK(later);
     ASSERT_OK((*later)->Open(ToArrowSchema(grown), DeadLetterSchema()));
-    ASSERT_OK((*later)
-                  ->Write(testing::MakeSinkWindow(CouponRange(10, 14), grown,
-                                                  LoadOptions{}))
-                  .status());
+    ASSERT_OK(
+        (*later)
+            ->Write(testing::MakeSinkWindow(CouponRange(10, 14), grown, LoadOptions{}))
+            .status());
   }
   ASSERT_OK_AND_ASSIGN(t, iceberg::LoadTable(**cat, {"ns", "events"}));
   EXPECT_EQ(t->metadata.schemas.size(), 2u);
@@ -547,21 +552,22 @@ TEST_F(IcebergSinkTest, DeadManifestsListsAndMetadataFilesAreRemovedAtOpen) {
   const std::string meta = dir_.path() + "/wh/ns/events/metadata/";
   const std::string uuid = "0f0e0d0c-0b0a-4909-8807-060504030201";
   const std::vector<std::string> dead = {
-      "kelt-base1-aaaa-m0.avro",              // built on v1: v1 is gone
-      "snap-42-kelt-base2-bbbb.avro",         // built on v2
-      "v00002-" + uuid + ".metadata.json"};   // version 2, not in the lineage
+      "kelt-base1-aaaa-m0.avro",             // built on v1: v1 is gone
+      "snap-42-kelt-base2-bbbb.avro",        // built on v2
+      "v00002-" + uuid + ".metadata.json"};  // version 2, not in the lineage
   const std::vector<std::string> kept = {
-      "kelt-base3-cccc-m0.avro",              // built on the current v3: may be in flight
-      "snap-43-kelt-base3-dddd.avro",         //
-      "v00004-" + uuid + ".metadata.json",    // a commit on v3 in flight
-      "kelt-" + uuid + "-m0.avro",            // an older kelt's name: undecided
-      "snap-44-kelt-" + uuid + ".avro",       //
-      "00002-" + uuid + ".metadata.json",     // not kelt's
+      "kelt-base3-cccc-m0.avro",            // built on the current v3: may be in flight
+      "snap-43-kelt-base3-dddd.avro",       //
+      "v00004-" + uuid + ".metadata.json",  // a commit on v3 in flight
+      "kelt-" + uuid + "-m0.avro",          // an older kelt's name: undecided
+      "snap-44-kelt-" + uuid + ".avro",     //
+      "00002-" + uuid + ".metadata.json",   // not kelt's
       "someone-elses.avro"};
   for (const auto& f : dead) std::ofstream(meta + f) << "x";
   for (const auto& f : kept) std::ofstream(meta + f) << "x";
   std::vector<std::string> said;
-  SetLogHook([&](LogLevel, std::string_view, std::string_view m) { said.emplace_back(m); });
+  SetLogHook(
+      [&](LogLevel, std::string_view, std::string_view m) { said.emplace_back(m); });
   auto sink = Open(Options());
   SetLogHook(nullptr);
   for (const auto& f : dead) EXPECT_FALSE(fs::exists(meta + f)) << f;
