@@ -203,13 +203,14 @@ def assert_no_leftovers(table):
     lineage (metadata files rolled out of the metadata log aside: Iceberg keeps those)."""
     meta = table.metadata
     named = {table.metadata_location} | {e.metadata_file for e in meta.metadata_log}
-    data = set()
+    manifests = {}  # each read once: a snapshot's list repeats its parent's manifests
     for snap in table.snapshots():
         named.add(snap.manifest_list)
         for m in snap.manifests(table.io):
-            named.add(m.manifest_path)
-            for e in m.fetch_manifest_entry(table.io, discard_deleted=False):
-                data.add(e.data_file.file_path)
+            manifests[m.manifest_path] = m
+    named |= set(manifests)
+    data = {e.data_file.file_path for m in manifests.values()
+            for e in m.fetch_manifest_entry(table.io, discard_deleted=False)}
 
     def version(name):
         return int(re.match(r"v?(\d+)-", name).group(1))
