@@ -84,6 +84,8 @@ struct SqlArgs {
   std::string iceberg;  ///< SQL catalog file
   std::string iceberg_table;
   std::string iceberg_catalog_name = "kelt";
+  std::string s3_endpoint;  ///< for an s3:// landing or warehouse
+  std::string s3_region;
   std::string query;
 };
 int RunSql(const SqlArgs& a);

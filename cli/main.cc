@@ -57,6 +57,10 @@ int RunSql(const SqlArgs& a) {
     source.location = a.duckdb;
     source.table = a.duckdb_table;
   }
+  // S3 (a Parquet root or an Iceberg warehouse on s3://): endpoint and region from the
+  // flags, credentials from the AWS environment (never a flag: they would be in `ps`).
+  source.s3_endpoint = a.s3_endpoint;
+  source.s3_region = a.s3_region;
   if (auto st = (*session)->RegisterLanding("landing", source); !st.ok())
     return Fail(st, "landing");
   auto result = (*session)->Query(a.query);
@@ -414,6 +418,10 @@ int main(int argc, char** argv) {
                       "Iceberg table namespace.table");
   sql_cmd->add_option("--iceberg-catalog-name", sql.iceberg_catalog_name,
                       "the catalog's name (default kelt)");
+  sql_cmd->add_option(
+      "--s3-endpoint", sql.s3_endpoint,
+      "S3 endpoint override (an s3:// Parquet root or Iceberg warehouse)");
+  sql_cmd->add_option("--s3-region", sql.s3_region, "S3 region");
   sql_cmd->add_option("query", sql.query, "the SQL")->required();
 
   kelt::cli::DemoArgs demo;

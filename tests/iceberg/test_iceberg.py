@@ -3,6 +3,10 @@
 warehouse), read back by pyiceberg's SqlCatalog: rows, types, every (partition, offset)
 exactly once, a second run appending exactly the new records, and kill -9 mid-run."""
 import json
+import os
+import pathlib
+import random
+import re
 import signal
 import subprocess
 import time
@@ -29,7 +33,7 @@ def write_records(path, n, start=0):
                                 "at": f"2026-01-{1 + i % 28:02d}T10:00:00Z"}) + "\n")
 
 
-def write_config(tmp_path, brokers, topic, window=200, partition=""):
+def write_config(tmp_path, brokers, topic, window=200, partition="", extra=""):
     (tmp_path / "schema.json").write_text(json.dumps(SCHEMA))
     cfg = tmp_path / "kelt.yaml"
     cfg.write_text(f"""brokers: {brokers}
@@ -38,7 +42,7 @@ topics: [{topic}]
 auto_offset_reset: earliest
 schema: schema.json
 window: {{max_records: {window}, max_wait_ms: 500}}
-sinks:
+{extra}sinks:
   - iceberg:
       catalog: catalog.db
       warehouse: warehouse
@@ -142,36 +146,86 @@ def test_run_lands_a_topic_and_a_second_run_appends_only_new_records(
 
 
 def test_kill_9_mid_run_then_rerun_lands_each_record_once(kelt, brokers, make_topic, tmp_path):
+    """kill -9 at random moments (a start, a window, a commit), ROUNDS times, then a
+    final run: every offset once, and no leftover of a crashed commit once the next
+    start has cleaned up. KELT_ICEBERG_CRASH_ROUNDS (5 here) and _RECORDS (6,000) make
+    the long variant: scripts/iceberg_crash_test.sh."""
+    rounds = int(os.environ.get("KELT_ICEBERG_CRASH_ROUNDS", "5"))
+    n = int(os.environ.get("KELT_ICEBERG_CRASH_RECORDS", "6000"))
+    seed = int(os.environ.get("KELT_ICEBERG_CRASH_SEED", str(random.randrange(1 << 30))))
+    rng = random.Random(seed)
+    print(f"kill -9 x{rounds}, {n} records, seed {seed}")
     topic = make_topic(3)
-    n = 20000
     write_records(tmp_path / "r.ndjson", n)
     produce(kelt, brokers, topic, tmp_path / "r.ndjson")
-    cfg = write_config(tmp_path, brokers, topic, window=100)
-    killed = 0
-    for i in range(3):
-        proc = subprocess.Popen([kelt, "run", "-c", str(cfg), "--progress", "lines",
-                                 "--set", "progress_interval_ms=50", "--log-level", "warning"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            line = proc.stderr.readline()
-            if not line:
+    # A static member: each restart takes the killed one's place at once instead of
+    # waiting for its session to end (45 s by default, per round).
+    cfg = write_config(tmp_path, brokers, topic, window=100,
+                       extra="instance_id: crash-worker\nsession_timeout_ms: 30000\n")
+    killed_landing = 0
+    for i in range(rounds):
+        log = tmp_path / f"run{i}.log"
+        with open(log, "w") as err:
+            proc = subprocess.Popen([kelt, "run", "-c", str(cfg), "--progress", "lines",
+                                     "--set", "progress_interval_ms=50", "--log-level",
+                                     "info"], stdout=subprocess.DEVNULL, stderr=err)
+        # A random moment: mostly while windows land, sometimes while it starts.
+        started = time.monotonic()
+        early = rng.random() < 0.2
+        delay = rng.uniform(0.05, 1.0)
+        while not early and time.monotonic() - started < 60 and proc.poll() is None:
+            if re.search(r"^progress records=\d+ bytes=\d+ rows=[1-9]", log.read_text(), re.M):
                 break
-            if line.startswith("progress records=") and int(line.split()[1][8:]) >= 500:
-                time.sleep(0.05 * (i + 1))  # somewhere inside a window or a commit
-                break
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGKILL)
-            killed += 1
+            time.sleep(0.02)
+        time.sleep(delay)
+        assert proc.poll() is None, f"run {i} ended:\n{log.read_text()[-3000:]}"
+        proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
-        proc.stderr.close()
-    assert killed >= 1, "no run was killed mid-way"
+        if re.search(r"^progress records=\d+ bytes=\d+ rows=[1-9]", log.read_text(), re.M):
+            killed_landing += 1
+    assert killed_landing >= rounds // 2, "too few runs were killed while landing"
     p = cli.run_kelt(kelt, "run", "-c", str(cfg), "--until-caught-up", "--progress", "none",
                      timeout=300)
     assert cli.summary_of(p.stdout)["caught_up"], p.stderr
     table = load_table(tmp_path)
     truth = assert_exactly_once(kelt, brokers, topic, table)
     assert sum(len(v) for v in truth.values()) == n
+    # The next start removes what the last crash left (the final run's own start kept
+    # files a commit in flight on its base could still have needed).
+    p = cli.run_kelt(kelt, "run", "-c", str(cfg), "--until-caught-up", "--progress", "none",
+                     "--log-level", "info")
+    assert cli.summary_of(p.stdout)["rows"] == 0, p.stderr
+    assert_no_leftovers(load_table(tmp_path))
+
+
+def assert_no_leftovers(table):
+    """Every kelt file under the table's data/ and metadata/ is named by the current
+    lineage (metadata files rolled out of the metadata log aside: Iceberg keeps those)."""
+    meta = table.metadata
+    named = {table.metadata_location} | {e.metadata_file for e in meta.metadata_log}
+    manifests = {}  # each read once: a snapshot's list repeats its parent's manifests
+    for snap in table.snapshots():
+        named.add(snap.manifest_list)
+        for m in snap.manifests(table.io):
+            manifests[m.manifest_path] = m
+    named |= set(manifests)
+    data = {e.data_file.file_path for m in manifests.values()
+            for e in m.fetch_manifest_entry(table.io, discard_deleted=False)}
+
+    def version(name):
+        return int(re.match(r"v?(\d+)-", name).group(1))
+
+    oldest = min(version(pathlib.Path(f).name) for f in named if f.endswith(".metadata.json"))
+    root = pathlib.Path(meta.location.removeprefix("file://"))
+    extra = []
+    for f in (root / "metadata").iterdir():
+        if f"file://{f}" in named:
+            continue
+        if f.name.endswith(".metadata.json") and version(f.name) < oldest:
+            continue
+        extra.append(f.name)
+    extra += [f.name for f in (root / "data").iterdir() if f"file://{f}" not in data]
+    assert not extra, f"left over: {sorted(extra)[:10]} ({len(extra)} files)"
 
 
 def test_a_partitioned_table_prunes_by_day_and_buckets_as_pyiceberg_does(

@@ -37,8 +37,8 @@ Result<T> ReadAt(const FileIO& io, const std::string& location,
   return out;
 }
 
-// The version number of a metadata file name "v<N>-….metadata.json" or
-// "<N>-….metadata.json" (Java, pyiceberg), 0 when there is none.
+}  // namespace
+
 int64_t MetadataVersion(const std::string& location) {
   std::string file = location.substr(location.rfind('/') + 1);
   size_t i = (!file.empty() && file[0] == 'v') ? 1 : 0;
@@ -50,6 +50,8 @@ int64_t MetadataVersion(const std::string& location) {
   }
   return any ? n : 0;
 }
+
+namespace {
 
 std::string MetadataFileName(int64_t version) {
   char buf[24];
@@ -69,6 +71,94 @@ int64_t SummaryInt(const Snapshot* s, const char* key) {
 }
 
 }  // namespace
+
+std::string ManifestFileName(const std::string& base_location, const std::string& token) {
+  return "kelt-base" + std::to_string(MetadataVersion(base_location)) + "-" + token +
+         "-m0.avro";
+}
+
+std::string ManifestListFileName(int64_t snapshot_id, const std::string& base_location,
+                                 const std::string& token) {
+  return "snap-" + std::to_string(snapshot_id) + "-kelt-base" +
+         std::to_string(MetadataVersion(base_location)) + "-" + token + ".avro";
+}
+
+namespace {
+
+// The base version a sink- or maintenance-written manifest or list name carries:
+// nullopt when the name is not kelt's, -1 when it is kelt's older naming (no version).
+std::optional<int64_t> TaggedBaseVersion(const std::string& name) {
+  if (name.size() < 6 || name.substr(name.size() - 5) != ".avro") return std::nullopt;
+  size_t at = std::string::npos;
+  if (name.rfind("kelt-", 0) == 0) {
+    at = 5;
+  } else if (name.rfind("snap-", 0) == 0) {
+    size_t k = name.find("-kelt-", 5);
+    if (k == std::string::npos) return std::nullopt;
+    at = k + 6;
+  } else {
+    return std::nullopt;
+  }
+  if (name.compare(at, 4, "base") != 0) return -1;
+  int64_t v = 0;
+  size_t i = at + 4;
+  const size_t digits = i;
+  for (; i < name.size() && std::isdigit(static_cast<unsigned char>(name[i])); ++i) {
+    v = v * 10 + (name[i] - '0');
+  }
+  if (i == digits || i >= name.size() || name[i] != '-') return -1;
+  return v;
+}
+
+// kelt's metadata file name: "v<digits>-<uuid>.metadata.json".
+bool IsKeltMetadataFile(const std::string& name) {
+  const std::string suffix = ".metadata.json";
+  if (name.size() < 3 + suffix.size() || name[0] != 'v' ||
+      name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) {
+    return false;
+  }
+  size_t i = 1;
+  while (i < name.size() && std::isdigit(static_cast<unsigned char>(name[i]))) ++i;
+  return i > 1 && name[i] == '-';
+}
+
+}  // namespace
+
+Result<MetadataLeftovers> FindMetadataLeftovers(const LoadedTable& t, const FileIO& io) {
+  const TableMetadata& m = t.metadata;
+  const std::string dir = m.location + "/metadata";
+  const int64_t current = MetadataVersion(t.metadata_location);
+  std::set<std::string> named = {t.metadata_location};
+  int64_t oldest = current;
+  for (const auto& e : m.metadata_log) {
+    named.insert(e.value);
+    oldest = std::min(oldest, MetadataVersion(e.value));
+  }
+  for (const auto& snap : m.snapshots) {
+    named.insert(snap.manifest_list);
+    KELT_ASSIGN_OR_RAISE(auto manifests, ReadManifestListAt(io, snap.manifest_list));
+    for (const auto& mf : manifests) named.insert(mf.path);
+  }
+  KELT_ASSIGN_OR_RAISE(auto files, io.List(dir));
+  MetadataLeftovers out;
+  for (const auto& file : files) {
+    const std::string location = dir + "/" + file;
+    if (named.count(location)) continue;
+    if (IsKeltMetadataFile(file)) {
+      const int64_t v = MetadataVersion(file);
+      if (v <= current && v >= oldest) out.dead.push_back(location);
+      continue;
+    }
+    std::optional<int64_t> base = TaggedBaseVersion(file);
+    if (!base) continue;  // not kelt's
+    if (*base < 0) {
+      out.undecided.push_back(location);
+    } else if (*base < current) {
+      out.dead.push_back(location);
+    }
+  }
+  return out;
+}
 
 Result<std::string> LocalPath(const std::string& location) {
   if (location.rfind("file://", 0) == 0) return location.substr(7);
@@ -130,7 +220,8 @@ Result<AppendOutcome> CommitAppend(Catalog& catalog, const TableIdentifier& id,
   };
 
   std::vector<ManifestFile> manifests;
-  const std::string manifest_loc = meta_dir + "kelt-" + token + "-m0.avro";
+  const std::string manifest_loc =
+      meta_dir + ManifestFileName(base.metadata_location, token);
   Result<ManifestFile> mf = Status::Internal("manifest not written");
   KELT_RETURN_NOT_OK(io.WriteVia(manifest_loc, [&](const std::string& path) {
     mf = WriteManifest(path, ctx, files);
@@ -151,7 +242,7 @@ Result<AppendOutcome> CommitAppend(Catalog& catalog, const TableIdentifier& id,
     for (auto& m : *previous) manifests.push_back(std::move(m));
   }
   const std::string list_loc =
-      meta_dir + "snap-" + std::to_string(ctx.snapshot_id) + "-kelt-" + token + ".avro";
+      meta_dir + ManifestListFileName(ctx.snapshot_id, base.metadata_location, token);
   Status st = io.WriteVia(list_loc, [&](const std::string& path) {
     return WriteManifestList(path, ctx.snapshot_id, bm.current_snapshot_id, seq,
                              manifests);

@@ -70,6 +70,43 @@ Result<std::optional<LoadedTable>> CommitMetadata(Catalog& catalog,
                                                   const std::vector<std::string>& written,
                                                   const FileIO& io = FileIO::Local());
 
+/// The version number of a metadata location "…/v<N>-….metadata.json" or
+/// "…/<N>-….metadata.json" (Java, pyiceberg); 0 when it has none.
+int64_t MetadataVersion(const std::string& location);
+
+/// The file names (under the table's metadata/ directory) of the manifest and the
+/// manifest list of a commit built on the metadata `base_location`:
+/// "kelt-base<V>-<token>-m0.avro" and "snap-<id>-kelt-base<V>-<token>.avro", V the base's
+/// version. A commit can only succeed while its base is current, so once the table's
+/// version is past V such files that no snapshot names are dead (FindMetadataLeftovers).
+std::string ManifestFileName(const std::string& base_location, const std::string& token);
+std::string ManifestListFileName(int64_t snapshot_id, const std::string& base_location,
+                                 const std::string& token);
+
+/// kelt's files in the table's metadata/ directory that nothing of the current lineage
+/// names (not the current metadata file, its metadata log, its snapshots' manifest
+/// lists or their manifests).
+struct MetadataLeftovers {
+  /// Never committable any more (see FindMetadataLeftovers): safe to remove.
+  std::vector<std::string> dead;
+  /// Named by an older kelt without the base version: whether a commit in flight
+  /// still needs one cannot be told, so they are only listed.
+  std::vector<std::string> undecided;
+};
+
+/// The leftovers of commits that crashed between writing their files and the swap (or
+/// of a crashed `expire`), as locations. A commit built on base version B writes
+/// manifests and lists tagged B and a metadata file of version > B, and succeeds only
+/// if the catalog still points at its base. Versions grow strictly along the lineage
+/// and metadata locations are never reused, so with `t` at version V: a tagged file
+/// with B < V, or a metadata file of version ≤ V outside the lineage, belongs to a
+/// commit whose base is gone and can never be current; files of version or tag ≥ V
+/// may be a concurrent writer's commit in flight and are kept. Metadata files older
+/// than the oldest the metadata log names are kept too (committed once, rolled out of
+/// the log: Iceberg keeps them unless write.metadata.delete-after-commit is on).
+Result<MetadataLeftovers> FindMetadataLeftovers(const LoadedTable& t,
+                                                const FileIO& io = FileIO::Local());
+
 /// A new snapshot id: random, positive.
 int64_t NewSnapshotId();
 

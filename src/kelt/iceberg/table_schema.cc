@@ -220,6 +220,37 @@ Result<LandingMapping> MapLandingSchema(const arrow::Schema& landing) {
   return m;
 }
 
+Result<LandingMapping> MapLandingSchemaOnto(const arrow::Schema& landing,
+                                            const Schema& table, int last_column_id,
+                                            std::vector<Field>* added) {
+  LandingMapping m;
+  arrow::FieldVector fields;
+  int next_id = last_column_id;
+  for (const auto& f : landing.fields()) {
+    KELT_ASSIGN_OR_RAISE(ColumnMapping c, MapType(*f));
+    int id = 0;
+    if (const Field* have = table.Find(f->name())) {
+      if (have->type != c.type) {
+        return Status::Invalid("column '" + f->name() + "' is " + have->type + " (id " +
+                               std::to_string(have->id) + ") in the table, " + c.type +
+                               " in the landing");
+      }
+      id = have->id;
+      m.schema.fields.push_back({id, f->name(), c.type, have->required});
+    } else {
+      id = ++next_id;
+      // A column added to a table with rows is optional: its older files lack it.
+      m.schema.fields.push_back({id, f->name(), c.type, false});
+      added->push_back(m.schema.fields.back());
+    }
+    fields.push_back(arrow::field(
+        f->name(), c.arrow, f->nullable(),
+        arrow::key_value_metadata({"PARQUET:field_id"}, {std::to_string(id)})));
+  }
+  m.arrow = arrow::schema(std::move(fields));
+  return m;
+}
+
 Result<std::shared_ptr<arrow::RecordBatch>> ToIcebergBatch(
     const std::shared_ptr<arrow::RecordBatch>& batch, const LandingMapping& mapping) {
   if (batch->num_columns() != mapping.arrow->num_fields()) {

@@ -51,6 +51,14 @@ struct LandingMapping {
 /// (nested types, unions, decimal256) is kNotImplemented naming the column.
 Result<LandingMapping> MapLandingSchema(const arrow::Schema& landing);
 
+/// Map `landing` onto an existing table schema: a column the table has (by name) keeps
+/// its field id and must have the same Iceberg type (else kInvalid naming both types);
+/// a column it lacks gets the next id after `last_column_id`, in landing order, and is
+/// listed in `added` (its Iceberg field; the caller adds it to the table's schema).
+Result<LandingMapping> MapLandingSchemaOnto(const arrow::Schema& landing,
+                                            const Schema& table, int last_column_id,
+                                            std::vector<Field>* added);
+
 /// Convert a batch of the landing schema to `mapping.arrow` (timestamps and times in
 /// µs, dictionaries decoded).
 Result<std::shared_ptr<arrow::RecordBatch>> ToIcebergBatch(

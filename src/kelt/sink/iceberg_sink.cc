@@ -23,6 +23,7 @@
 #include "kelt/landing/filesystem.h"
 #include "kelt/log.h"
 #include "kelt/sink.h"
+#include "kelt/sink/schema_evolution.h"
 
 namespace kelt {
 namespace {
@@ -145,10 +146,12 @@ class TableWriter {
            ice::CatalogDisplayName(o_.catalog) + ")";
   }
 
-  // Map `schema`, create or load the table (partitioned by `partition` when new),
-  // check it, and remove the data files no commit can take any more.
-  Status Open(const arrow::Schema& schema, const std::string& partition) {
-    KELT_ASSIGN_OR_RAISE(mapping_, ice::MapLandingSchema(schema));
+  // Map `schema`, create or load the table (partitioned by `partition` when new), add
+  // the landing columns it lacks, check it, and remove the files no commit can take
+  // any more.
+  Status Open(const std::shared_ptr<arrow::Schema>& schema,
+              const std::string& partition) {
+    KELT_ASSIGN_OR_RAISE(ice::LandingMapping fresh, ice::MapLandingSchema(*schema));
     if (ice::FileIO::IsS3(o_.warehouse)) {
       std::string root = o_.warehouse;
       while (!root.empty() && root.back() == '/') root.pop_back();
@@ -164,12 +167,16 @@ class TableWriter {
       location_ =
           "file://" + (root / o_.table_namespace / table_).lexically_normal().string();
     }
+    KELT_ASSIGN_OR_RAISE(ice::PartitionSpec fresh_spec,
+                         ice::ParsePartitionSpec(partition, fresh.schema));
+    KELT_ASSIGN_OR_RAISE(ice::LoadedTable t,
+                         ice::CreateOrLoadTable(*catalog_, id(), location_, fresh.schema,
+                                                fresh_spec, *io_));
+    KELT_RETURN_NOT_OK(AdoptSchema(*schema, &t));
+    landing_ = schema;
+    // The configured spec, with the table's field ids.
     KELT_ASSIGN_OR_RAISE(ice::PartitionSpec spec,
                          ice::ParsePartitionSpec(partition, mapping_.schema));
-    KELT_ASSIGN_OR_RAISE(
-        ice::LoadedTable t,
-        ice::CreateOrLoadTable(*catalog_, id(), location_, mapping_.schema, spec, *io_));
-    KELT_RETURN_NOT_OK(CheckSchema(t.metadata));
     const ice::PartitionSpec* have = t.metadata.DefaultSpec();
     if (!have) return Status::Invalid(name() + ": table metadata has no default spec");
     if (have->fields != spec.fields) {
@@ -182,6 +189,19 @@ class TableWriter {
                          ice::PartitionColumns(spec_, mapping_.schema));
     table_location_ = t.metadata.location;
     return RemoveUncommittedFiles(t.metadata);
+  }
+
+  const std::shared_ptr<arrow::Schema>& landing() const { return landing_; }
+
+  // The landing grew (Sink::Evolve; the caller checked it only adds nullable columns):
+  // add its new columns to the table's schema, and write later windows with it.
+  Status Evolve(const std::shared_ptr<arrow::Schema>& schema) {
+    KELT_ASSIGN_OR_RAISE(ice::LoadedTable t, Load());
+    KELT_RETURN_NOT_OK(AdoptSchema(*schema, &t));
+    landing_ = schema;
+    KELT_ASSIGN_OR_RAISE(partition_columns_,
+                         ice::PartitionColumns(spec_, mapping_.schema));
+    return Status::OK();
   }
 
   Result<OffsetMap> Resume(const std::vector<TopicPartition>& partitions) {
@@ -200,6 +220,7 @@ class TableWriter {
   Result<OffsetMap> Land(const std::shared_ptr<arrow::RecordBatch>& batch,
                          const std::vector<PartitionSpan>& spans) {
     if (spans.empty()) return OffsetMap{};
+    bool lost_swap = false;
     for (int attempt = 0; attempt < kCommitAttempts; ++attempt) {
       KELT_ASSIGN_OR_RAISE(ice::LoadedTable base, Load());
       KELT_ASSIGN_OR_RAISE(OffsetMap stored, GroupOffsets(base.metadata, o_.group_id));
@@ -213,9 +234,27 @@ class TableWriter {
       }
       OffsetMap durable;
       for (const auto& span : spans) durable[span.tp] = next[span.tp];
-      if (!advances) return durable;  // everything here is in the table already
+      if (!advances) {
+        // Everything here is in the table already: another member landed it (this one
+        // lost the partitions: a zombie), or an earlier attempt of this window did.
+        Log(LogLevel::kInfo, "iceberg",
+            name() +
+                (lost_swap ? ": fenced: another writer committed this window's offsets "
+                             "first; its files are dropped, nothing committed ("
+                           : ": skipped: the table holds this window's offsets already, "
+                             "nothing committed (") +
+                CoveredText(spans, stored) + ")");
+        return durable;
+      }
       std::vector<ice::DataFile> files;
-      Status st = WriteDataFiles(batch, stored, &files);
+      int64_t left_out = 0;
+      Status st = WriteDataFiles(batch, stored, &files, &left_out);
+      if (st.ok() && left_out > 0) {
+        Log(LogLevel::kInfo, "iceberg",
+            name() + ": left out " + std::to_string(left_out) +
+                " row(s) of this window that the table holds already (" +
+                CoveredText(spans, stored) + ")");
+      }
       if (st.ok()) {
         std::map<std::string, std::string> summary = {
             {OffsetsKey(o_.group_id), OffsetsJson(next)}};
@@ -230,8 +269,10 @@ class TableWriter {
       for (const auto& f : files) RemoveDataFile(f.path);
       KELT_RETURN_NOT_OK(st.WithPrefix(name() + ": "));
       // Lost the swap: another writer committed first. Re-read and retry on top.
-      Log(LogLevel::kDebug, "iceberg",
-          name() + ": lost the catalog's compare-and-swap; re-reading the table");
+      lost_swap = true;
+      Log(LogLevel::kInfo, "iceberg",
+          name() + ": lost the catalog's compare-and-swap to another writer; dropped " +
+              std::to_string(files.size()) + " data file(s), re-reading the table");
     }
     return Status::Unavailable(name() + ": lost the catalog's compare-and-swap " +
                                std::to_string(kCommitAttempts) + " times in a row");
@@ -247,30 +288,87 @@ class TableWriter {
     return std::move(*t);
   }
 
-  Status CheckSchema(const ice::TableMetadata& m) const {
-    const ice::Schema* s = m.CurrentSchema();
-    if (!s) return Status::Invalid(name() + ": table metadata has no current schema");
-    for (const auto& want : mapping_.schema.fields) {
-      const ice::Field* have = s->Find(want.name);
-      if (!have) {
-        return Status::Invalid(name() + ": the table has no column '" + want.name + "'");
+  // Map `landing` onto the table's current schema by name (mapping_): columns the table
+  // has keep their field ids; those it lacks are added as optional columns with new
+  // ids, in a new schema that becomes the current one (a commit by the catalog's
+  // compare-and-swap; a lost swap re-reads the table, which another member may have
+  // grown the same way, and maps again). A table column the landing lacks, or a column
+  // of another type, is an error.
+  Status AdoptSchema(const arrow::Schema& landing, ice::LoadedTable* t) {
+    for (int attempt = 0; attempt < kCommitAttempts; ++attempt) {
+      const ice::TableMetadata& m = t->metadata;
+      const ice::Schema* current = m.CurrentSchema();
+      if (!current) {
+        return Status::Invalid(name() + ": table metadata has no current schema");
       }
-      if (have->type != want.type || have->id != want.id) {
-        return Status::Invalid(name() + ": column '" + want.name + "' is " + have->type +
-                               " (id " + std::to_string(have->id) + ") in the table, " +
-                               want.type + " (id " + std::to_string(want.id) +
-                               ") in the landing");
+      for (const auto& f : current->fields) {
+        if (landing.GetFieldIndex(f.name) < 0) {
+          return Status::Invalid(name() + ": the table has a column '" + f.name +
+                                 "' that the landing schema lacks");
+        }
       }
+      std::vector<ice::Field> added;
+      auto mapped =
+          ice::MapLandingSchemaOnto(landing, *current, m.last_column_id, &added);
+      if (!mapped.ok()) return mapped.status().WithPrefix(name() + ": ");
+      if (added.empty()) {
+        mapping_ = std::move(*mapped);
+        return Status::OK();
+      }
+      ice::TableMetadata next = m;
+      ice::Schema grown = *current;
+      for (const auto& s : m.schemas)
+        grown.schema_id = std::max(grown.schema_id, s.schema_id);
+      ++grown.schema_id;
+      std::string names;
+      for (const auto& f : added) {
+        grown.fields.push_back(f);
+        next.last_column_id = std::max(next.last_column_id, f.id);
+        names +=
+            (names.empty() ? "" : ", ") + f.name + " (id " + std::to_string(f.id) + ")";
+      }
+      next.current_schema_id = grown.schema_id;
+      next.schemas.push_back(grown);
+      next.last_updated_ms = ice::NowMs();
+      KELT_ASSIGN_OR_RAISE(
+          std::optional<ice::LoadedTable> committed,
+          ice::CommitMetadata(*catalog_, id(), *t, std::move(next), {}, *io_));
+      if (committed) {
+        Log(LogLevel::kInfo, "iceberg",
+            name() + ": the table's schema grows: schema id " +
+                std::to_string(current->schema_id) + " -> " +
+                std::to_string(grown.schema_id) + ", columns added: " + names);
+        *t = std::move(*committed);
+        mapping_ = std::move(*mapped);
+        return Status::OK();
+      }
+      KELT_ASSIGN_OR_RAISE(*t, Load());  // another writer committed first
     }
-    if (s->fields.size() != mapping_.schema.fields.size()) {
-      return Status::Invalid(name() + ": the table has columns the landing schema lacks");
-    }
-    return Status::OK();
+    return Status::Unavailable(name() + ": lost the catalog's compare-and-swap " +
+                               std::to_string(kCommitAttempts) +
+                               " times in a row while adding columns");
   }
 
-  // One Parquet file per Kafka partition with rows at or past its stored next offset.
+  // "topic[p] window 10..19, table next 20; …": the spans the table holds rows of.
+  static std::string CoveredText(const std::vector<PartitionSpan>& spans,
+                                 const OffsetMap& stored) {
+    std::string out;
+    for (const auto& span : spans) {
+      auto it = stored.find(span.tp);
+      if (it == stored.end() || it->second <= span.first_offset) continue;
+      if (!out.empty()) out += "; ";
+      out += span.tp.topic + "[" + std::to_string(span.tp.partition) + "] window " +
+             std::to_string(span.first_offset) + ".." + std::to_string(span.last_offset) +
+             ", table next " + std::to_string(it->second);
+    }
+    return out;
+  }
+
+  // One Parquet file per Kafka partition with rows at or past its stored next offset;
+  // `left_out` counts the rows below it.
   Status WriteDataFiles(const std::shared_ptr<arrow::RecordBatch>& batch,
-                        const OffsetMap& stored, std::vector<ice::DataFile>* files) {
+                        const OffsetMap& stored, std::vector<ice::DataFile>* files,
+                        int64_t* left_out) {
     if (!batch || batch->num_rows() == 0) return Status::OK();
     auto topic_col = batch->GetColumnByName("_kafka_topic");
     auto part_col = batch->GetColumnByName("_kafka_partition");
@@ -309,7 +407,10 @@ class TableWriter {
       TopicPartition tp{std::string(topics.GetView(r)), partition_at(r)};
       auto it = stored.find(tp);
       const int64_t off = offs.Value(r);
-      if (it != stored.end() && off < it->second) continue;  // already in the table
+      if (it != stored.end() && off < it->second) {  // already in the table
+        ++*left_out;
+        continue;
+      }
       Tuple tuple;
       for (const auto& field : partition_values) tuple.push_back(field[r]);
       Runs& runs = groups[{std::move(tp), std::move(tuple)}];
@@ -377,7 +478,16 @@ class TableWriter {
     if (!listed.ok()) return listed.status().WithPrefix(name() + ": ");
     size_t removed = 0, kept = 0;
     for (const auto& file : *listed) {
-      auto parsed = DataFileName::Parse(file);
+      // A data file, or the Parquet writer's hidden staging file of one that a crash
+      // cut off (".<name>.<token>.inprogress"): the same rule holds for both.
+      std::string data_name = file;
+      const std::string suffix = ".inprogress";
+      if (file.size() > suffix.size() + 1 && file[0] == '.' &&
+          file.compare(file.size() - suffix.size(), suffix.size(), suffix) == 0) {
+        data_name = file.substr(1, file.size() - 1 - suffix.size());
+        data_name = data_name.substr(0, data_name.rfind('.'));  // the token
+      }
+      auto parsed = DataFileName::Parse(data_name);
       if (!parsed || live.count(data_dir + "/" + file)) continue;
       auto it = stored.find(parsed->tp);
       if (it != stored.end() && parsed->last < it->second) {
@@ -393,6 +503,35 @@ class TableWriter {
               " uncommitted data file(s); left " + std::to_string(kept) +
               " not yet safe to remove");
     }
+    return RemoveDeadMetadataFiles();
+  }
+
+  // Manifests, manifest lists and metadata files of commits that crashed before their
+  // swap and can never be committed (iceberg::FindMetadataLeftovers has the argument).
+  Status RemoveDeadMetadataFiles() {
+    KELT_ASSIGN_OR_RAISE(ice::LoadedTable t, Load());  // the newest version: more is dead
+    auto leftovers = ice::FindMetadataLeftovers(t, *io_);
+    if (!leftovers.ok()) return leftovers.status().WithPrefix(name() + ": ");
+    for (const auto& f : leftovers->dead) io_->Remove(f);
+    if (!leftovers->dead.empty()) {
+      Log(LogLevel::kInfo, "iceberg",
+          name() + ": removed " + std::to_string(leftovers->dead.size()) +
+              " metadata, manifest and manifest list file(s) of commits that never "
+              "happened");
+    }
+    if (!leftovers->undecided.empty()) {
+      std::string some;
+      for (size_t i = 0; i < leftovers->undecided.size() && i < 3; ++i) {
+        some += (i ? ", " : "") + leftovers->undecided[i];
+      }
+      Log(LogLevel::kWarning, "iceberg",
+          name() + ": " + std::to_string(leftovers->undecided.size()) +
+              " manifest or manifest list file(s) of an older kelt that no snapshot "
+              "names (e.g. " +
+              some +
+              "): remove them by hand while no writer runs (kelt cannot tell whether a "
+              "commit in flight needs them)");
+    }
     return Status::OK();
   }
 
@@ -400,6 +539,7 @@ class TableWriter {
   const std::string table_;
   ice::Catalog* catalog_;
   const ice::FileIO* io_;
+  std::shared_ptr<arrow::Schema> landing_;
   ice::LandingMapping mapping_;
   ice::PartitionSpec spec_;
   std::vector<ice::PartitionColumn> partition_columns_;
@@ -439,7 +579,7 @@ class IcebergSink final : public Sink {
         o_.s3_endpoint, o_.s3_region, o_.s3_access_key, o_.s3_secret_key});
     dead_letter_schema_ = dead_letter;
     main_ = std::make_unique<TableWriter>(o_, o_.table, catalog_.get(), io_.get());
-    return main_->Open(*landing, o_.partition);
+    return main_->Open(landing, o_.partition);
   }
 
   Result<OffsetMap> Resume(const std::vector<TopicPartition>& partitions) override {
@@ -457,12 +597,21 @@ class IcebergSink final : public Sink {
         }
         auto dl = std::make_unique<TableWriter>(o_, o_.table + "_dead_letter",
                                                 catalog_.get(), io_.get());
-        KELT_RETURN_NOT_OK(dl->Open(*dead_letter_schema_, ""));
+        KELT_RETURN_NOT_OK(dl->Open(dead_letter_schema_, ""));
         dead_letters_ = std::move(dl);
       }
       KELT_RETURN_NOT_OK(dead_letters_->Land(window.dead_letters, window.spans).status());
     }
     return main_->Land(window.batch, window.spans);
+  }
+
+  // New nullable columns: a new table schema with them (new field ids); the files
+  // landed before read them as null.
+  Status Evolve(const std::shared_ptr<arrow::Schema>& landing) override {
+    if (!main_) return Status::Invalid(name() + ": Evolve before Open");
+    KELT_RETURN_NOT_OK(
+        internal::AddedColumns(*main_->landing(), *landing, name()).status());
+    return main_->Evolve(landing);
   }
 
   Result<OffsetMap> Flush() override { return OffsetMap{}; }

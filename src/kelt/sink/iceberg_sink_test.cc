@@ -100,10 +100,13 @@ class IcebergSinkTest : public ::testing::Test {
       auto in = arrow::io::ReadableFile::Open(*path).ValueOrDie();
       auto reader =
           parquet::arrow::OpenFile(in, arrow::default_memory_pool()).ValueOrDie();
-      // Every column carries its Iceberg field id.
+      // Every column carries its Iceberg field id (the table schema's, by name).
       const auto* schema = reader->parquet_reader()->metadata()->schema();
+      const iceberg::Schema* table_schema = current.CurrentSchema();
       for (int c = 0; c < schema->num_columns(); ++c) {
-        EXPECT_EQ(schema->Column(c)->schema_node()->field_id(), c + 1) << location;
+        const iceberg::Field* f = table_schema->Find(schema->Column(c)->name());
+        EXPECT_TRUE(f != nullptr) << schema->Column(c)->name();
+        if (f) EXPECT_EQ(schema->Column(c)->schema_node()->field_id(), f->id) << location;
       }
       std::shared_ptr<arrow::Table> table;
       EXPECT_TRUE(reader->ReadTable(&table).ok());
@@ -186,12 +189,26 @@ TEST_F(IcebergSinkTest, AWriterBehindTheTableIsFencedAndLeavesNoFiles) {
     return std::distance(fs::directory_iterator(dir_.path() + "/wh/ns/events/data"), {});
   };
   const auto before = data_files();
+  std::vector<std::string> said;
+  SetLogHook(
+      [&](LogLevel, std::string_view, std::string_view m) { said.emplace_back(m); });
   ASSERT_OK_AND_ASSIGN(OffsetMap d, zombie->Write(Window(Range(0, 9))));
   EXPECT_EQ(d, (OffsetMap{{{"events", 0}, 10}}));  // durable, by someone else
   EXPECT_EQ(data_files(), before);
   // A window that overlaps lands only its new rows.
   ASSERT_OK_AND_ASSIGN(d, zombie->Write(Window(Range(5, 14))));
   EXPECT_EQ(d, (OffsetMap{{{"events", 0}, 15}}));
+  SetLogHook(nullptr);
+  // The log says what the zombie's sink did (the end-to-end zombie test looks for it).
+  ASSERT_EQ(said.size(), 2u);
+  EXPECT_NE(said[0].find(": skipped: the table holds this window's offsets already, "
+                         "nothing committed (events[0] window 0..9, table next 10)"),
+            std::string::npos)
+      << said[0];
+  EXPECT_NE(said[1].find(": left out 5 row(s) of this window that the table holds "
+                         "already (events[0] window 5..14, table next 10)"),
+            std::string::npos)
+      << said[1];
   int snapshots = 0;
   auto rows = RowsByOffset(&snapshots);
   EXPECT_EQ(snapshots, 2);
@@ -251,13 +268,17 @@ TEST_F(IcebergSinkTest, UncommittedFilesBelowTheStoredOffsetsAreRemovedAtOpen) {
   }
   const std::string data = dir_.path() + "/wh/ns/events/data/";
   for (const char* name : {"kelt-events+0+0+4-deadbeef.parquet",  // stale: removed
-                           "kelt-events+0+10+19-cafe.parquet",    // may be in flight
-                           "kelt-events+3+0+4-beef.parquet",      // no stored offset
-                           "someone-elses.parquet"}) {            // not kelt's
+                           ".kelt-events+0+0+4-f00d.parquet.0a1b.inprogress",    // too
+                           ".kelt-events+0+10+19-f00d.parquet.0a1b.inprogress",  // kept
+                           "kelt-events+0+10+19-cafe.parquet",  // may be in flight
+                           "kelt-events+3+0+4-beef.parquet",    // no stored offset
+                           "someone-elses.parquet"}) {          // not kelt's
     std::ofstream(data + name) << "x";
   }
   auto sink = Open(Options());
   EXPECT_FALSE(fs::exists(data + "kelt-events+0+0+4-deadbeef.parquet"));
+  EXPECT_FALSE(fs::exists(data + ".kelt-events+0+0+4-f00d.parquet.0a1b.inprogress"));
+  EXPECT_TRUE(fs::exists(data + ".kelt-events+0+10+19-f00d.parquet.0a1b.inprogress"));
   EXPECT_TRUE(fs::exists(data + "kelt-events+0+10+19-cafe.parquet"));
   EXPECT_TRUE(fs::exists(data + "kelt-events+3+0+4-beef.parquet"));
   EXPECT_TRUE(fs::exists(data + "someone-elses.parquet"));
@@ -394,6 +415,181 @@ TEST_F(IcebergSinkTest, DeadLettersLandOnceInTheSiblingTable) {
   dead = rows_of("events_dead_letter");
   ASSERT_EQ(dead.size(), 3u);
   EXPECT_EQ(dead[11].size(), 3u);  // once
+}
+
+// ---- Evolve: the table schema grows -------------------------------------------------
+
+constexpr const char* kLandingCoupon = R"({"fields":[
+  {"name":"id","data_type":"Int64"},
+  {"name":"coupon","data_type":"Utf8"},
+  {"name":"_kafka_topic","data_type":"Utf8"},
+  {"name":"_kafka_partition","data_type":"Int64"},
+  {"name":"_kafka_offset","data_type":"Int64"}]})";
+
+std::vector<StreamRecord> CouponRange(int64_t first, int64_t last) {
+  auto out = Range(first, last);
+  for (auto& r : out) {
+    r.value = R"({"id":)" + std::to_string(r.offset) + R"(,"coupon":"c)" +
+              std::to_string(r.offset) + R"("})";
+  }
+  return out;
+}
+
+// The Parquet field id of column `name` in the data files whose name holds `part`.
+std::map<std::string, int> FieldIds(const std::string& data_dir,
+                                    const std::string& part) {
+  std::map<std::string, int> out;
+  for (const auto& e : fs::directory_iterator(data_dir)) {
+    if (e.path().filename().string().find(part) == std::string::npos) continue;
+    auto in = arrow::io::ReadableFile::Open(e.path().string()).ValueOrDie();
+    auto reader = parquet::arrow::OpenFile(in, arrow::default_memory_pool()).ValueOrDie();
+    const auto* schema = reader->parquet_reader()->metadata()->schema();
+    for (int c = 0; c < schema->num_columns(); ++c) {
+      out[schema->Column(c)->name()] = schema->Column(c)->schema_node()->field_id();
+    }
+  }
+  return out;
+}
+
+TEST_F(IcebergSinkTest, EvolveAddsTheNewColumnsAsANewSchemaWithNewFieldIds) {
+  ASSERT_OK_AND_ASSIGN(Schema grown, ParseSchemaJson(kLandingCoupon));
+  auto sink = Open(Options());
+  ASSERT_TRUE(sink);
+  ASSERT_OK(sink->Write(Window(Range(0, 4))).status());
+  std::vector<std::string> said;
+  SetLogHook(
+      [&](LogLevel, std::string_view, std::string_view m) { said.emplace_back(m); });
+  ASSERT_OK(sink->Evolve(ToArrowSchema(grown)));
+  SetLogHook(nullptr);
+  ASSERT_OK(sink->Write(testing::MakeSinkWindow(CouponRange(5, 9), grown, LoadOptions{}))
+                .status());
+  ASSERT_EQ(said.size(), 1u);
+  EXPECT_NE(said[0].find("the table's schema grows: schema id 0 -> 1, columns added: "
+                         "coupon (id 5)"),
+            std::string::npos)
+      << said[0];
+
+  auto cat = iceberg::OpenSqliteCatalog(Options().catalog, "kelt");
+  ASSERT_OK(cat);
+  ASSERT_OK_AND_ASSIGN(auto t, iceberg::LoadTable(**cat, {"ns", "events"}));
+  const iceberg::TableMetadata& m = t->metadata;
+  ASSERT_EQ(m.schemas.size(), 2u);
+  EXPECT_EQ(m.current_schema_id, 1);
+  EXPECT_EQ(m.last_column_id, 5);
+  EXPECT_EQ(m.schemas[0].fields.size(), 4u);  // the first schema is kept as it was
+  const iceberg::Schema* s = m.CurrentSchema();
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->fields.back(), (iceberg::Field{5, "coupon", "string", false}));
+  EXPECT_EQ(s->Find("_kafka_offset")->id, 4);  // existing columns keep their ids
+  EXPECT_EQ(m.snapshots.back().schema_id, 1);
+  // The new files carry coupon as field 5; the old ones lack it (read as null).
+  const std::string data = dir_.path() + "/wh/ns/events/data";
+  EXPECT_EQ(FieldIds(data, "+5+9-"), (std::map<std::string, int>{{"id", 1},
+                                                                 {"coupon", 5},
+                                                                 {"_kafka_topic", 2},
+                                                                 {"_kafka_partition", 3},
+                                                                 {"_kafka_offset", 4}}));
+  EXPECT_EQ(FieldIds(data, "+0+4-").count("coupon"), 0u);
+  ExpectEachOnce(RowsByOffset(), 0, 0, 9);
+
+  // A sink opened later with the grown landing finds the columns: no third schema.
+  {
+    auto later = MakeIcebergSink(Options());
+    ASSERT_OK(later);
+    ASSERT_OK((*later)->Open(ToArrowSchema(grown), DeadLetterSchema()));
+    ASSERT_OK(
+        (*later)
+            ->Write(testing::MakeSinkWindow(CouponRange(10, 14), grown, LoadOptions{}))
+            .status());
+  }
+  ASSERT_OK_AND_ASSIGN(t, iceberg::LoadTable(**cat, {"ns", "events"}));
+  EXPECT_EQ(t->metadata.schemas.size(), 2u);
+  ExpectEachOnce(RowsByOffset(), 0, 0, 14);
+  // A landing without coupon is refused, naming it; so is a column that changed type.
+  auto older = MakeIcebergSink(Options());
+  ASSERT_OK(older);
+  EXPECT_STATUS((*older)->Open(ToArrowSchema(landing_), DeadLetterSchema()),
+                StatusCode::kInvalid, "the table has a column 'coupon'");
+  auto retyped = ToArrowSchema(grown);
+  retyped = *retyped->SetField(1, arrow::field("coupon", arrow::int64()));
+  EXPECT_STATUS(sink->Evolve(retyped), StatusCode::kInvalid, "coupon");
+}
+
+TEST_F(IcebergSinkTest, OpenAddsTheColumnsOfALandingThatGrewBetweenRuns) {
+  ASSERT_OK_AND_ASSIGN(Schema grown, ParseSchemaJson(kLandingCoupon));
+  {
+    auto sink = Open(Options());
+    ASSERT_OK(sink->Write(Window(Range(0, 4))).status());
+  }
+  auto sink = MakeIcebergSink(Options());
+  ASSERT_OK(sink);
+  ASSERT_OK((*sink)->Open(ToArrowSchema(grown), DeadLetterSchema()));
+  ASSERT_OK_AND_ASSIGN(OffsetMap r, (*sink)->Resume({{"events", 0}}));
+  EXPECT_EQ(r, (OffsetMap{{{"events", 0}, 5}}));
+  ASSERT_OK((*sink)
+                ->Write(testing::MakeSinkWindow(CouponRange(5, 9), grown, LoadOptions{}))
+                .status());
+  auto cat = iceberg::OpenSqliteCatalog(Options().catalog, "kelt");
+  ASSERT_OK(cat);
+  ASSERT_OK_AND_ASSIGN(auto t, iceberg::LoadTable(**cat, {"ns", "events"}));
+  EXPECT_EQ(t->metadata.schemas.size(), 2u);
+  EXPECT_EQ(t->metadata.CurrentSchema()->Find("coupon")->id, 5);
+  ExpectEachOnce(RowsByOffset(), 0, 0, 9);
+}
+
+// ---- Leftovers of a crash between writing a commit's files and its swap ---------------
+
+TEST_F(IcebergSinkTest, DeadManifestsListsAndMetadataFilesAreRemovedAtOpen) {
+  {
+    auto sink = Open(Options());
+    ASSERT_OK(sink->Write(Window(Range(0, 9))).status());
+    ASSERT_OK(sink->Write(Window(Range(10, 19))).status());
+  }
+  auto cat = iceberg::OpenSqliteCatalog(Options().catalog, "kelt");
+  ASSERT_OK(cat);
+  ASSERT_OK_AND_ASSIGN(auto t, iceberg::LoadTable(**cat, {"ns", "events"}));
+  ASSERT_EQ(iceberg::MetadataVersion(t->metadata_location), 3);  // create + 2 appends
+  const std::string meta = dir_.path() + "/wh/ns/events/metadata/";
+  const std::string uuid = "0f0e0d0c-0b0a-4909-8807-060504030201";
+  const std::vector<std::string> dead = {
+      "kelt-base1-aaaa-m0.avro",             // built on v1: v1 is gone
+      "snap-42-kelt-base2-bbbb.avro",        // built on v2
+      "v00002-" + uuid + ".metadata.json"};  // version 2, not in the lineage
+  const std::vector<std::string> kept = {
+      "kelt-base3-cccc-m0.avro",            // built on the current v3: may be in flight
+      "snap-43-kelt-base3-dddd.avro",       //
+      "v00004-" + uuid + ".metadata.json",  // a commit on v3 in flight
+      "kelt-" + uuid + "-m0.avro",          // an older kelt's name: undecided
+      "snap-44-kelt-" + uuid + ".avro",     //
+      "00002-" + uuid + ".metadata.json",   // not kelt's
+      "someone-elses.avro"};
+  for (const auto& f : dead) std::ofstream(meta + f) << "x";
+  for (const auto& f : kept) std::ofstream(meta + f) << "x";
+  std::vector<std::string> said;
+  SetLogHook(
+      [&](LogLevel, std::string_view, std::string_view m) { said.emplace_back(m); });
+  auto sink = Open(Options());
+  SetLogHook(nullptr);
+  for (const auto& f : dead) EXPECT_FALSE(fs::exists(meta + f)) << f;
+  for (const auto& f : kept) EXPECT_TRUE(fs::exists(meta + f)) << f;
+  // The lineage is whole: every file it names is still there, and the rows read once.
+  ASSERT_OK_AND_ASSIGN(auto now, iceberg::LoadTable(**cat, {"ns", "events"}));
+  EXPECT_TRUE(fs::exists(*iceberg::LocalPath(now->metadata_location)));
+  for (const auto& e : now->metadata.metadata_log) {
+    EXPECT_TRUE(fs::exists(*iceberg::LocalPath(e.value))) << e.value;
+  }
+  ExpectEachOnce(RowsByOffset(), 0, 0, 19);
+  std::string all;
+  for (const auto& m : said) all += m + "\n";
+  EXPECT_NE(all.find("removed 3 metadata, manifest and manifest list file(s)"),
+            std::string::npos)
+      << all;
+  EXPECT_NE(all.find("2 manifest or manifest list file(s) of an older kelt"),
+            std::string::npos)
+      << all;
+  // The sink goes on landing on top.
+  ASSERT_OK(sink->Write(Window(Range(20, 24))).status());
+  ExpectEachOnce(RowsByOffset(), 0, 0, 24);
 }
 
 }  // namespace

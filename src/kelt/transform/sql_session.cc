@@ -5,7 +5,9 @@
 
 #include "kelt/common/arrow_status.h"
 #include "kelt/iceberg/catalog.h"
+#include "kelt/iceberg/file_io.h"
 #include "kelt/iceberg/table.h"
+#include "kelt/landing/filesystem.h"
 #include "kelt/transform.h"
 #include "kelt/transform/duckdb_session.h"
 
@@ -45,14 +47,41 @@ Status SqlSession::RegisterLanding(const std::string& name, const LandingSource&
                            iceberg::OpenCatalog(source.location, source.catalog_name));
       iceberg::TableIdentifier id{source.table.substr(0, dot),
                                   source.table.substr(dot + 1)};
-      KELT_ASSIGN_OR_RAISE(auto table, iceberg::LoadTable(*catalog, id));
+      // Metadata, manifests and data files may be on S3 (an s3:// warehouse): read
+      // through the source's S3 settings (empty: the AWS defaults and environment).
+      const internal::ObjectStoreOptions s3{source.s3_endpoint, source.s3_region,
+                                            source.s3_access_key, source.s3_secret_key};
+      const iceberg::FileIO io(s3);
+      KELT_ASSIGN_OR_RAISE(auto table, iceberg::LoadTable(*catalog, id, io));
       if (!table) {
         return Status::NotFound("transform: no Iceberg table " + source.table + " in " +
                                 catalog->name());
       }
-      KELT_ASSIGN_OR_RAISE(auto locations, iceberg::CurrentDataFiles(table->metadata));
+      KELT_ASSIGN_OR_RAISE(auto locations,
+                           iceberg::CurrentDataFiles(table->metadata, io));
       transform::LandedFiles files;
       for (const auto& l : locations) {
+        if (iceberg::FileIO::IsS3(l)) {
+          // One S3 file system for the table; its paths are "bucket/key".
+          if (!files.fs) {
+            const std::string bucket = l.substr(5, l.find('/', 5) - 5);
+            KELT_ASSIGN_OR_RAISE(
+                internal::FileSystemRoot root,
+                internal::OpenFileSystemRoot("s3://" + bucket, s3,
+                                             /*create=*/false, "transform"));
+            files.fs = root.fs;
+            files.local = false;
+          } else if (files.local) {
+            return Status::NotImplemented("transform: Iceberg table " + source.table +
+                                          " has data files both local and on S3");
+          }
+          files.files.push_back({l.substr(5), {}, false});
+          continue;
+        }
+        if (!files.local) {
+          return Status::NotImplemented("transform: Iceberg table " + source.table +
+                                        " has data files both local and on S3");
+        }
         KELT_ASSIGN_OR_RAISE(std::string path, iceberg::LocalPath(l));
         files.files.push_back({path, {}, false});
       }
