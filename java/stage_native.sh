@@ -55,6 +55,7 @@ cmake --install "$build" --prefix "$prefix/p" --component runtime --strip >"$pre
 native="$out/META-INF/native/linux-x86_64"
 rm -rf "$out"
 mkdir -p "$native/kelt"
+native="$(cd "$native" && pwd -P)"   # ldd prints absolute paths
 # The file itself under the name the loader opens (the install's libkelt.so is a link to
 # libkelt.so.<version>; the soname stays libkelt.so.<major>).
 cp -L "$prefix/p/lib/libkelt.so" "$native/libkelt.so"
