@@ -2,8 +2,10 @@
 # (docs/USER_GUIDE.md, "Installing kelt"):
 #
 #   bin/kelt                          the command
-#   lib/libkelt.so                    the C ABI (include/kelt.h)
-#   lib/libkelt_cxx.so                the C++ API (include/kelt/*.h), when KELT_BUILD_SDK
+#   lib/libkelt.so                    the C ABI (include/kelt.h): libkelt.so.<version>,
+#                                     soname libkelt.so.<major> (CMakeLists.txt)
+#   lib/libkelt_cxx.so                the C++ API (include/kelt/*.h), when KELT_BUILD_SDK:
+#                                     soname libkelt_cxx.so.<major>.<minor> while 0.x
 #   lib/kelt/                         the Arrow/Parquet libraries of the pyarrow wheel kelt
 #                                     was built with (absent when Arrow is a system install),
 #                                     and their headers in lib/kelt/include/ for C++ callers

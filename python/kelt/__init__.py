@@ -32,6 +32,8 @@ from ._kelt import (  # noqa: F401  (the exception classes live in the native mo
     UnavailableError,
     librdkafka_version,
 )
+# kelt's version (the repository's VERSION file), compiled into the native module.
+from ._kelt import __version__  # noqa: F401
 from ._window import LandedWindow, PartitionSpan
 from ._rdp import (
     elt_load_kafka_records_json,
@@ -45,8 +47,6 @@ from ._sql import (SqlSession, run_incremental, run_pipeline_json, sql,
                    validate_pipeline_json)
 from ._convert import normalize_schema
 from ._log import log_to_logging, set_log_handler
-
-__version__ = "0.1.0"
 
 __all__ = [
     "Consumer",

@@ -42,6 +42,7 @@
 #include "kelt/serde.h"
 #include "kelt/sink.h"
 #include "kelt/transform.h"
+#include "kelt/version.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -852,6 +853,8 @@ NB_MODULE(_kelt, m) {
   m.def("load_records_json", &LoadRecordsJsonCall, "records_json"_a, "schema_json"_a,
         "on_bad_record"_a, "strict_payload"_a);
   m.def("librdkafka_version", [] { return kelt::KafkaClientVersion(); });
+  // The version of the core this module was built from (VERSION, via kelt/version.h).
+  m.attr("__version__") = KELT_VERSION_STRING;
   m.def("poll_window", &PollWindowCall, "config_json"_a);
   m.def("poll_window_loaded", &PollWindowLoadedCall, "config_json"_a, "schema_json"_a,
         "on_bad_record"_a, "strict_payload"_a);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fail unless every artifact states the version in VERSION, kelt's one version number:
-# the wheel (pyproject.toml, python/kelt/__init__.py), the jar (java/pom.xml), the C++
+# the wheel (pyproject.toml and kelt.__version__ read it), the jar (java/pom.xml), the C++
 # library, CLI and C ABI (CMake reads VERSION itself; kelt/version.h is generated).
 #   bash tests/install/check_versions.sh SOURCE_DIR [GENERATED_VERSION_H]
 set -euo pipefail
@@ -14,9 +14,20 @@ check() {  # check FILE FOUND
     status=1
   fi
 }
-check pyproject.toml "$(sed -nE 's/^version = "(.*)"/\1/p' "$src/pyproject.toml")"
-check python/kelt/__init__.py \
-  "$(sed -nE 's/^__version__ = "(.*)"/\1/p' "$src/python/kelt/__init__.py")"
+# The wheel takes its version from VERSION (pyproject.toml's [[tool.dynamic-metadata]],
+# scikit-build-core's regex provider) and
+# kelt.__version__ from the module, which compiles kelt/version.h in: no copy to drift.
+if grep -qE '^version *=' "$src/pyproject.toml" \
+   || ! grep -q '^dynamic = \["version"\]' "$src/pyproject.toml" \
+   || ! grep -q '^input = "VERSION"' "$src/pyproject.toml"; then
+  echo "pyproject.toml: the version must be dynamic, read from VERSION" >&2
+  status=1
+fi
+if grep -qE '^__version__ *=' "$src/python/kelt/__init__.py" \
+   || ! grep -q '^from ._kelt import __version__' "$src/python/kelt/__init__.py"; then
+  echo "python/kelt/__init__.py: __version__ must come from the native module" >&2
+  status=1
+fi
 # The project's own <version>: the first one, before <properties>, <dependencies>, <build>.
 check java/pom.xml "$(awk '/<dependencies>|<build>|<properties>/ { exit }
   match($0, /<version>[^<]*<\/version>/) { print substr($0, RSTART + 9, RLENGTH - 19); exit }' \

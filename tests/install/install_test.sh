@@ -77,6 +77,18 @@ for elf in "${elfs[@]}"; do
     fail "${elf#"$PREFIX"/} resolves a library outside the install and the system"
   fi
 done
+# Sonames from VERSION (CMakeLists.txt): libkelt.so.<major>; libkelt_cxx.so.<major>.<minor>
+# while 0.x, .<major> from 1.0. The unversioned names are links for the linker.
+IFS=. read -r major minor _ <<<"$VERSION"
+cxx_so="$major"; [[ "$major" == 0 ]] && cxx_so="$major.$minor"
+for want in "libkelt.so:libkelt.so.$major" "libkelt_cxx.so:libkelt_cxx.so.$cxx_so"; do
+  lib="${want%%:*}" soname="${want#*:}"
+  got="$(readelf -d "$PREFIX/lib/$lib" | sed -nE 's/.*\(SONAME\).*\[(.*)\]/\1/p')"
+  [[ "$got" == "$soname" ]] || fail "lib/$lib has soname '$got', expected $soname"
+  [[ -L "$PREFIX/lib/$lib" && -e "$PREFIX/lib/$soname" && -f "$PREFIX/lib/$lib.$VERSION" ]] \
+    || fail "lib/$lib: expected the links $lib -> $soname -> $lib.$VERSION"
+done
+say "   sonames libkelt.so.$major and libkelt_cxx.so.$cxx_so"
 kelt_libs="$(env -i ldd "$PREFIX/bin/kelt")"
 for lib in libarrow libparquet; do
   grep -q "$lib\.so.* => $PREFIX/bin/\.\./lib/kelt/" <<<"$kelt_libs" \

@@ -26,7 +26,7 @@ import org.json.JSONObject;
  *
  * <pre>{@code
  * Linker linker = Linker.nativeLinker();
- * SymbolLookup lookup = RdpNativeJson.lookup();   // kelt.library or RDP_JVM_SYS
+ * SymbolLookup lookup = RdpNativeJson.lookup();   // RDP_JVM_SYS, or the jar's own library
  * try (Arena arena = Arena.ofConfined()) {
  *   JSONObject loaded = RdpNativeJson.invokeKafkaPollWindowLoadedJson(
  *       linker, lookup, arena, consumerConfig, landingSchema);
@@ -42,9 +42,13 @@ public final class RdpNativeJson {
 
   private RdpNativeJson() {}
 
-  /** Open the kelt library named by the {@code kelt.library} property or {@code RDP_JVM_SYS}. */
+  /**
+   * Open the kelt library in RDP's order: {@code RDP_JVM_SYS}, {@code -Drdp.jvm.sys.library},
+   * then {@code -Dkelt.library}, the classpath (the kelt jar's own library) and the build tree
+   * ({@link KeltLibrary}). One library per JVM: whichever call opens it first decides.
+   */
   public static SymbolLookup lookup() {
-    return KeltLibrary.lookup();
+    return KeltLibrary.lookup(KeltLibrary.RDP_ORDER);
   }
 
   /** Return {@code rdp_ffi_abi_version()} (406, as RDP). */
