@@ -416,7 +416,10 @@ class PyConsumer {
     return consumer_ != nullptr && consumer_->caught_up();
   }
 
-  bool closed() const { return consumer_ == nullptr; }
+  // Read with the GIL held and without mu_ (a poll may hold it for seconds): from the
+  // flag Close() sets, never from consumer_, which Close() resets without the GIL on
+  // another thread (a data race ThreadSanitizer found, tests/test_threads.py).
+  bool closed() const { return closed_.load(std::memory_order_acquire); }
 
   void Close() {
     nb::gil_scoped_release release;
@@ -424,6 +427,7 @@ class PyConsumer {
     if (consumer_ == nullptr) return;
     Status st = consumer_->Close();
     consumer_.reset();
+    closed_.store(true, std::memory_order_release);
     loaders_.clear();
     ThrowIfError(st);
   }
@@ -444,6 +448,7 @@ class PyConsumer {
 
   std::mutex mu_;
   std::unique_ptr<Consumer> consumer_;
+  std::atomic<bool> closed_{false};  ///< set by Close() once consumer_ is gone
   std::vector<std::unique_ptr<Loader>> loaders_;
   std::string loader_key_;
 };
