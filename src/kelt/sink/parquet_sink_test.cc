@@ -9,6 +9,7 @@
 #include <parquet/file_reader.h>
 #include <parquet/metadata.h>
 #include <parquet/schema.h>
+#include <parquet/statistics.h>
 #include <parquet/types.h>
 
 #include <filesystem>
