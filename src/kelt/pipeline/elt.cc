@@ -15,6 +15,7 @@
 // (it got further before a crash) skips the rows it already has.
 #include "kelt/elt.h"
 
+#include <arrow/array/concatenate.h>
 #include <arrow/record_batch.h>
 #include <arrow/table.h>
 
@@ -327,8 +328,15 @@ class EltLoop::Impl {
     if (!w.empty()) {
       // Loads while the previous window is written (pipelined).
       KELT_ASSIGN_OR_RAISE(std::vector<LoadedWindow> parts, Load(w));
+      // The loaded parts hold copies of the payloads: unless a callback reports the
+      // records, librdkafka's messages (~450 bytes a record) go back now, not after the
+      // previous window is written (the wait below) and this one handed off.
+      const WindowFacts facts{w.size(), w.bytes(), w.spans()};
+      std::optional<Window> kept;
+      if (on_window) kept.emplace(std::move(w));
+      w = Window();
       KELT_RETURN_NOT_OK(SettleAndTick());
-      HandOff(std::move(w), std::move(parts), static_cast<bool>(on_window));
+      HandOff(facts, std::move(kept), std::move(parts));
       if (!pipelined) KELT_RETURN_NOT_OK(SettleAndTick());
     } else {
       KELT_RETURN_NOT_OK(SettleAndTick());
@@ -354,19 +362,25 @@ class EltLoop::Impl {
     std::future<Written> done;
   };
 
+  // What HandOff needs of a polled window once its messages are gone.
+  struct WindowFacts {
+    size_t records = 0;
+    int64_t bytes = 0;
+    std::vector<PartitionSpan> spans;
+  };
+
   // Give a loaded window to the sinks on the writer thread, which first joins its
   // parts into one batch (a copy that would otherwise delay the next poll). Its records
-  // are kept for the callback only: the sinks get the loaded batch.
-  void HandOff(Window w, std::vector<LoadedWindow> parts, bool keep_records) {
+  // (`kept`) are there for the callback only: the sinks get the loaded batch.
+  void HandOff(const WindowFacts& w, std::optional<Window> kept,
+               std::vector<LoadedWindow> parts) {
     ++handed_off_;
-    stats_.records += static_cast<int64_t>(w.size());
-    stats_.bytes += w.bytes();
+    stats_.records += static_cast<int64_t>(w.records);
+    stats_.bytes += w.bytes;
     LoadStats loaded;
     for (const LoadedWindow& part : parts) loaded += part.stats;
-    auto sw = std::make_shared<SinkWindow>(SinkWindow{nullptr, nullptr, w.spans()});
+    auto sw = std::make_shared<SinkWindow>(SinkWindow{nullptr, nullptr, w.spans});
     auto pending = std::make_shared<std::vector<LoadedWindow>>(std::move(parts));
-    std::optional<Window> kept;
-    if (keep_records) kept.emplace(std::move(w));
     // The result reaches the hooks, which run inside librdkafka's C callbacks: no
     // exception may leave the writer (out of memory, no thread).
     auto write = [this, sw, pending]() noexcept {
@@ -399,6 +413,10 @@ class EltLoop::Impl {
           break;
         }
       }
+      // Written: free the batch now, not when the task is destroyed or its future read
+      // (a deferred write keeps its closure until then).
+      sw->batch.reset();
+      sw->dead_letters.reset();
       return out;
     };
     std::future<Written> done;
@@ -501,17 +519,37 @@ class EltLoop::Impl {
     if (parts.size() == 1) {
       landed = std::move(parts[0]);
     } else {
-      std::vector<std::shared_ptr<arrow::RecordBatch>> rows, dead;
+      // Column by column, each column's parts freed once joined: the window is held
+      // about once (plus one column) while it is copied, not twice.
+      std::shared_ptr<arrow::Schema> schema = parts[0].batch->schema();
+      std::vector<std::vector<std::shared_ptr<arrow::Array>>> columns(
+          static_cast<size_t>(schema->num_fields()));
+      std::vector<std::shared_ptr<arrow::RecordBatch>> dead;
+      int64_t rows = 0;
       for (LoadedWindow& part : parts) {
-        rows.push_back(std::move(part.batch));
+        if (!part.batch->schema()->Equals(*schema)) {
+          return Status::Internal(
+              "joining a window's loaded parts: their schemas differ");
+        }
+        rows += part.batch->num_rows();
+        for (int c = 0; c < schema->num_fields(); ++c) {
+          columns[static_cast<size_t>(c)].push_back(part.batch->column(c));
+        }
+        part.batch.reset();
         if (part.dead_letters != nullptr) dead.push_back(std::move(part.dead_letters));
       }
-      auto batch = arrow::ConcatenateRecordBatches(rows, internal::WindowPool());
-      if (!batch.ok()) {
-        return Status::Internal("joining a window's loaded parts: " +
-                                batch.status().ToString());
+      std::vector<std::shared_ptr<arrow::Array>> joined;
+      joined.reserve(columns.size());
+      for (auto& column : columns) {
+        auto one = arrow::Concatenate(column, internal::WindowPool());
+        if (!one.ok()) {
+          return Status::Internal("joining a window's loaded parts: " +
+                                  one.status().ToString());
+        }
+        joined.push_back(one.MoveValueUnsafe());
+        column = {};
       }
-      landed.batch = batch.MoveValueUnsafe();
+      landed.batch = arrow::RecordBatch::Make(std::move(schema), rows, std::move(joined));
       auto dead_batch = arrow::ConcatenateRecordBatches(dead, internal::WindowPool());
       if (!dead_batch.ok()) {
         return Status::Internal("joining a window's dead letters: " +
