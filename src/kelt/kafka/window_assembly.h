@@ -17,6 +17,10 @@
 //    rebalance callback does not end the batch: the queue serving it goes on after a
 //    callback that handled its op, in 2.0.2 as in 2.11, so kelt no longer calls it.)
 //    Records of revoked partitions held from earlier batch calls are dropped either way.
+//  - A rebalance pauses every assigned partition and resumes those it keeps at their
+//    application position, which librdkafka before 2.13.2 moves one past an
+//    end-of-partition event: the callback first seeks those back to their end
+//    (RestoreFetchPositions), or a record written there would be skipped.
 //  - End-of-partition events and the catch-up marks (watermarks.h) end a window early;
 //    Rewind gives a window back, so the next one starts at its first records.
 // Used on the polling thread only. Internal header.
