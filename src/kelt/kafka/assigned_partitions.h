@@ -27,6 +27,9 @@ struct PartitionState {
   // be served before carried-over records of the same partition are handed out.
   int64_t eof_offset = -1;   // offset of the last end-of-partition event
   int64_t next_offset = -1;  // offset after the last record handed out
+  // Offset after the last record librdkafka returned (handed out, carried over or left
+  // past a catch-up mark): where its fetcher must go on after a pause.
+  int64_t fetched_next = -1;
   bool at_end() const {
     return eof_offset >= 0 && (next_offset < 0 || next_offset == eof_offset);
   }

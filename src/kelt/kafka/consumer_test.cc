@@ -654,6 +654,47 @@ TEST_F(ConsumerTest, ACommitWhileTheBrokerIsDownSucceedsWhenItIsBack) {
   EXPECT_EQ(committed[0].second, 10);
 }
 
+// A rebalance that keeps a partition at its end, with records written after it got
+// there: the member goes on at that end. (librdkafka 2.11, after an end-of-partition
+// event, resumed such a partition one past its end: a record lost, or an out-of-range
+// fetch that the reset policy turned into re-reading it from the start.)
+TEST_P(ConsumerGroupProtocolTest, PartitionKeptThroughARebalanceGoesOnAtItsEnd) {
+  CreateTopic("t40", 2, 20);
+  WindowOptions opts{.max_records = 100, .max_wait = std::chrono::milliseconds(300)};
+  ASSERT_OK_AND_ASSIGN(auto a, Join("t40", "g40", GetParam()));
+  Seen seen = DrainAndCommit(*a, opts);  // both partitions at their end
+  ASSERT_EQ(seen.offsets.size(), 20u);
+  ASSERT_OK_AND_ASSIGN(auto b, Join("t40", "g40", GetParam()));
+  auto add = [&](const Seen& more) {
+    seen.offsets.insert(more.offsets.begin(), more.offsets.end());
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  WindowOptions wait = opts;
+  wait.stop_at_end = false;  // each poll serves the group for max_wait
+  while ((a->Assignment().size() != 1 || b->Assignment().size() != 1) &&
+         std::chrono::steady_clock::now() < deadline) {
+    for (Consumer* c : {a.get(), b.get()}) {
+      ASSERT_OK_AND_ASSIGN(auto w, c->Poll(wait));
+      Seen more;
+      Collect(w, &more);
+      add(more);
+      ASSERT_OK(c->Commit(w));
+    }
+  }
+  ASSERT_EQ(a->Assignment().size(), 1u) << "the group did not split the partitions";
+  ProduceIds(mc(), "t40", 20, 20);
+  while (seen.offsets.size() < 40u && std::chrono::steady_clock::now() < deadline) {
+    add(DrainAndCommit(*a, opts));
+    add(DrainAndCommit(*b, opts));
+  }
+  // Every record once: none skipped, none read again from the start.
+  std::set<std::pair<int32_t, int64_t>> unique(seen.offsets.begin(), seen.offsets.end());
+  EXPECT_EQ(unique.size(), 40u);
+  EXPECT_EQ(seen.offsets.size(), 40u);
+  ASSERT_OK(a->Close());
+  ASSERT_OK(b->Close());
+}
+
 // A consumer process killed (SIGKILL) in the middle of its second window: the next
 // member of the group re-reads exactly what was not committed.
 TEST_P(ConsumerGroupProtocolTest, ConsumerKilledMidWindowRereadsOnlyUncommitted) {

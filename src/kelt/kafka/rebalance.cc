@@ -4,6 +4,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "kelt/log.h"
 
@@ -11,6 +12,13 @@ namespace kelt::kafka {
 
 void RebalanceHandler::Serve(rd_kafka_t* rk, rd_kafka_resp_err_t err,
                              rd_kafka_topic_partition_list_t* parts) {
+  // Before the change is applied: applying it resumes the partitions kept through the
+  // rebalance, which librdkafka paused, at a position that may be wrong.
+  const std::vector<TopicPartition> changing = PartitionsOf(parts);
+  if (Status st = p_.windows.RestoreFetchPositions({changing.begin(), changing.end()});
+      !st.ok()) {
+    p_.fatal.SetIfFirst(std::move(st));  // going on would skip a record
+  }
   if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
     Assign(rk, parts);
   } else {

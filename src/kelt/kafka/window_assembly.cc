@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <string>
+
+#include "kelt/log.h"
 
 namespace kelt::kafka {
 
@@ -13,6 +16,10 @@ constexpr int kBatchSize = 2048;
 // From 2.1 librdkafka purges a batch's messages of a partition whose assignment changed
 // during the batch call (a version barrier), so what a batch holds is current.
 bool PurgesOutdatedMessages() { return rd_kafka_version() >= 0x02010000; }
+
+// Before 2.13.2 rd_kafka_consume_batch_queue moves a partition's application position
+// one past an end-of-partition event it returns (librdkafka issue 4844, fixed by 5213).
+bool MovesPositionPastEof() { return rd_kafka_version() < 0x020d0200; }
 
 TopicPartition PartitionOf(const rd_kafka_message_t& m) {
   return {rd_kafka_topic_name(m.rkt), m.partition};
@@ -28,7 +35,8 @@ WindowAssembler::WindowAssembler(const Parts& parts)
       watermarks_(parts.watermarks),
       prefetch_(parts.prefetch),
       fatal_(parts.fatal),
-      purges_outdated_(PurgesOutdatedMessages()) {}
+      purges_outdated_(PurgesOutdatedMessages()),
+      moves_position_past_eof_(MovesPositionPastEof()) {}
 
 Status WindowAssembler::Fill(Window::Impl& win, const WindowOptions& opts) {
   const auto deadline = std::chrono::steady_clock::now() + opts.max_wait;
@@ -139,6 +147,9 @@ Status WindowAssembler::Accept(Window::Impl& win, std::vector<MessagePtr>& batch
       KELT_RETURN_NOT_OK(OnMessageError(*m));
       continue;
     }
+    if (PartitionState* ps = assigned_.Find(m->rkt, m->partition)) {
+      ps->fetched_next = m->offset + 1;
+    }
     const auto size = static_cast<int64_t>(m->len + m->key_len);
     if (!carried_.empty() ||
         (!win.messages.empty() && win.bytes + size > opts.max_bytes)) {
@@ -210,6 +221,46 @@ Status WindowAssembler::Seek(rd_kafka_topic_partition_list_t* list, const char* 
     if (e.err) {
       return KafkaError(e.err, std::string(what) + " " + e.topic + "[" +
                                    std::to_string(e.partition) + "]");
+    }
+  }
+  return Status::OK();
+}
+
+// librdkafka pauses every assigned partition when a rebalance begins and resumes it
+// when the callback applied the change (incremental rebalances, KIP-848's always, keep
+// partitions through it); a partition resumes at its application position. Before
+// librdkafka 2.13.2, once an end-of-partition event at offset E was returned by a batch
+// call, that position is E + 1 until a record at E or later is returned: the record
+// written at E after the event would be skipped (or, with nothing written yet, the fetch
+// is out of range and the reset policy re-reads the partition). Everything below E was
+// returned before the event, so those partitions are sought to E, while they are still
+// paused: their fetch restarts there. The records they carry over lie below E and stay.
+Status WindowAssembler::RestoreFetchPositions(const std::set<TopicPartition>& leaving) {
+  if (!moves_position_past_eof_) return Status::OK();
+  PartitionListPtr list(rd_kafka_topic_partition_list_new(1));
+  for (const auto& [tp, ps] : assigned_) {
+    if (leaving.count(tp) || ps.eof_offset < 0) continue;
+    if (ps.fetched_next > ps.eof_offset) continue;  // a record at E or later came since
+    rd_kafka_topic_partition_list_add(list.get(), tp.topic.c_str(), tp.partition)
+        ->offset = ps.eof_offset;
+    Log(LogLevel::kDebug, "kafka",
+        ToString(tp) + ": fetching on at " + std::to_string(ps.eof_offset) +
+            " (its end when this rebalance began)");
+  }
+  if (list->cnt == 0) return Status::OK();
+  if (rd_kafka_error_t* error = rd_kafka_seek_partitions(rk_, list.get(), 10000)) {
+    Status st =
+        Status::Kafka(std::string("seeking partitions kept through a rebalance: ") +
+                      rd_kafka_error_string(error));
+    rd_kafka_error_destroy(error);
+    return st;
+  }
+  for (int i = 0; i < list->cnt; ++i) {
+    const auto& e = list->elems[i];
+    if (e.err) {
+      return KafkaError(e.err, std::string("seeking ") + e.topic + "[" +
+                                   std::to_string(e.partition) +
+                                   "] kept through a rebalance");
     }
   }
   return Status::OK();

@@ -17,6 +17,10 @@
 //    rebalance callback does not end the batch: the queue serving it goes on after a
 //    callback that handled its op, in 2.0.2 as in 2.11, so kelt no longer calls it.)
 //    Records of revoked partitions held from earlier batch calls are dropped either way.
+//  - A rebalance pauses every assigned partition and resumes those it keeps at their
+//    application position, which librdkafka before 2.13.2 moves one past an
+//    end-of-partition event: the callback first seeks those back to their end
+//    (RestoreFetchPositions), or a record written there would be skipped.
 //  - End-of-partition events and the catch-up marks (watermarks.h) end a window early;
 //    Rewind gives a window back, so the next one starts at its first records.
 // Used on the polling thread only. Internal header.
@@ -65,6 +69,10 @@ class WindowAssembler {
   /// The rebalance callback revoked `tps`: their records carried over go, and the
   /// batch call serving it is told.
   void NoteRevoked(const std::vector<TopicPartition>& tps);
+  /// A rebalance begins: seek the partitions it keeps (all assigned but `leaving`)
+  /// back to where their fetch must go on, where librdkafka moved it past an
+  /// end-of-partition event (see the .cc).
+  Status RestoreFetchPositions(const std::set<TopicPartition>& leaving);
   /// Whether records of `tp` are carried over to the next window.
   bool Carries(const TopicPartition& tp) const;
   /// Drop every record carried over (closing).
@@ -102,6 +110,7 @@ class WindowAssembler {
   PrefetchControl& prefetch_;
   FatalError& fatal_;
   const bool purges_outdated_;                  // librdkafka 2.1 or later (see above)
+  const bool moves_position_past_eof_;          // before librdkafka 2.13.2 (see .cc)
   std::deque<MessagePtr> carried_;              // carried over to the next window
   std::vector<rd_kafka_message_t*> raw_batch_;  // ConsumeBatch's buffer, owned there
   uint64_t revocations_ = 0;                    // revocations served so far
