@@ -10,6 +10,7 @@
 #include <arrow/api.h>
 #include <simdjson.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -43,6 +44,20 @@ bool IsSafeName(const std::string& s) {
 }
 
 std::string OffsetsKey(const std::string& group) { return "kelt.offsets." + group; }
+
+// Eight hex digits of the group id (32-bit FNV-1a) in the sink's data file names: a
+// group's leftover cleanup judges files by its own stored offsets, so it must know
+// another group's files (which may be in flight below them) from its own.
+std::string GroupTag(const std::string& group) {
+  uint32_t h = 2166136261u;
+  for (unsigned char c : group) {
+    h ^= c;
+    h *= 16777619u;
+  }
+  char buf[9];
+  std::snprintf(buf, sizeof buf, "%08x", h);
+  return buf;
+}
 
 // {"topic":{"partition":next,…},…}
 std::string OffsetsJson(const OffsetMap& offsets) {
@@ -103,13 +118,14 @@ Result<OffsetMap> GroupOffsets(const ice::TableMetadata& m, const std::string& g
   return OffsetMap{};
 }
 
-// A data file name: kelt-<topic>+<partition>+<first>+<last>+<tag>-<token>.parquet, tag
-// the table's iceberg::TableTag (Kafka topic names have no '+' or '/'). An older kelt
-// wrote no "+<tag>": then `table` is empty.
+// A data file name: kelt-<topic>+<partition>+<first>+<last>+<tag>-<token>.parquet
+// (Kafka topic names have no '+' or '/'); tag: the table's iceberg::TableTag followed by
+// the writer's GroupTag (16 hex digits). An older kelt wrote no "+<tag>": then `tag` is
+// empty.
 struct DataFileName {
   TopicPartition tp;
   int64_t first = 0, last = 0;
-  std::string table;
+  std::string tag;
   static std::optional<DataFileName> Parse(const std::string& file) {
     if (file.rfind("kelt-", 0) != 0 || file.size() < 14 ||
         file.substr(file.size() - 8) != ".parquet") {
@@ -125,8 +141,8 @@ struct DataFileName {
     size_t p4 = rest.find('+', p3 + 1);
     size_t last_end = dash;
     if (p4 != std::string::npos && p4 < dash) {
-      n.table = rest.substr(p4 + 1, dash - p4 - 1);
-      if (n.table.empty()) return std::nullopt;
+      n.tag = rest.substr(p4 + 1, dash - p4 - 1);
+      if (n.tag.empty()) return std::nullopt;
       last_end = p4;
     }
     int64_t partition;
@@ -204,7 +220,7 @@ class TableWriter {
     KELT_ASSIGN_OR_RAISE(partition_columns_,
                          ice::PartitionColumns(spec_, mapping_.schema));
     table_location_ = t.metadata.location;
-    table_tag_ = ice::TableTag(t.metadata.table_uuid);
+    file_tag_ = ice::TableTag(t.metadata.table_uuid) + GroupTag(o_.group_id);
     RemoveLeftovers();
     return Status::OK();
   }
@@ -457,8 +473,8 @@ class TableWriter {
       // Flat under data/: the partition tuple is in the manifest, not the path.
       const std::string file = "kelt-" + tp.topic + "+" + std::to_string(tp.partition) +
                                "+" + std::to_string(runs.first) + "+" +
-                               std::to_string(runs.last) + "+" + table_tag_ + "-" +
-                               token + "-" + std::to_string(k++) + ".parquet";
+                               std::to_string(runs.last) + "+" + file_tag_ + "-" + token +
+                               "-" + std::to_string(k++) + ".parquet";
       ice::DataFile df;
       df.path = table_location_ + "/data/" + file;
       df.partition = tuple;
@@ -498,18 +514,18 @@ class TableWriter {
     }
   }
 
-  // Data files this table's writers wrote (named with its tag) that no snapshot
-  // references and whose range lies below the group's stored next offset: no commit
-  // can take them any more (a commit first re-reads the table and leaves such rows out,
-  // and one built on a base older than the table read here can never win); the others
-  // may belong to a commit in flight and are left for a later start. Then the dead
+  // Data files this table's writers of this group wrote (named with their tag) that no
+  // snapshot references and whose range lies below the group's stored next offset: no
+  // commit can take them any more (a commit first re-reads the table and leaves such rows
+  // out, and one built on a base older than the table read here can never win); the
+  // others may belong to a commit in flight and are left for a later start. Then the dead
   // manifests, manifest lists and metadata files (iceberg::FindMetadataLeftovers has
   // the argument). Nothing is removed unless the catalog still points at the table
   // read here once both directories are listed.
   Status TryRemoveLeftovers() {
     KELT_ASSIGN_OR_RAISE(ice::LoadedTable t, Load());
     const ice::TableMetadata& m = t.metadata;
-    const std::string tag = ice::TableTag(m.table_uuid);
+    const std::string tag = ice::TableTag(m.table_uuid) + GroupTag(o_.group_id);
     KELT_ASSIGN_OR_RAISE(auto referenced, ice::ReferencedDataFiles(m, *io_));
     std::set<std::string> live;  // base names: data/ is flat
     for (const auto& r : referenced) live.insert(r.substr(r.rfind('/') + 1));
@@ -530,11 +546,12 @@ class TableWriter {
       }
       auto parsed = DataFileName::Parse(data_name);
       if (!parsed || live.count(file)) continue;
-      if (!parsed->table.empty() && parsed->table != tag) continue;  // another table's
+      // Another table's, or another group's (judged by its own offsets).
+      if (!parsed->tag.empty() && parsed->tag != tag) continue;
       auto it = stored.find(parsed->tp);
       if (it == stored.end() || parsed->last >= it->second) {
         ++kept;
-      } else if (parsed->table.empty()) {
+      } else if (parsed->tag.empty()) {
         untagged.push_back(data_dir + "/" + file);
       } else {
         dead_data.push_back(data_dir + "/" + file);
@@ -595,7 +612,7 @@ class TableWriter {
   std::vector<ice::PartitionColumn> partition_columns_;
   std::string location_;
   std::string table_location_;
-  std::string table_tag_;
+  std::string file_tag_;  // TableTag + GroupTag
 };
 
 class IcebergSink final : public Sink {

@@ -144,6 +144,20 @@ class IcebergSinkTest : public ::testing::Test {
     return iceberg::TableTag((*t)->metadata.table_uuid);
   }
 
+  // The tag in the names of the data files the sink wrote for the table tagged
+  // `table_tag`: that tag followed by the group's (16 hex digits), from a file it wrote.
+  std::string FileTag(const std::string& table_tag) {
+    for (const auto& e : fs::directory_iterator(dir_.path() + "/wh/ns/events/data")) {
+      const std::string name = e.path().filename().string();
+      const size_t at = name.find("+" + table_tag);
+      if (name.rfind("kelt-", 0) == 0 && at != std::string::npos) {
+        return name.substr(at + 1, 16);
+      }
+    }
+    ADD_FAILURE() << "no data file tagged " << table_tag;
+    return "";
+  }
+
   testing::TempDir dir_{"kelt-iceberg-sink"};
   Schema landing_;
 };
@@ -280,14 +294,17 @@ TEST_F(IcebergSinkTest, UncommittedFilesBelowTheStoredOffsetsAreRemovedAtOpen) {
     auto sink = Open(Options());
     ASSERT_OK(sink->Write(Window(Range(0, 9))).status());
   }
-  const std::string tag = TableTag();
-  ASSERT_EQ(tag.size(), 8u);
+  const std::string table_tag = TableTag();
+  ASSERT_EQ(table_tag.size(), 8u);
+  const std::string tag = FileTag(table_tag);
+  ASSERT_EQ(tag.size(), 16u);
   const std::string data = dir_.path() + "/wh/ns/events/data/";
-  // The sink's own files carry the table's tag.
+  // The sink's own files carry the table's and the group's tag.
   for (const auto& e : fs::directory_iterator(data)) {
     EXPECT_NE(e.path().filename().string().find("+" + tag + "-"), std::string::npos)
         << e.path();
   }
+  ASSERT_NE(tag.substr(8), "0badf00d");
   const std::vector<std::string> removed = {
       "kelt-events+0+0+4+" + tag + "-deadbeef-0.parquet",                // stale
       ".kelt-events+0+0+4+" + tag + "-f00d-0.parquet.0a1b.inprogress"};  // too
@@ -295,7 +312,8 @@ TEST_F(IcebergSinkTest, UncommittedFilesBelowTheStoredOffsetsAreRemovedAtOpen) {
       ".kelt-events+0+10+19+" + tag + "-f00d-1.parquet.0a1b.inprogress",
       "kelt-events+0+10+19+" + tag + "-cafe-0.parquet",  // may be in flight
       "kelt-events+3+0+4+" + tag + "-beef-0.parquet",    // no stored offset
-      "kelt-events+0+0+4+0badf00d-beef-0.parquet",       // another table's
+      "kelt-events+0+0+4+0badf00d" + tag.substr(8) + "-beef-0.parquet",  // other table's
+      "kelt-events+0+0+4+" + table_tag + "0badf00d-beef-0.parquet",  // another group's
       "kelt-events+0+0+4-deadbeef.parquet",  // an older kelt's: which table's?
       "someone-elses.parquet"};              // not kelt's
   for (const auto& name : removed) std::ofstream(data + name) << "x";
@@ -674,15 +692,15 @@ TEST_F(IcebergSinkTest, TwoTablesAtOneLocationLeaveEachOthersFilesAlone) {
     auto b = Open(other);
     ASSERT_OK(b->Write(Window(Range(0, 4))).status());
   }
-  const std::string tag_a = TableTag(), tag_b = TableTag(other.catalog);
+  const std::string tag_a = FileTag(TableTag()), tag_b = FileTag(TableTag(other.catalog));
   ASSERT_NE(tag_a, tag_b);
   // Each table's leftovers of a crashed commit below its offsets.
   const std::string root = dir_.path() + "/wh/ns/events/";
   auto leftovers = [&](const std::string& tag) {
     return std::vector<std::string>{
         root + "data/kelt-events+0+0+2+" + tag + "-dead-0.parquet",
-        root + "metadata/kelt-" + tag + "-base1-aaaa-m0.avro",
-        root + "metadata/snap-7-kelt-" + tag + "-base1-bbbb.avro"};
+        root + "metadata/kelt-" + tag.substr(0, 8) + "-base1-aaaa-m0.avro",
+        root + "metadata/snap-7-kelt-" + tag.substr(0, 8) + "-base1-bbbb.avro"};
   };
   for (const auto& f : leftovers(tag_a)) std::ofstream(f) << "x";
   for (const auto& f : leftovers(tag_b)) std::ofstream(f) << "x";
@@ -728,7 +746,7 @@ TEST_F(IcebergSinkTest, AFailingCleanupDoesNotFailOpen) {
   ASSERT_TRUE(
       fs::remove(*iceberg::LocalPath(t->metadata.snapshots.front().manifest_list)));
   const std::string stale = dir_.path() + "/wh/ns/events/data/kelt-events+0+0+4+" +
-                            iceberg::TableTag(t->metadata.table_uuid) + "-dead-0.parquet";
+                            FileTag(TableTag()) + "-dead-0.parquet";
   std::ofstream(stale) << "x";
   std::vector<std::string> said;
   SetLogHook(
