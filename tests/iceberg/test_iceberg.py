@@ -198,6 +198,35 @@ def test_kill_9_mid_run_then_rerun_lands_each_record_once(kelt, brokers, make_to
     assert_no_leftovers(load_table(tmp_path))
 
 
+def test_a_run_after_a_pyiceberg_commit_lands_on_top_and_removes_only_dead_files(
+        kelt, brokers, make_topic, tmp_path):
+    """pyiceberg reads kelt's `v0000N-…` names as version -1 and writes
+    `00000-<uuid>.metadata.json`: versions restart. The next runs land on top, each start's
+    cleanup keeps the lineage whole, and nothing dead is left."""
+    topic = make_topic(2)
+    write_records(tmp_path / "a.ndjson", 400)
+    produce(kelt, brokers, topic, tmp_path / "a.ndjson")
+    cfg = write_config(tmp_path, brokers, topic, window=100)
+    cli.run_kelt(kelt, "run", "-c", str(cfg), "--until-caught-up", "--progress", "none")
+    with load_table(tmp_path).transaction() as tx:
+        tx.set_properties({"owner": "pyiceberg"})
+    table = load_table(tmp_path)
+    assert pathlib.Path(table.metadata_location).name.startswith("00000-"), \
+        table.metadata_location
+    write_records(tmp_path / "b.ndjson", 300, start=400)
+    produce(kelt, brokers, topic, tmp_path / "b.ndjson")
+    for expected in (300, 0):  # the second start cleans up after the first
+        p = cli.run_kelt(kelt, "run", "-c", str(cfg), "--until-caught-up", "--progress",
+                         "none", "--log-level", "info")
+        assert cli.summary_of(p.stdout)["rows"] == expected, p.stderr
+        assert "not cleaned up" not in p.stderr, p.stderr
+    table = load_table(tmp_path)
+    assert table.properties["owner"] == "pyiceberg"
+    assert sum(len(v) for v in assert_exactly_once(kelt, brokers, topic, table).values()) == 700
+    assert table.scan().to_arrow().num_rows == 700
+    assert_no_leftovers(table)
+
+
 def assert_no_leftovers(table):
     """Every kelt file under the table's data/ and metadata/ is named by the current
     lineage (metadata files rolled out of the metadata log aside: Iceberg keeps those)."""

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <set>
 #include <string>
 
 #include "kelt/iceberg/catalog.h"
@@ -392,6 +393,179 @@ TEST(IcebergTableTest, AppendOnAStaleBaseLosesAndLeavesNoFiles) {
   EXPECT_EQ(list.size(), 2u);
   EXPECT_NE(loaded->metadata_location.find("/metadata/v00003-"), std::string::npos)
       << loaded->metadata_location;
+}
+
+// ---- Leftovers: what FindMetadataLeftovers may judge dead
+// ------------------------------
+
+// A catalog in front of another whose swaps fail with an error of unknown outcome:
+// CommitAppend then leaves its manifest, list and metadata file in place, as those of a
+// writer whose swap is still in flight. `stale_location`, when set, is what LoadTable
+// answers (a catalog read that never sees the pointer move).
+class InFlightCatalog : public Catalog {
+ public:
+  explicit InFlightCatalog(Catalog& inner) : inner_(inner) {}
+  std::string name() const override { return inner_.name(); }
+  Result<std::optional<std::string>> LoadTable(const TableIdentifier& id) override {
+    if (!stale_location.empty()) return std::optional<std::string>(stale_location);
+    return inner_.LoadTable(id);
+  }
+  Result<bool> CreateTable(const TableIdentifier& id, const std::string& l) override {
+    return inner_.CreateTable(id, l);
+  }
+  Result<bool> CommitTable(const TableIdentifier&, const std::string&,
+                           const std::string&) override {
+    return Status::IOError("the swap is in flight");
+  }
+  std::string stale_location;
+
+ private:
+  Catalog& inner_;
+};
+
+// A commit by Java Iceberg or pyiceberg: they read kelt's "v00004-…" as version -1 and
+// write "00000-<uuid>.metadata.json"; this one also keeps one metadata log entry.
+Result<LoadedTable> ForeignCommit(Catalog& cat, const TableIdentifier& id,
+                                  const LoadedTable& base) {
+  LoadedTable next{
+      base.metadata.location + "/metadata/00000-" + RandomUuid() + ".metadata.json",
+      base.metadata};
+  next.metadata.properties["write.metadata.previous-versions-max"] = "1";
+  next.metadata.metadata_log = {{base.metadata.last_updated_ms, base.metadata_location}};
+  KELT_RETURN_NOT_OK(
+      FileIO::Local().Write(next.metadata_location, MetadataToJson(next.metadata)));
+  KELT_ASSIGN_OR_RAISE(
+      bool won, cat.CommitTable(id, base.metadata_location, next.metadata_location));
+  if (!won) return Status::Internal("the foreign commit lost its swap");
+  return next;
+}
+
+std::set<std::string> ListDir(const std::string& dir) {
+  std::set<std::string> out;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    out.insert(e.path().filename().string());
+  }
+  return out;
+}
+
+class IcebergLeftoversTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_OK_AND_ASSIGN(cat_, OpenSqliteCatalog(dir_.path() + "/c.db", "cat"));
+    ASSERT_OK_AND_ASSIGN(LoadedTable t,
+                         CreateOrLoadTable(*cat_, id_, loc_, TwoColumns(), {}));
+    for (int i = 0; i < 3; ++i) {
+      ASSERT_OK_AND_ASSIGN(AppendOutcome next,
+                           CommitAppend(*cat_, id_, t, {}, {File()}, {}));
+      ASSERT_TRUE(next.committed);
+      t = next.table;
+    }
+    ASSERT_EQ(MetadataVersion(t.metadata_location), 4);
+    kelt_ = t;
+  }
+
+  DataFile File() {
+    DataFile f;
+    f.path = loc_ + "/data/" + RandomUuid() + ".parquet";
+    f.record_count = 1;
+    f.file_size = 10;
+    return f;
+  }
+
+  // A foreign commit on the kelt lineage, then a kelt writer's commit built on it whose
+  // swap is in flight: the files that commit wrote (manifest, list, metadata file).
+  void ForeignCommitThenOneInFlight() {
+    ASSERT_OK_AND_ASSIGN(foreign_, ForeignCommit(*cat_, id_, kelt_));
+    const auto before = ListDir(meta_);
+    InFlightCatalog in_flight(*cat_);
+    EXPECT_STATUS(CommitAppend(in_flight, id_, foreign_, {}, {File()}, {}).status(),
+                  StatusCode::kIOError, "in flight");
+    for (const auto& f : ListDir(meta_)) {
+      if (before.count(f)) continue;
+      in_flight_.push_back(loc_ + "/metadata/" + f);
+      if (f.find(".metadata.json") != std::string::npos)
+        in_flight_metadata_ = in_flight_.back();
+    }
+    ASSERT_EQ(in_flight_.size(), 3u);
+    // Built on version 0: its tag is below the kelt lineage's version 4, and so is its
+    // own version (the log holds one entry): what a cleaner planning on v4 calls dead.
+    EXPECT_LE(MetadataVersion(in_flight_metadata_), 4);
+  }
+
+  // The in-flight swap wins: the table must be whole.
+  void SwapAndExpectWhole() {
+    ASSERT_OK_AND_ASSIGN(bool won, cat_->CommitTable(id_, foreign_.metadata_location,
+                                                     in_flight_metadata_));
+    ASSERT_TRUE(won);
+    for (const auto& f : in_flight_)
+      EXPECT_TRUE(std::filesystem::exists(*LocalPath(f))) << f;
+    ASSERT_OK_AND_ASSIGN(auto t, LoadTable(*cat_, id_));
+    ASSERT_TRUE(t);
+    ASSERT_OK_AND_ASSIGN(auto files, CurrentDataFiles(t->metadata));
+    EXPECT_EQ(files.size(), 4u);  // three appends on the kelt lineage + the in-flight one
+  }
+
+  TempDir dir_{"kelt-iceberg"};
+  std::unique_ptr<Catalog> cat_;
+  TableIdentifier id_{"ns", "t"};
+  std::string loc_ = "file://" + dir_.path() + "/ns/t";
+  std::string meta_ = dir_.path() + "/ns/t/metadata";
+  LoadedTable kelt_, foreign_;
+  std::vector<std::string> in_flight_;
+  std::string in_flight_metadata_;
+};
+
+TEST_F(IcebergLeftoversTest, ACommitInFlightOnAForeignWritersBaseIsKept) {
+  ForeignCommitThenOneInFlight();
+  // The cleaner reads the table now: at the foreign metadata, version 0.
+  ASSERT_OK_AND_ASSIGN(auto t, LoadTable(*cat_, id_));
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->metadata_location, foreign_.metadata_location);
+  ASSERT_OK_AND_ASSIGN(MetadataLeftovers found, FindMetadataLeftovers(*cat_, id_, *t));
+  EXPECT_FALSE(found.moved);
+  EXPECT_TRUE(found.dead.empty()) << found.dead.front();
+  EXPECT_TRUE(found.undecided.empty());
+  SwapAndExpectWhole();
+}
+
+TEST_F(IcebergLeftoversTest, APointerThatMovedSinceTheLoadMeansNothingIsJudged) {
+  // The cleaner read the table at v4; then, while it read the manifest lists, a foreign
+  // writer committed and a kelt writer built a commit on that.
+  ForeignCommitThenOneInFlight();
+  ASSERT_OK_AND_ASSIGN(MetadataLeftovers found, FindMetadataLeftovers(*cat_, id_, kelt_));
+  EXPECT_TRUE(found.moved);
+  EXPECT_TRUE(found.dead.empty());
+  // Without the second read of the catalog, the in-flight files would be called dead.
+  InFlightCatalog stale(*cat_);
+  stale.stale_location = kelt_.metadata_location;
+  ASSERT_OK_AND_ASSIGN(MetadataLeftovers blind, FindMetadataLeftovers(stale, id_, kelt_));
+  EXPECT_FALSE(blind.moved);
+  std::set<std::string> dead(blind.dead.begin(), blind.dead.end());
+  for (const auto& f : in_flight_) EXPECT_TRUE(dead.count(f)) << f;
+  SwapAndExpectWhole();
+}
+
+TEST_F(IcebergLeftoversTest, NamesAreComparedWithinTheDirectoryWhateverTheirSpelling) {
+  // A lineage written with "file:/…" locations (as Java writes them) names the same
+  // files as the "file:///…" listing: none of them is dead.
+  LoadedTable respelled = kelt_;
+  auto respell = [](std::string l) {
+    return l.rfind("file://", 0) == 0 ? "file:" + l.substr(7) : l;
+  };
+  respelled.metadata_location = respell(kelt_.metadata_location);
+  for (auto& e : respelled.metadata.metadata_log) e.value = respell(e.value);
+  for (auto& snap : respelled.metadata.snapshots) {
+    snap.manifest_list = respell(snap.manifest_list);
+  }
+  const std::string dead = loc_ + "/metadata/" +
+                           ManifestFileName(kelt_.metadata.table_uuid,
+                                            kelt_.metadata.metadata_log[1].value, "x");
+  ASSERT_OK(FileIO::Local().Write(dead, "x"));  // built on v2: dead
+  InFlightCatalog same(*cat_);
+  same.stale_location = respelled.metadata_location;
+  ASSERT_OK_AND_ASSIGN(MetadataLeftovers found,
+                       FindMetadataLeftovers(same, id_, respelled));
+  EXPECT_EQ(found.dead, std::vector<std::string>{dead});
 }
 
 }  // namespace

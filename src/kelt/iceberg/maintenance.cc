@@ -402,7 +402,7 @@ Result<std::optional<CompactOutcome>> CompactOnce(
   ManifestContext ctx{*schema, *spec, partition, snapshot_id};
   const std::string meta_dir = bm.location + "/metadata/";
   const std::string manifest_loc =
-      meta_dir + ManifestFileName(base.metadata_location, token);
+      meta_dir + ManifestFileName(bm.table_uuid, base.metadata_location, token);
   Result<ManifestFile> mf = Status::Internal("manifest not written");
   Status st = io.WriteVia(manifest_loc, [&](const std::string& path) {
     mf = WriteManifestEntries(path, ctx, entries);
@@ -418,7 +418,8 @@ Result<std::optional<CompactOutcome>> CompactOnce(
     if (!touched.count(i)) list.push_back(manifests[i]);
   }
   const std::string list_loc =
-      meta_dir + ManifestListFileName(snapshot_id, base.metadata_location, token);
+      meta_dir +
+      ManifestListFileName(snapshot_id, bm.table_uuid, base.metadata_location, token);
   st = io.WriteVia(list_loc, [&](const std::string& path) {
     return WriteManifestList(path, snapshot_id, current->snapshot_id, seq, list);
   });

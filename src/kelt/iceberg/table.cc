@@ -72,22 +72,40 @@ int64_t SummaryInt(const Snapshot* s, const char* key) {
 
 }  // namespace
 
-std::string ManifestFileName(const std::string& base_location, const std::string& token) {
-  return "kelt-base" + std::to_string(MetadataVersion(base_location)) + "-" + token +
-         "-m0.avro";
+std::string TableTag(const std::string& table_uuid) {
+  std::string out;
+  for (char c : table_uuid) {
+    if (out.size() == 8) break;
+    if (std::isxdigit(static_cast<unsigned char>(c))) {
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+  }
+  return out;
 }
 
-std::string ManifestListFileName(int64_t snapshot_id, const std::string& base_location,
+std::string ManifestFileName(const std::string& table_uuid,
+                             const std::string& base_location, const std::string& token) {
+  return "kelt-" + TableTag(table_uuid) + "-base" +
+         std::to_string(MetadataVersion(base_location)) + "-" + token + "-m0.avro";
+}
+
+std::string ManifestListFileName(int64_t snapshot_id, const std::string& table_uuid,
+                                 const std::string& base_location,
                                  const std::string& token) {
-  return "snap-" + std::to_string(snapshot_id) + "-kelt-base" +
-         std::to_string(MetadataVersion(base_location)) + "-" + token + ".avro";
+  return "snap-" + std::to_string(snapshot_id) + "-kelt-" + TableTag(table_uuid) +
+         "-base" + std::to_string(MetadataVersion(base_location)) + "-" + token + ".avro";
 }
 
 namespace {
 
-// The base version a sink- or maintenance-written manifest or list name carries:
-// nullopt when the name is not kelt's, -1 when it is kelt's older naming (no version).
-std::optional<int64_t> TaggedBaseVersion(const std::string& name) {
+// What a sink- or maintenance-written manifest or list name carries.
+struct KeltTag {
+  std::string table;  // TableTag of its table; empty: an older kelt's name
+  int64_t base = -1;  // the base version; -1: none (an older kelt's name)
+};
+
+// nullopt when the name is not kelt's.
+std::optional<KeltTag> TaggedName(const std::string& name) {
   if (name.size() < 6 || name.substr(name.size() - 5) != ".avro") return std::nullopt;
   size_t at = std::string::npos;
   if (name.rfind("kelt-", 0) == 0) {
@@ -99,15 +117,25 @@ std::optional<int64_t> TaggedBaseVersion(const std::string& name) {
   } else {
     return std::nullopt;
   }
-  if (name.compare(at, 4, "base") != 0) return -1;
+  KeltTag out;
+  // "<tag>-base<V>-…": eight lower-case hex digits (an older kelt's "base<V>-…" and
+  // "<uuid>-…" names have none, or no "-base" after them).
+  bool tagged = name.size() > at + 13 && name.compare(at + 8, 5, "-base") == 0;
+  for (size_t i = at; tagged && i < at + 8; ++i) {
+    const char c = name[i];
+    tagged = std::isdigit(static_cast<unsigned char>(c)) || (c >= 'a' && c <= 'f');
+  }
+  if (!tagged) return out;
   int64_t v = 0;
-  size_t i = at + 4;
+  size_t i = at + 13;
   const size_t digits = i;
   for (; i < name.size() && std::isdigit(static_cast<unsigned char>(name[i])); ++i) {
     v = v * 10 + (name[i] - '0');
   }
-  if (i == digits || i >= name.size() || name[i] != '-') return -1;
-  return v;
+  if (i == digits || i >= name.size() || name[i] != '-') return out;
+  out.table = name.substr(at, 8);
+  out.base = v;
+  return out;
 }
 
 // kelt's metadata file name: "v<digits>-<uuid>.metadata.json".
@@ -122,40 +150,73 @@ bool IsKeltMetadataFile(const std::string& name) {
   return i > 1 && name[i] == '-';
 }
 
+// The last path segment of a location: what a file is compared by within one
+// directory, whatever spelling ("file:/…", "file:///…", "/…", "s3://…") named it.
+std::string BaseName(const std::string& location) {
+  return location.substr(location.rfind('/') + 1);
+}
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
 }  // namespace
 
-Result<MetadataLeftovers> FindMetadataLeftovers(const LoadedTable& t, const FileIO& io) {
+Result<MetadataLeftovers> FindMetadataLeftovers(Catalog& catalog,
+                                                const TableIdentifier& id,
+                                                const LoadedTable& t, const FileIO& io) {
   const TableMetadata& m = t.metadata;
   const std::string dir = m.location + "/metadata";
+  const std::string tag = TableTag(m.table_uuid);
   const int64_t current = MetadataVersion(t.metadata_location);
-  std::set<std::string> named = {t.metadata_location};
+  std::set<std::string> named = {BaseName(t.metadata_location)};
+  // The oldest of kelt's metadata files the log names: a foreign writer's "00000-…"
+  // would restart the count and say nothing about kelt's older files.
   int64_t oldest = current;
   for (const auto& e : m.metadata_log) {
-    named.insert(e.value);
-    oldest = std::min(oldest, MetadataVersion(e.value));
+    named.insert(BaseName(e.value));
+    if (IsKeltMetadataFile(BaseName(e.value))) {
+      oldest = std::min(oldest, MetadataVersion(e.value));
+    }
   }
   for (const auto& snap : m.snapshots) {
-    named.insert(snap.manifest_list);
+    named.insert(BaseName(snap.manifest_list));
     KELT_ASSIGN_OR_RAISE(auto manifests, ReadManifestListAt(io, snap.manifest_list));
-    for (const auto& mf : manifests) named.insert(mf.path);
+    for (const auto& mf : manifests) named.insert(BaseName(mf.path));
   }
   KELT_ASSIGN_OR_RAISE(auto files, io.List(dir));
   MetadataLeftovers out;
   for (const auto& file : files) {
     const std::string location = dir + "/" + file;
-    if (named.count(location)) continue;
+    if (named.count(file)) continue;
     if (IsKeltMetadataFile(file)) {
       const int64_t v = MetadataVersion(file);
-      if (v <= current && v >= oldest) out.dead.push_back(location);
+      if (v > current || v < oldest) continue;
+      // Only this table's: another table at the same location has its own lineage.
+      auto json = io.Read(location);
+      auto other =
+          json.ok() ? MetadataFromJson(*json) : Result<TableMetadata>(json.status());
+      if (!other.ok()) {
+        out.undecided.push_back(location);
+      } else if (Lower(other->table_uuid) == Lower(m.table_uuid)) {
+        out.dead.push_back(location);
+      }
       continue;
     }
-    std::optional<int64_t> base = TaggedBaseVersion(file);
-    if (!base) continue;  // not kelt's
-    if (*base < 0) {
+    std::optional<KeltTag> name_tag = TaggedName(file);
+    if (!name_tag) continue;  // not kelt's
+    if (name_tag->table.empty()) {
       out.undecided.push_back(location);
-    } else if (*base < current) {
+    } else if (name_tag->table == tag && name_tag->base < current) {
       out.dead.push_back(location);
     }
+  }
+  // The listing judged the files against t; that holds only while t is current.
+  KELT_ASSIGN_OR_RAISE(std::optional<std::string> now, catalog.LoadTable(id));
+  if (!now || *now != t.metadata_location) {
+    out = MetadataLeftovers{};
+    out.moved = true;
   }
   return out;
 }
@@ -221,7 +282,7 @@ Result<AppendOutcome> CommitAppend(Catalog& catalog, const TableIdentifier& id,
 
   std::vector<ManifestFile> manifests;
   const std::string manifest_loc =
-      meta_dir + ManifestFileName(base.metadata_location, token);
+      meta_dir + ManifestFileName(bm.table_uuid, base.metadata_location, token);
   Result<ManifestFile> mf = Status::Internal("manifest not written");
   KELT_RETURN_NOT_OK(io.WriteVia(manifest_loc, [&](const std::string& path) {
     mf = WriteManifest(path, ctx, files);
@@ -242,7 +303,8 @@ Result<AppendOutcome> CommitAppend(Catalog& catalog, const TableIdentifier& id,
     for (auto& m : *previous) manifests.push_back(std::move(m));
   }
   const std::string list_loc =
-      meta_dir + ManifestListFileName(ctx.snapshot_id, base.metadata_location, token);
+      meta_dir +
+      ManifestListFileName(ctx.snapshot_id, bm.table_uuid, base.metadata_location, token);
   Status st = io.WriteVia(list_loc, [&](const std::string& path) {
     return WriteManifestList(path, ctx.snapshot_id, bm.current_snapshot_id, seq,
                              manifests);

@@ -74,13 +74,21 @@ Result<std::optional<LoadedTable>> CommitMetadata(Catalog& catalog,
 /// "…/<N>-….metadata.json" (Java, pyiceberg); 0 when it has none.
 int64_t MetadataVersion(const std::string& location);
 
+/// The short table tag kelt puts in the names of the files it writes for a table: the
+/// first 8 hex digits of its `table-uuid`, lower case. Two tables that share a location
+/// (two catalogs on one warehouse, a table re-created in place) tell their files apart
+/// by it.
+std::string TableTag(const std::string& table_uuid);
+
 /// The file names (under the table's metadata/ directory) of the manifest and the
-/// manifest list of a commit built on the metadata `base_location`:
-/// "kelt-base<V>-<token>-m0.avro" and "snap-<id>-kelt-base<V>-<token>.avro", V the base's
-/// version. A commit can only succeed while its base is current, so once the table's
-/// version is past V such files that no snapshot names are dead (FindMetadataLeftovers).
-std::string ManifestFileName(const std::string& base_location, const std::string& token);
-std::string ManifestListFileName(int64_t snapshot_id, const std::string& base_location,
+/// manifest list of a commit built on the metadata `base_location` of the table
+/// `table_uuid`: "kelt-<tag>-base<V>-<token>-m0.avro" and
+/// "snap-<id>-kelt-<tag>-base<V>-<token>.avro", tag = TableTag, V the base's version.
+/// A commit can only succeed while its base is current (FindMetadataLeftovers).
+std::string ManifestFileName(const std::string& table_uuid,
+                             const std::string& base_location, const std::string& token);
+std::string ManifestListFileName(int64_t snapshot_id, const std::string& table_uuid,
+                                 const std::string& base_location,
                                  const std::string& token);
 
 /// kelt's files in the table's metadata/ directory that nothing of the current lineage
@@ -89,22 +97,36 @@ std::string ManifestListFileName(int64_t snapshot_id, const std::string& base_lo
 struct MetadataLeftovers {
   /// Never committable any more (see FindMetadataLeftovers): safe to remove.
   std::vector<std::string> dead;
-  /// Named by an older kelt without the base version: whether a commit in flight
-  /// still needs one cannot be told, so they are only listed.
+  /// kelt's by name but without this table's tag (an older kelt's names), or a
+  /// metadata file that cannot be read: whether a commit in flight, or another table
+  /// at the same location, still needs one cannot be told, so they are only listed.
   std::vector<std::string> undecided;
+  /// The catalog's pointer moved between the load and the listing: nothing was
+  /// judged (dead and undecided are empty); a later start cleans up.
+  bool moved = false;
 };
 
 /// The leftovers of commits that crashed between writing their files and the swap (or
-/// of a crashed `expire`), as locations. A commit built on base version B writes
-/// manifests and lists tagged B and a metadata file of version > B, and succeeds only
-/// if the catalog still points at its base. Versions grow strictly along the lineage
-/// and metadata locations are never reused, so with `t` at version V: a tagged file
-/// with B < V, or a metadata file of version ≤ V outside the lineage, belongs to a
-/// commit whose base is gone and can never be current; files of version or tag ≥ V
-/// may be a concurrent writer's commit in flight and are kept. Metadata files older
-/// than the oldest the metadata log names are kept too (committed once, rolled out of
-/// the log: Iceberg keeps them unless write.metadata.delete-after-commit is on).
-Result<MetadataLeftovers> FindMetadataLeftovers(const LoadedTable& t,
+/// of a crashed `expire`), as locations, for the table `id` loaded as `t`. A commit
+/// built on base location L writes manifests and lists tagged with L's version and a
+/// metadata file of a version above it, and succeeds only if the catalog still points
+/// at L. Versions need not grow along the lineage (a Java or pyiceberg commit restarts
+/// them at 0), but locations are never reused. So: the directory is listed, then the
+/// catalog is read again; if it still points at t's location, it pointed there all the
+/// while, and every commit that can still win is built on t (version V): its files are
+/// tagged V or versioned > V and are kept, while a file tagged B < V, or a metadata file
+/// of version ≤ V outside the lineage, was built on a base that stopped being current
+/// before t did and can never be current again. If the pointer moved, `moved` is set
+/// and nothing is judged. Only this table's files are judged: manifests and lists
+/// carrying its TableTag, metadata files whose `table-uuid` is its own. Metadata files
+/// older than the oldest kelt-named one its metadata log names are kept (committed
+/// once, rolled out of the log: Iceberg keeps them unless
+/// write.metadata.delete-after-commit is on). A caller that listed other directories
+/// before this call (the sink's data/) may rely on the same check: the catalog is read
+/// again after them too.
+Result<MetadataLeftovers> FindMetadataLeftovers(Catalog& catalog,
+                                                const TableIdentifier& id,
+                                                const LoadedTable& t,
                                                 const FileIO& io = FileIO::Local());
 
 /// A new snapshot id: random, positive.

@@ -10,6 +10,7 @@
 #include <arrow/api.h>
 #include <simdjson.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -43,6 +44,20 @@ bool IsSafeName(const std::string& s) {
 }
 
 std::string OffsetsKey(const std::string& group) { return "kelt.offsets." + group; }
+
+// Eight hex digits of the group id (32-bit FNV-1a) in the sink's data file names: a
+// group's leftover cleanup judges files by its own stored offsets, so it must know
+// another group's files (which may be in flight below them) from its own.
+std::string GroupTag(const std::string& group) {
+  uint32_t h = 2166136261u;
+  for (unsigned char c : group) {
+    h ^= c;
+    h *= 16777619u;
+  }
+  char buf[9];
+  std::snprintf(buf, sizeof buf, "%08x", h);
+  return buf;
+}
 
 // {"topic":{"partition":next,…},…}
 std::string OffsetsJson(const OffsetMap& offsets) {
@@ -103,11 +118,14 @@ Result<OffsetMap> GroupOffsets(const ice::TableMetadata& m, const std::string& g
   return OffsetMap{};
 }
 
-// A data file name: kelt-<topic>+<partition>+<first>+<last>-<token>.parquet (Kafka topic
-// names have no '+' or '/').
+// A data file name: kelt-<topic>+<partition>+<first>+<last>+<tag>-<token>.parquet
+// (Kafka topic names have no '+' or '/'); tag: the table's iceberg::TableTag followed by
+// the writer's GroupTag (16 hex digits). An older kelt wrote no "+<tag>": then `tag` is
+// empty.
 struct DataFileName {
   TopicPartition tp;
   int64_t first = 0, last = 0;
+  std::string tag;
   static std::optional<DataFileName> Parse(const std::string& file) {
     if (file.rfind("kelt-", 0) != 0 || file.size() < 14 ||
         file.substr(file.size() - 8) != ".parquet") {
@@ -120,17 +138,31 @@ struct DataFileName {
     size_t dash = p3 == std::string::npos ? p3 : rest.find('-', p3 + 1);
     if (dash == std::string::npos) return std::nullopt;
     DataFileName n;
+    size_t p4 = rest.find('+', p3 + 1);
+    size_t last_end = dash;
+    if (p4 != std::string::npos && p4 < dash) {
+      n.tag = rest.substr(p4 + 1, dash - p4 - 1);
+      if (n.tag.empty()) return std::nullopt;
+      last_end = p4;
+    }
     int64_t partition;
     std::string_view err;
     if (!text::ParseInt64(rest.substr(p1 + 1, p2 - p1 - 1), &partition, &err) ||
         !text::ParseInt64(rest.substr(p2 + 1, p3 - p2 - 1), &n.first, &err) ||
-        !text::ParseInt64(rest.substr(p3 + 1, dash - p3 - 1), &n.last, &err)) {
+        !text::ParseInt64(rest.substr(p3 + 1, last_end - p3 - 1), &n.last, &err)) {
       return std::nullopt;
     }
     n.tp = TopicPartition{rest.substr(0, p1), static_cast<int32_t>(partition)};
     return n;
   }
 };
+
+// "a, b, c" of the first three, for a log line.
+std::string SomeOf(const std::vector<std::string>& files) {
+  std::string out;
+  for (size_t i = 0; i < files.size() && i < 3; ++i) out += (i ? ", " : "") + files[i];
+  return out;
+}
 
 // One table the sink lands into and its commit loop: the landing table, or its
 // dead-letter sibling. Both keep the group's offsets in their own snapshot summaries,
@@ -188,7 +220,9 @@ class TableWriter {
     KELT_ASSIGN_OR_RAISE(partition_columns_,
                          ice::PartitionColumns(spec_, mapping_.schema));
     table_location_ = t.metadata.location;
-    return RemoveUncommittedFiles(t.metadata);
+    file_tag_ = ice::TableTag(t.metadata.table_uuid) + GroupTag(o_.group_id);
+    RemoveLeftovers();
+    return Status::OK();
   }
 
   const std::shared_ptr<arrow::Schema>& landing() const { return landing_; }
@@ -439,8 +473,8 @@ class TableWriter {
       // Flat under data/: the partition tuple is in the manifest, not the path.
       const std::string file = "kelt-" + tp.topic + "+" + std::to_string(tp.partition) +
                                "+" + std::to_string(runs.first) + "+" +
-                               std::to_string(runs.last) + "-" + token + "-" +
-                               std::to_string(k++) + ".parquet";
+                               std::to_string(runs.last) + "+" + file_tag_ + "-" + token +
+                               "-" + std::to_string(k++) + ".parquet";
       ice::DataFile df;
       df.path = table_location_ + "/data/" + file;
       df.partition = tuple;
@@ -465,19 +499,42 @@ class TableWriter {
 
   void RemoveDataFile(const std::string& location) { io_->Remove(location); }
 
-  // Data files kelt wrote that no snapshot references. Those whose range lies below the
-  // group's stored next offset can never be committed any more (a commit first
-  // re-reads the table and leaves such rows out) and are deleted; the others may
-  // belong to a commit in flight and are left for a later start.
-  Status RemoveUncommittedFiles(const ice::TableMetadata& m) {
+  // The files of commits that never happened and never can: best effort, as nothing
+  // depends on it but disk space. An error (a concurrent `kelt iceberg expire` removed a
+  // manifest list this start read the table with, an unreachable store) is a warning;
+  // the files stay for a later start.
+  void RemoveLeftovers() {
+    Status st = TryRemoveLeftovers();
+    if (!st.ok()) {
+      Log(LogLevel::kWarning, "iceberg",
+          name() +
+              ": leftover files not cleaned up at this start (a later start tries "
+              "again): " +
+              st.ToString());
+    }
+  }
+
+  // Data files this table's writers of this group wrote (named with their tag) that no
+  // snapshot references and whose range lies below the group's stored next offset: no
+  // commit can take them any more (a commit first re-reads the table and leaves such rows
+  // out, and one built on a base older than the table read here can never win); the
+  // others may belong to a commit in flight and are left for a later start. Then the dead
+  // manifests, manifest lists and metadata files (iceberg::FindMetadataLeftovers has
+  // the argument). Nothing is removed unless the catalog still points at the table
+  // read here once both directories are listed.
+  Status TryRemoveLeftovers() {
+    KELT_ASSIGN_OR_RAISE(ice::LoadedTable t, Load());
+    const ice::TableMetadata& m = t.metadata;
+    const std::string tag = ice::TableTag(m.table_uuid) + GroupTag(o_.group_id);
     KELT_ASSIGN_OR_RAISE(auto referenced, ice::ReferencedDataFiles(m, *io_));
-    std::set<std::string> live(referenced.begin(), referenced.end());
+    std::set<std::string> live;  // base names: data/ is flat
+    for (const auto& r : referenced) live.insert(r.substr(r.rfind('/') + 1));
     KELT_ASSIGN_OR_RAISE(OffsetMap stored, GroupOffsets(m, o_.group_id));
     const std::string data_dir = m.location + "/data";
-    auto listed = io_->List(data_dir);
-    if (!listed.ok()) return listed.status().WithPrefix(name() + ": ");
-    size_t removed = 0, kept = 0;
-    for (const auto& file : *listed) {
+    KELT_ASSIGN_OR_RAISE(auto listed, io_->List(data_dir));
+    std::vector<std::string> dead_data, untagged;
+    size_t kept = 0;
+    for (const auto& file : listed) {
       // A data file, or the Parquet writer's hidden staging file of one that a crash
       // cut off (".<name>.<token>.inprogress"): the same rule holds for both.
       std::string data_name = file;
@@ -488,49 +545,59 @@ class TableWriter {
         data_name = data_name.substr(0, data_name.rfind('.'));  // the token
       }
       auto parsed = DataFileName::Parse(data_name);
-      if (!parsed || live.count(data_dir + "/" + file)) continue;
+      if (!parsed || live.count(file)) continue;
+      // Another table's, or another group's (judged by its own offsets).
+      if (!parsed->tag.empty() && parsed->tag != tag) continue;
       auto it = stored.find(parsed->tp);
-      if (it != stored.end() && parsed->last < it->second) {
-        io_->Remove(data_dir + "/" + file);
-        ++removed;
-      } else {
+      if (it == stored.end() || parsed->last >= it->second) {
         ++kept;
+      } else if (parsed->tag.empty()) {
+        untagged.push_back(data_dir + "/" + file);
+      } else {
+        dead_data.push_back(data_dir + "/" + file);
       }
     }
-    if (removed || kept) {
+    // Lists metadata/, then reads the catalog again: `moved` covers data/ too.
+    KELT_ASSIGN_OR_RAISE(ice::MetadataLeftovers leftovers,
+                         ice::FindMetadataLeftovers(*catalog_, id(), t, *io_));
+    if (leftovers.moved) {
       Log(LogLevel::kInfo, "iceberg",
-          name() + ": removed " + std::to_string(removed) +
+          name() +
+              ": another writer committed while this start looked for leftover "
+              "files; none removed (a later start tries again)");
+      return Status::OK();
+    }
+    for (const auto& f : dead_data) io_->Remove(f);
+    if (!dead_data.empty() || kept) {
+      Log(LogLevel::kInfo, "iceberg",
+          name() + ": removed " + std::to_string(dead_data.size()) +
               " uncommitted data file(s); left " + std::to_string(kept) +
               " not yet safe to remove");
     }
-    return RemoveDeadMetadataFiles();
-  }
-
-  // Manifests, manifest lists and metadata files of commits that crashed before their
-  // swap and can never be committed (iceberg::FindMetadataLeftovers has the argument).
-  Status RemoveDeadMetadataFiles() {
-    KELT_ASSIGN_OR_RAISE(ice::LoadedTable t, Load());  // the newest version: more is dead
-    auto leftovers = ice::FindMetadataLeftovers(t, *io_);
-    if (!leftovers.ok()) return leftovers.status().WithPrefix(name() + ": ");
-    for (const auto& f : leftovers->dead) io_->Remove(f);
-    if (!leftovers->dead.empty()) {
+    if (!untagged.empty()) {
+      Log(LogLevel::kWarning, "iceberg",
+          name() + ": " + std::to_string(untagged.size()) +
+              " data file(s) of an older kelt below the stored offsets that no snapshot "
+              "names (e.g. " +
+              SomeOf(untagged) +
+              "): remove them by hand while no writer runs, unless another table shares "
+              "this location (their names do not say which table wrote them)");
+    }
+    for (const auto& f : leftovers.dead) io_->Remove(f);
+    if (!leftovers.dead.empty()) {
       Log(LogLevel::kInfo, "iceberg",
-          name() + ": removed " + std::to_string(leftovers->dead.size()) +
+          name() + ": removed " + std::to_string(leftovers.dead.size()) +
               " metadata, manifest and manifest list file(s) of commits that never "
               "happened");
     }
-    if (!leftovers->undecided.empty()) {
-      std::string some;
-      for (size_t i = 0; i < leftovers->undecided.size() && i < 3; ++i) {
-        some += (i ? ", " : "") + leftovers->undecided[i];
-      }
+    if (!leftovers.undecided.empty()) {
       Log(LogLevel::kWarning, "iceberg",
-          name() + ": " + std::to_string(leftovers->undecided.size()) +
-              " manifest or manifest list file(s) of an older kelt that no snapshot "
-              "names (e.g. " +
-              some +
+          name() + ": " + std::to_string(leftovers.undecided.size()) +
+              " metadata, manifest or manifest list file(s) of an older kelt that no "
+              "snapshot names (e.g. " +
+              SomeOf(leftovers.undecided) +
               "): remove them by hand while no writer runs (kelt cannot tell whether a "
-              "commit in flight needs them)");
+              "commit in flight, or another table at this location, needs them)");
     }
     return Status::OK();
   }
@@ -545,6 +612,7 @@ class TableWriter {
   std::vector<ice::PartitionColumn> partition_columns_;
   std::string location_;
   std::string table_location_;
+  std::string file_tag_;  // TableTag + GroupTag
 };
 
 class IcebergSink final : public Sink {

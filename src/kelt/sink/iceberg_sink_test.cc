@@ -83,9 +83,11 @@ class IcebergSinkTest : public ::testing::Test {
   }
 
   // (partition, offset) → how many rows of the table's current snapshot hold it.
-  std::map<std::pair<int64_t, int64_t>, int> RowsByOffset(int* snapshots = nullptr) {
+  std::map<std::pair<int64_t, int64_t>, int> RowsByOffset(
+      int* snapshots = nullptr, const std::string& catalog = "") {
     std::map<std::pair<int64_t, int64_t>, int> out;
-    auto cat = iceberg::OpenSqliteCatalog(Options().catalog, "kelt");
+    auto cat =
+        iceberg::OpenSqliteCatalog(catalog.empty() ? Options().catalog : catalog, "kelt");
     EXPECT_OK(cat);
     auto t = iceberg::LoadTable(**cat, {"ns", "events"});
     EXPECT_OK(t);
@@ -128,6 +130,32 @@ class IcebergSinkTest : public ::testing::Test {
           << "partition " << partition << " offset " << o << ": "
           << (it == rows.end() ? 0 : it->second) << " rows";
     }
+  }
+
+  // The table's iceberg::TableTag, from its metadata.
+  std::string TableTag(const std::string& catalog = "") {
+    auto cat =
+        iceberg::OpenSqliteCatalog(catalog.empty() ? Options().catalog : catalog, "kelt");
+    EXPECT_OK(cat);
+    if (!cat.ok()) return "";
+    auto t = iceberg::LoadTable(**cat, {"ns", "events"});
+    EXPECT_OK(t);
+    if (!t.ok() || !*t) return "";
+    return iceberg::TableTag((*t)->metadata.table_uuid);
+  }
+
+  // The tag in the names of the data files the sink wrote for the table tagged
+  // `table_tag`: that tag followed by the group's (16 hex digits), from a file it wrote.
+  std::string FileTag(const std::string& table_tag) {
+    for (const auto& e : fs::directory_iterator(dir_.path() + "/wh/ns/events/data")) {
+      const std::string name = e.path().filename().string();
+      const size_t at = name.find("+" + table_tag);
+      if (name.rfind("kelt-", 0) == 0 && at != std::string::npos) {
+        return name.substr(at + 1, 16);
+      }
+    }
+    ADD_FAILURE() << "no data file tagged " << table_tag;
+    return "";
   }
 
   testing::TempDir dir_{"kelt-iceberg-sink"};
@@ -266,22 +294,45 @@ TEST_F(IcebergSinkTest, UncommittedFilesBelowTheStoredOffsetsAreRemovedAtOpen) {
     auto sink = Open(Options());
     ASSERT_OK(sink->Write(Window(Range(0, 9))).status());
   }
+  const std::string table_tag = TableTag();
+  ASSERT_EQ(table_tag.size(), 8u);
+  const std::string tag = FileTag(table_tag);
+  ASSERT_EQ(tag.size(), 16u);
   const std::string data = dir_.path() + "/wh/ns/events/data/";
-  for (const char* name : {"kelt-events+0+0+4-deadbeef.parquet",  // stale: removed
-                           ".kelt-events+0+0+4-f00d.parquet.0a1b.inprogress",    // too
-                           ".kelt-events+0+10+19-f00d.parquet.0a1b.inprogress",  // kept
-                           "kelt-events+0+10+19-cafe.parquet",  // may be in flight
-                           "kelt-events+3+0+4-beef.parquet",    // no stored offset
-                           "someone-elses.parquet"}) {          // not kelt's
-    std::ofstream(data + name) << "x";
+  // The sink's own files carry the table's and the group's tag.
+  for (const auto& e : fs::directory_iterator(data)) {
+    EXPECT_NE(e.path().filename().string().find("+" + tag + "-"), std::string::npos)
+        << e.path();
   }
+  ASSERT_NE(tag.substr(8), "0badf00d");
+  const std::vector<std::string> removed = {
+      "kelt-events+0+0+4+" + tag + "-deadbeef-0.parquet",                // stale
+      ".kelt-events+0+0+4+" + tag + "-f00d-0.parquet.0a1b.inprogress"};  // too
+  const std::vector<std::string> kept = {
+      ".kelt-events+0+10+19+" + tag + "-f00d-1.parquet.0a1b.inprogress",
+      "kelt-events+0+10+19+" + tag + "-cafe-0.parquet",  // may be in flight
+      "kelt-events+3+0+4+" + tag + "-beef-0.parquet",    // no stored offset
+      "kelt-events+0+0+4+0badf00d" + tag.substr(8) + "-beef-0.parquet",  // other table's
+      "kelt-events+0+0+4+" + table_tag + "0badf00d-beef-0.parquet",  // another group's
+      "kelt-events+0+0+4-deadbeef.parquet",  // an older kelt's: which table's?
+      "someone-elses.parquet"};              // not kelt's
+  for (const auto& name : removed) std::ofstream(data + name) << "x";
+  for (const auto& name : kept) std::ofstream(data + name) << "x";
+  std::vector<std::string> said;
+  SetLogHook(
+      [&](LogLevel, std::string_view, std::string_view m) { said.emplace_back(m); });
   auto sink = Open(Options());
-  EXPECT_FALSE(fs::exists(data + "kelt-events+0+0+4-deadbeef.parquet"));
-  EXPECT_FALSE(fs::exists(data + ".kelt-events+0+0+4-f00d.parquet.0a1b.inprogress"));
-  EXPECT_TRUE(fs::exists(data + ".kelt-events+0+10+19-f00d.parquet.0a1b.inprogress"));
-  EXPECT_TRUE(fs::exists(data + "kelt-events+0+10+19-cafe.parquet"));
-  EXPECT_TRUE(fs::exists(data + "kelt-events+3+0+4-beef.parquet"));
-  EXPECT_TRUE(fs::exists(data + "someone-elses.parquet"));
+  SetLogHook(nullptr);
+  for (const auto& name : removed) EXPECT_FALSE(fs::exists(data + name)) << name;
+  for (const auto& name : kept) EXPECT_TRUE(fs::exists(data + name)) << name;
+  std::string all;
+  for (const auto& m : said) all += m + "\n";
+  EXPECT_NE(all.find("removed 2 uncommitted data file(s); left 3 not yet safe"),
+            std::string::npos)
+      << all;
+  EXPECT_NE(all.find("1 data file(s) of an older kelt below the stored offsets"),
+            std::string::npos)
+      << all;
   ExpectEachOnce(RowsByOffset(), 0, 0, 9);
 }
 
@@ -484,12 +535,12 @@ TEST_F(IcebergSinkTest, EvolveAddsTheNewColumnsAsANewSchemaWithNewFieldIds) {
   EXPECT_EQ(m.snapshots.back().schema_id, 1);
   // The new files carry coupon as field 5; the old ones lack it (read as null).
   const std::string data = dir_.path() + "/wh/ns/events/data";
-  EXPECT_EQ(FieldIds(data, "+5+9-"), (std::map<std::string, int>{{"id", 1},
+  EXPECT_EQ(FieldIds(data, "+5+9+"), (std::map<std::string, int>{{"id", 1},
                                                                  {"coupon", 5},
                                                                  {"_kafka_topic", 2},
                                                                  {"_kafka_partition", 3},
                                                                  {"_kafka_offset", 4}}));
-  EXPECT_EQ(FieldIds(data, "+0+4-").count("coupon"), 0u);
+  EXPECT_EQ(FieldIds(data, "+0+4+").count("coupon"), 0u);
   ExpectEachOnce(RowsByOffset(), 0, 0, 9);
 
   // A sink opened later with the grown landing finds the columns: no third schema.
@@ -539,6 +590,41 @@ TEST_F(IcebergSinkTest, OpenAddsTheColumnsOfALandingThatGrewBetweenRuns) {
 
 // ---- Leftovers of a crash between writing a commit's files and its swap ---------------
 
+// A copy of the metadata file at `from` (a local location) written to `to`, with its
+// table-uuid replaced by `uuid` when given.
+void CopyMetadata(const std::string& from, const std::string& to,
+                  const std::string& uuid = "") {
+  auto m = iceberg::MetadataFromJson([&] {
+    std::ifstream in(*iceberg::LocalPath(from));
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }());
+  ASSERT_OK(m);
+  if (!uuid.empty()) m->table_uuid = uuid;
+  std::ofstream(to) << iceberg::MetadataToJson(*m);
+}
+
+// Every file the table's current lineage names exists: the metadata file, its log, the
+// manifest lists, the manifests and the data files.
+void ExpectWhole(iceberg::Catalog& cat) {
+  ASSERT_OK_AND_ASSIGN(auto t, iceberg::LoadTable(cat, {"ns", "events"}));
+  ASSERT_TRUE(t);
+  EXPECT_TRUE(fs::exists(*iceberg::LocalPath(t->metadata_location)));
+  for (const auto& e : t->metadata.metadata_log) {
+    EXPECT_TRUE(fs::exists(*iceberg::LocalPath(e.value))) << e.value;
+  }
+  for (const auto& snap : t->metadata.snapshots) {
+    ASSERT_TRUE(fs::exists(*iceberg::LocalPath(snap.manifest_list)))
+        << snap.manifest_list;
+    ASSERT_OK_AND_ASSIGN(
+        auto list, iceberg::ReadManifestList(*iceberg::LocalPath(snap.manifest_list)));
+    for (const auto& mf : list) {
+      EXPECT_TRUE(fs::exists(*iceberg::LocalPath(mf.path))) << mf.path;
+    }
+  }
+  ASSERT_OK_AND_ASSIGN(auto files, iceberg::ReferencedDataFiles(t->metadata));
+  for (const auto& f : files) EXPECT_TRUE(fs::exists(*iceberg::LocalPath(f))) << f;
+}
+
 TEST_F(IcebergSinkTest, DeadManifestsListsAndMetadataFilesAreRemovedAtOpen) {
   {
     auto sink = Open(Options());
@@ -549,22 +635,29 @@ TEST_F(IcebergSinkTest, DeadManifestsListsAndMetadataFilesAreRemovedAtOpen) {
   ASSERT_OK(cat);
   ASSERT_OK_AND_ASSIGN(auto t, iceberg::LoadTable(**cat, {"ns", "events"}));
   ASSERT_EQ(iceberg::MetadataVersion(t->metadata_location), 3);  // create + 2 appends
+  const std::string tag = iceberg::TableTag(t->metadata.table_uuid);
   const std::string meta = dir_.path() + "/wh/ns/events/metadata/";
   const std::string uuid = "0f0e0d0c-0b0a-4909-8807-060504030201";
   const std::vector<std::string> dead = {
-      "kelt-base1-aaaa-m0.avro",             // built on v1: v1 is gone
-      "snap-42-kelt-base2-bbbb.avro",        // built on v2
-      "v00002-" + uuid + ".metadata.json"};  // version 2, not in the lineage
+      "kelt-" + tag + "-base1-aaaa-m0.avro",       // built on v1: v1 is gone
+      "snap-42-kelt-" + tag + "-base2-bbbb.avro",  // built on v2
+      "v00002-" + uuid + ".metadata.json"};        // version 2, not in the lineage
   const std::vector<std::string> kept = {
-      "kelt-base3-cccc-m0.avro",            // built on the current v3: may be in flight
-      "snap-43-kelt-base3-dddd.avro",       //
-      "v00004-" + uuid + ".metadata.json",  // a commit on v3 in flight
-      "kelt-" + uuid + "-m0.avro",          // an older kelt's name: undecided
-      "snap-44-kelt-" + uuid + ".avro",     //
-      "00002-" + uuid + ".metadata.json",   // not kelt's
+      "kelt-" + tag + "-base3-cccc-m0.avro",       // built on the current v3: in flight?
+      "snap-43-kelt-" + tag + "-base3-dddd.avro",  //
+      "v00004-" + uuid + ".metadata.json",         // a commit on v3 in flight
+      "v00001-" + uuid + "a.metadata.json",        // another table's (its uuid inside)
+      "kelt-0badf00d-base1-aaaa-m0.avro",          // another table's
+      "kelt-base1-aaaa-m0.avro",                   // an older kelt's names: undecided
+      "kelt-" + uuid + "-m0.avro",                 //
+      "snap-44-kelt-" + uuid + ".avro",            //
+      "00002-" + uuid + ".metadata.json",          // not kelt's
       "someone-elses.avro"};
   for (const auto& f : dead) std::ofstream(meta + f) << "x";
   for (const auto& f : kept) std::ofstream(meta + f) << "x";
+  CopyMetadata(t->metadata_location, meta + dead[2]);
+  CopyMetadata(t->metadata_location, meta + kept[2]);
+  CopyMetadata(t->metadata_location, meta + kept[3], uuid);
   std::vector<std::string> said;
   SetLogHook(
       [&](LogLevel, std::string_view, std::string_view m) { said.emplace_back(m); });
@@ -573,23 +666,103 @@ TEST_F(IcebergSinkTest, DeadManifestsListsAndMetadataFilesAreRemovedAtOpen) {
   for (const auto& f : dead) EXPECT_FALSE(fs::exists(meta + f)) << f;
   for (const auto& f : kept) EXPECT_TRUE(fs::exists(meta + f)) << f;
   // The lineage is whole: every file it names is still there, and the rows read once.
-  ASSERT_OK_AND_ASSIGN(auto now, iceberg::LoadTable(**cat, {"ns", "events"}));
-  EXPECT_TRUE(fs::exists(*iceberg::LocalPath(now->metadata_location)));
-  for (const auto& e : now->metadata.metadata_log) {
-    EXPECT_TRUE(fs::exists(*iceberg::LocalPath(e.value))) << e.value;
-  }
+  ExpectWhole(**cat);
   ExpectEachOnce(RowsByOffset(), 0, 0, 19);
   std::string all;
   for (const auto& m : said) all += m + "\n";
   EXPECT_NE(all.find("removed 3 metadata, manifest and manifest list file(s)"),
             std::string::npos)
       << all;
-  EXPECT_NE(all.find("2 manifest or manifest list file(s) of an older kelt"),
+  EXPECT_NE(all.find("3 metadata, manifest or manifest list file(s) of an older kelt"),
             std::string::npos)
       << all;
   // The sink goes on landing on top.
   ASSERT_OK(sink->Write(Window(Range(20, 24))).status());
   ExpectEachOnce(RowsByOffset(), 0, 0, 24);
+}
+
+TEST_F(IcebergSinkTest, TwoTablesAtOneLocationLeaveEachOthersFilesAlone) {
+  // Two catalogs on one warehouse, each with its table ns.events: the same location.
+  auto other = Options();
+  other.catalog = dir_.path() + "/catalog/other.db";
+  {
+    auto a = Open(Options());
+    ASSERT_OK(a->Write(Window(Range(0, 9))).status());
+    ASSERT_OK(a->Write(Window(Range(10, 19))).status());
+    auto b = Open(other);
+    ASSERT_OK(b->Write(Window(Range(0, 4))).status());
+  }
+  const std::string tag_a = FileTag(TableTag()), tag_b = FileTag(TableTag(other.catalog));
+  ASSERT_NE(tag_a, tag_b);
+  // Each table's leftovers of a crashed commit below its offsets.
+  const std::string root = dir_.path() + "/wh/ns/events/";
+  auto leftovers = [&](const std::string& tag) {
+    return std::vector<std::string>{
+        root + "data/kelt-events+0+0+2+" + tag + "-dead-0.parquet",
+        root + "metadata/kelt-" + tag.substr(0, 8) + "-base1-aaaa-m0.avro",
+        root + "metadata/snap-7-kelt-" + tag.substr(0, 8) + "-base1-bbbb.avro"};
+  };
+  for (const auto& f : leftovers(tag_a)) std::ofstream(f) << "x";
+  for (const auto& f : leftovers(tag_b)) std::ofstream(f) << "x";
+  auto cat_a = iceberg::OpenSqliteCatalog(Options().catalog, "kelt");
+  auto cat_b = iceberg::OpenSqliteCatalog(other.catalog, "kelt");
+  ASSERT_OK(cat_a);
+  ASSERT_OK(cat_b);
+  {
+    auto a = Open(Options());  // a at version 3, b at 2: b's files look old to a
+    ASSERT_TRUE(a);
+  }
+  for (const auto& f : leftovers(tag_a)) EXPECT_FALSE(fs::exists(f)) << f;
+  for (const auto& f : leftovers(tag_b)) EXPECT_TRUE(fs::exists(f)) << f;
+  ExpectWhole(**cat_a);
+  ExpectWhole(**cat_b);
+  {
+    auto b = Open(other);
+    ASSERT_TRUE(b);
+    ASSERT_OK(b->Write(Window(Range(5, 9))).status());
+  }
+  for (const auto& f : leftovers(tag_b)) EXPECT_FALSE(fs::exists(f)) << f;
+  ExpectWhole(**cat_a);
+  ExpectWhole(**cat_b);
+  auto rows_a = RowsByOffset();
+  EXPECT_EQ(rows_a.size(), 20u);
+  ExpectEachOnce(rows_a, 0, 0, 19);
+  auto rows_b = RowsByOffset(nullptr, other.catalog);
+  EXPECT_EQ(rows_b.size(), 10u);
+  ExpectEachOnce(rows_b, 0, 0, 9);
+}
+
+TEST_F(IcebergSinkTest, AFailingCleanupDoesNotFailOpen) {
+  {
+    auto sink = Open(Options());
+    ASSERT_OK(sink->Write(Window(Range(0, 9))).status());
+    ASSERT_OK(sink->Write(Window(Range(10, 19))).status());
+  }
+  auto cat = iceberg::OpenSqliteCatalog(Options().catalog, "kelt");
+  ASSERT_OK(cat);
+  ASSERT_OK_AND_ASSIGN(auto t, iceberg::LoadTable(**cat, {"ns", "events"}));
+  // As a concurrent `kelt iceberg expire` may leave it: the older snapshot's manifest
+  // list gone while the metadata read still names it.
+  ASSERT_TRUE(
+      fs::remove(*iceberg::LocalPath(t->metadata.snapshots.front().manifest_list)));
+  const std::string stale = dir_.path() + "/wh/ns/events/data/kelt-events+0+0+4+" +
+                            FileTag(TableTag()) + "-dead-0.parquet";
+  std::ofstream(stale) << "x";
+  std::vector<std::string> said;
+  SetLogHook(
+      [&](LogLevel, std::string_view, std::string_view m) { said.emplace_back(m); });
+  auto sink = MakeIcebergSink(Options());
+  ASSERT_OK(sink);
+  EXPECT_OK((*sink)->Open(ToArrowSchema(landing_), DeadLetterSchema()));
+  SetLogHook(nullptr);
+  std::string all;
+  for (const auto& m : said) all += m + "\n";
+  EXPECT_NE(all.find("leftover files not cleaned up at this start"), std::string::npos)
+      << all;
+  EXPECT_TRUE(fs::exists(stale));  // nothing removed on a partial view
+  ASSERT_OK_AND_ASSIGN(OffsetMap r, (*sink)->Resume({{"events", 0}}));
+  EXPECT_EQ(r, (OffsetMap{{{"events", 0}, 20}}));
+  ASSERT_OK((*sink)->Write(Window(Range(20, 24))).status());
 }
 
 }  // namespace
