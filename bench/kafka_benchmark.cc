@@ -27,6 +27,12 @@
 //     bare consumer loop on wall time, both including their group join (the loop's time
 //     also holds process start, sink open, the final flush and commit): target >= 0.60,
 //     and peak RSS under 300 MB with windows of 100,000 (--window 100000).
+//   - ELT into Iceberg (--consumers ...,elt,elt-iceberg; issue 15): the same loop into
+//   the
+//     Iceberg sink (a SQLite catalog and a local warehouse in a temporary directory),
+//     paired with the Parquet child: wall ratio Parquet/Iceberg (target >= 0.90) and the
+//     commit latency of each window (from its data files written to the catalog's swap
+//     done, taken from the sink's debug log line; bench/README.md).
 //
 // It does not start a broker:
 //   bash scripts/kafka.sh start --dir build/kafka-bench
@@ -867,7 +873,8 @@ int EltChild(const Args& args) {
                      std::string_view message) {
         timed->OnLog(component, message);
         if (debug) {
-          std::fprintf(stderr, "%.3f %.*s: %.*s\n", Seconds(Clock::now().time_since_epoch()),
+          std::fprintf(stderr, "%.3f %.*s: %.*s\n",
+                       Seconds(Clock::now().time_since_epoch()),
                        static_cast<int>(component.size()), component.data(),
                        static_cast<int>(message.size()), message.data());
         }
@@ -954,9 +961,9 @@ Run KeltElt(const Args& args, const char* self, const std::string& topic,
   if (mkdtemp(dir_template.data()) == nullptr) Die("mkdtemp failed");
   const std::string dir = dir_template;
   std::vector<std::string> argv_s = ChildArgs(args, self);
-  for (const char* a : {"--elt-child-topic", topic.c_str(), "--elt-child-group",
-                        group.c_str(), "--elt-child-dir", dir.c_str(),
-                        "--elt-child-sink", sink.c_str()})
+  for (const char* a :
+       {"--elt-child-topic", topic.c_str(), "--elt-child-group", group.c_str(),
+        "--elt-child-dir", dir.c_str(), "--elt-child-sink", sink.c_str()})
     argv_s.emplace_back(a);
   auto [line, wall] = SpawnChild(self, std::move(argv_s), "ELT");
   std::error_code ec;
@@ -1608,7 +1615,8 @@ int main(int argc, char** argv) {
           "         peak RSS %.1f MB; per window: Write %.1f ms median (max %.1f), data "
           "files %.1f ms, commit %.1f ms median [%s]\n",
           static_cast<double>(r.max_rss_kb) / 1024.0, Median(r.write_ms),
-          r.write_ms.empty() ? 0.0 : *std::max_element(r.write_ms.begin(), r.write_ms.end()),
+          r.write_ms.empty() ? 0.0
+                             : *std::max_element(r.write_ms.begin(), r.write_ms.end()),
           Median(r.files_ms), Median(r.commit_ms), Pairs(r.commit_ms, "%.1f").c_str());
       Pause();
     };

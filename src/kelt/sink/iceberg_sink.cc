@@ -273,7 +273,8 @@ class TableWriter {
         auto outcome = ice::CommitAppend(*catalog_, id(), base, partition_columns_, files,
                                          summary, *io_);
         if (outcome.ok() && outcome->committed) {
-          // The split of a window's time (kafka_benchmark's commit latency, bench/README.md).
+          // The split of a window's time (kafka_benchmark's commit latency,
+          // bench/README.md).
           Log(LogLevel::kDebug, "iceberg",
               name() + ": committed " + std::to_string(files.size()) +
                   " data file(s): table read " + ms(loaded - started) +
