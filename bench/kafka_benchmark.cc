@@ -866,20 +866,23 @@ int EltChild(const Args& args) {
   if (!sink.ok()) Die("making the sink: " + sink.status().ToString());
   auto timed_owner = std::make_unique<TimedSink>(sink.MoveValueUnsafe());
   TimedSink* timed = timed_owner.get();
-  // The Iceberg sink's split of each window comes from its debug log line.
+  // The Iceberg sink's split of each window comes from its debug log line (the Parquet
+  // child keeps the hook main() set: none unless --debug).
   const bool debug = !args.debug.empty();
-  kelt::SetLogHook(
-      [timed, debug](kelt::LogLevel, std::string_view component,
-                     std::string_view message) {
-        timed->OnLog(component, message);
-        if (debug) {
-          std::fprintf(stderr, "%.3f %.*s: %.*s\n",
-                       Seconds(Clock::now().time_since_epoch()),
-                       static_cast<int>(component.size()), component.data(),
-                       static_cast<int>(message.size()), message.data());
-        }
-      },
-      kelt::LogLevel::kDebug);
+  if (args.elt_child_sink == "iceberg") {
+    kelt::SetLogHook(
+        [timed, debug](kelt::LogLevel, std::string_view component,
+                       std::string_view message) {
+          timed->OnLog(component, message);
+          if (debug) {
+            std::fprintf(stderr, "%.3f %.*s: %.*s\n",
+                         Seconds(Clock::now().time_since_epoch()),
+                         static_cast<int>(component.size()), component.data(),
+                         static_cast<int>(message.size()), message.data());
+          }
+        },
+        kelt::LogLevel::kDebug);
+  }
   std::vector<std::unique_ptr<kelt::Sink>> sinks;
   sinks.push_back(std::move(timed_owner));
   auto loop = kelt::EltLoop::Make(std::move(o), std::move(sinks));
