@@ -27,6 +27,12 @@
 //     bare consumer loop on wall time, both including their group join (the loop's time
 //     also holds process start, sink open, the final flush and commit): target >= 0.60,
 //     and peak RSS under 300 MB with windows of 100,000 (--window 100000).
+//   - ELT into Iceberg (--consumers ...,elt,elt-iceberg; issue 15): the same loop into
+//   the
+//     Iceberg sink (a SQLite catalog and a local warehouse in a temporary directory),
+//     paired with the Parquet child: wall ratio Parquet/Iceberg (target >= 0.90) and the
+//     commit latency of each window (from its data files written to the catalog's swap
+//     done, taken from the sink's debug log line; bench/README.md).
 //
 // It does not start a broker:
 //   bash scripts/kafka.sh start --dir build/kafka-bench
@@ -60,10 +66,12 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <set>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -110,6 +118,9 @@ struct Args {
   // Internal: run one ELT loop over this topic/group into this directory and report
   // (the child process of the `elt` contender).
   std::string elt_child_topic, elt_child_group, elt_child_dir;
+  // ... into this sink: "parquet" (the `elt` contender) or "iceberg" (`elt-iceberg`: a
+  // SQLite catalog and a local warehouse under elt_child_dir).
+  std::string elt_child_sink = "parquet";
   // Internal: run the bare consumer loop over this topic/group and report (the child
   // process of the `drain` contender).
   std::string bare_child_topic, bare_child_group;
@@ -133,7 +144,7 @@ void Usage() {
       "                       [--window W] [--repetitions R] [--message-timeout-ms MS]\n"
       "                       [--dir KAFKA_DIR] [--no-send-batch] [--produce-once]\n"
       "                       [--consume-topic EXISTING] [--consumers "
-      "bare,kelt,load,drain,elt]\n"
+      "bare,kelt,load,drain,elt,elt-iceberg]\n"
       "                       [--consumer-property KEY=VALUE ...] [--debug CONTEXTS]\n"
       "       kafka_benchmark --bootstrap HOST:PORT --scale [--scale-partitions "
       "4,64,512]\n"
@@ -199,6 +210,11 @@ Args ParseArgs(int argc, char** argv) {
       a.elt_child_group = next();
     } else if (arg == "--elt-child-dir") {
       a.elt_child_dir = next();
+    } else if (arg == "--elt-child-sink") {
+      a.elt_child_sink = next();
+      if (a.elt_child_sink != "parquet" && a.elt_child_sink != "iceberg")
+        Die("--elt-child-sink: expected parquet or iceberg, got '" + a.elt_child_sink +
+            "'");
     } else if (arg == "--bare-child-topic") {
       a.bare_child_topic = next();
     } else if (arg == "--bare-child-group") {
@@ -296,6 +312,10 @@ struct Run {
   int64_t files = 0;       // ELT child: Parquet files landed, and their bytes
   int64_t file_bytes = 0;
   int64_t rotations = 0;  // ... and the rotations they came from
+  // ELT children: each window's sink Write call (ms); the Iceberg child also its split
+  // from the sink's debug log: data files written, then the commit (manifest, manifest
+  // list, metadata file, the catalog's compare-and-swap).
+  std::vector<double> write_ms, files_ms, commit_ms;
   double rate() const { return seconds > 0 ? static_cast<double>(records) / seconds : 0; }
   double mbps() const {
     return seconds > 0 ? static_cast<double>(payload_bytes) / seconds / 1e6 : 0;
@@ -738,9 +758,89 @@ int BareChild(const Args& args) {
   return 0;
 }
 
-// (d) The ELT loop in this process (the child): Extract → Load → Parquet (zstd) →
-// commit, until caught up. Prints one line for the parent: records, payload bytes, rows
-// and committed offsets summed, CPU seconds.
+// The ELT child's sink, timed: each Write call's wall time and, for the Iceberg sink,
+// the split its debug log line gives ("... data files X ms, commit Y ms"), summed over
+// the call (a window with dead letters commits to two tables).
+class TimedSink : public kelt::Sink {
+ public:
+  struct Window {
+    int64_t rows = 0;
+    double write_ms = 0, files_ms = -1, commit_ms = -1;
+  };
+  explicit TimedSink(std::unique_ptr<kelt::Sink> inner) : inner_(std::move(inner)) {}
+
+  // The log hook's side (any thread): one "committed" line of the Iceberg sink.
+  void OnLog(std::string_view component, std::string_view message) {
+    if (component != "iceberg") return;
+    const auto at = message.find(": committed ");
+    if (at == std::string_view::npos) return;
+    double read = 0, files = 0, commit = 0;
+    const std::string tail(message.substr(message.find("table read ")));
+    if (std::sscanf(tail.c_str(), "table read %lf ms, data files %lf ms, commit %lf ms",
+                    &read, &files, &commit) != 3)
+      return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    files_ms_ += read + files;  // the table read before the files counts as writing
+    commit_ms_ += commit;
+    ++commits_;
+  }
+
+  std::string name() const override { return inner_->name(); }
+  kelt::Status Open(const std::shared_ptr<arrow::Schema>& landing,
+                    const std::shared_ptr<arrow::Schema>& dead_letter) override {
+    return inner_->Open(landing, dead_letter);
+  }
+  kelt::Result<kelt::OffsetMap> Resume(
+      const std::vector<kelt::TopicPartition>& partitions) override {
+    return inner_->Resume(partitions);
+  }
+  kelt::Result<kelt::OffsetMap> Write(const kelt::SinkWindow& window) override {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      files_ms_ = commit_ms_ = 0;
+      commits_ = 0;
+    }
+    const auto start = Clock::now();
+    auto out = inner_->Write(window);
+    Window w;
+    w.write_ms = Seconds(Clock::now() - start) * 1e3;
+    w.rows = window.batch ? window.batch->num_rows() : 0;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (commits_ > 0) {
+        w.files_ms = files_ms_;
+        w.commit_ms = commit_ms_;
+      }
+    }
+    windows_.push_back(w);  // Write calls are serialized (kelt::Sink)
+    return out;
+  }
+  kelt::Result<kelt::OffsetMap> Flush() override { return inner_->Flush(); }
+  kelt::Result<kelt::OffsetMap> Tick(std::chrono::steady_clock::time_point now) override {
+    return inner_->Tick(now);
+  }
+  kelt::Status Evolve(const std::shared_ptr<arrow::Schema>& landing) override {
+    return inner_->Evolve(landing);
+  }
+  kelt::Status Drop(const std::vector<kelt::TopicPartition>& partitions) override {
+    return inner_->Drop(partitions);
+  }
+  kelt::Status Close() override { return inner_->Close(); }
+
+  const std::vector<Window>& windows() const { return windows_; }
+
+ private:
+  std::unique_ptr<kelt::Sink> inner_;
+  std::mutex mutex_;
+  double files_ms_ = 0, commit_ms_ = 0;
+  int commits_ = 0;
+  std::vector<Window> windows_;
+};
+
+// (d) The ELT loop in this process (the child): Extract → Load → Parquet (zstd) or
+// Iceberg → commit, until caught up. Prints one line for the parent: records, payload
+// bytes, rows and committed offsets summed, CPU seconds; then one line a window: rows,
+// the Write call's ms, and for Iceberg its data files' and commit's ms (else -1).
 int EltChild(const Args& args) {
   kelt::EltOptions o;
   o.consumer.brokers = args.bootstrap;
@@ -751,12 +851,40 @@ int EltChild(const Args& args) {
   o.window.max_records = args.window;
   o.landing = LandingSchema();
   o.until_caught_up = true;
-  kelt::ParquetSinkOptions po;
-  po.root = args.elt_child_dir;
-  auto sink = kelt::MakeParquetSink(po);
-  if (!sink.ok()) Die("MakeParquetSink: " + sink.status().ToString());
+  auto sink = [&]() -> kelt::Result<std::unique_ptr<kelt::Sink>> {
+    if (args.elt_child_sink == "iceberg") {
+      kelt::IcebergSinkOptions io;
+      io.catalog = args.elt_child_dir + "/catalog.db";
+      io.warehouse = args.elt_child_dir + "/warehouse";
+      io.group_id = args.elt_child_group;
+      return kelt::MakeIcebergSink(io);
+    }
+    kelt::ParquetSinkOptions po;
+    po.root = args.elt_child_dir;
+    return kelt::MakeParquetSink(po);
+  }();
+  if (!sink.ok()) Die("making the sink: " + sink.status().ToString());
+  auto timed_owner = std::make_unique<TimedSink>(sink.MoveValueUnsafe());
+  TimedSink* timed = timed_owner.get();
+  // The Iceberg sink's split of each window comes from its debug log line (the Parquet
+  // child keeps the hook main() set: none unless --debug).
+  const bool debug = !args.debug.empty();
+  if (args.elt_child_sink == "iceberg") {
+    kelt::SetLogHook(
+        [timed, debug](kelt::LogLevel, std::string_view component,
+                       std::string_view message) {
+          timed->OnLog(component, message);
+          if (debug) {
+            std::fprintf(stderr, "%.3f %.*s: %.*s\n",
+                         Seconds(Clock::now().time_since_epoch()),
+                         static_cast<int>(component.size()), component.data(),
+                         static_cast<int>(message.size()), message.data());
+          }
+        },
+        kelt::LogLevel::kDebug);
+  }
   std::vector<std::unique_ptr<kelt::Sink>> sinks;
-  sinks.push_back(sink.MoveValueUnsafe());
+  sinks.push_back(std::move(timed_owner));
   auto loop = kelt::EltLoop::Make(std::move(o), std::move(sinks));
   if (!loop.ok()) Die("EltLoop::Make: " + loop.status().ToString());
   auto stats = (*loop)->Run();
@@ -768,6 +896,10 @@ int EltChild(const Args& args) {
               static_cast<long long>(stats->records),
               static_cast<long long>(stats->bytes), static_cast<long long>(stats->rows),
               static_cast<long long>(committed), CpuSeconds(), hwm_kb);
+  for (const TimedSink::Window& w : timed->windows()) {
+    std::printf("window %lld %.3f %.3f %.3f\n", static_cast<long long>(w.rows),
+                w.write_ms, w.files_ms, w.commit_ms);
+  }
   return 0;
 }
 
@@ -826,14 +958,15 @@ std::vector<std::string> ChildArgs(const Args& args, const char* self) {
 // The parent's side: spawn this program as the ELT child, time it from spawn to exit,
 // take its peak RSS (its own VmHWM), check that every record landed and was committed.
 Run KeltElt(const Args& args, const char* self, const std::string& topic,
-            const std::string& group) {
+            const std::string& group, const std::string& sink = "parquet") {
   std::string dir_template =
       (std::filesystem::temp_directory_path() / "kelt-elt-bench-XXXXXX").string();
   if (mkdtemp(dir_template.data()) == nullptr) Die("mkdtemp failed");
   const std::string dir = dir_template;
   std::vector<std::string> argv_s = ChildArgs(args, self);
-  for (const char* a : {"--elt-child-topic", topic.c_str(), "--elt-child-group",
-                        group.c_str(), "--elt-child-dir", dir.c_str()})
+  for (const char* a :
+       {"--elt-child-topic", topic.c_str(), "--elt-child-group", group.c_str(),
+        "--elt-child-dir", dir.c_str(), "--elt-child-sink", sink.c_str()})
     argv_s.emplace_back(a);
   auto [line, wall] = SpawnChild(self, std::move(argv_s), "ELT");
   std::error_code ec;
@@ -872,6 +1005,28 @@ Run KeltElt(const Args& args, const char* self, const std::string& topic,
   r.files = files;
   r.file_bytes = file_bytes;
   r.rotations = static_cast<int64_t>(rotations.size());
+  int64_t window_rows = 0, nonempty = 0;
+  for (size_t at = line.find("\nwindow "); at != std::string::npos;
+       at = line.find("\nwindow ", at + 1)) {
+    long long rows = 0;
+    double write_ms = 0, files_ms = 0, commit_ms = 0;
+    if (std::sscanf(line.c_str() + at + 1, "window %lld %lf %lf %lf", &rows, &write_ms,
+                    &files_ms, &commit_ms) != 4)
+      Die("unexpected ELT child window line in: " + line);
+    window_rows += rows;
+    if (rows > 0) ++nonempty;
+    r.write_ms.push_back(write_ms);
+    if (commit_ms >= 0) {
+      r.files_ms.push_back(files_ms);
+      r.commit_ms.push_back(commit_ms);
+    }
+  }
+  if (window_rows != records)
+    Die("the ELT child's windows hold " + std::to_string(window_rows) + " rows of " +
+        std::to_string(records));
+  if (sink == "iceberg" && static_cast<int64_t>(r.commit_ms.size()) != nonempty)
+    Die("the Iceberg child reported a commit for " + std::to_string(r.commit_ms.size()) +
+        " of " + std::to_string(nonempty) + " windows");
   return r;
 }
 
@@ -1018,6 +1173,57 @@ void PrintEltRatio(const Contender& elt, const Contender& drain, const Contender
   const Run& last = elt.runs.back();
   if (last.files > 0) {
     std::printf("landing: %lld Parquet files, %.1f MB (%.1f bytes/record)\n",
+                static_cast<long long>(last.files),
+                static_cast<double>(last.file_bytes) / 1e6,
+                static_cast<double>(last.file_bytes) / static_cast<double>(last.records));
+  }
+}
+
+// The Iceberg sink against the Parquet sink (issue 15): both the same ELT loop in a
+// child process, paired; throughput ratio = Parquet wall / Iceberg wall (target >= 0.90),
+// and the per-window commit latency over every Iceberg run.
+void PrintIcebergRatio(const Contender& ice, const Contender& parquet) {
+  std::vector<double> paired, write_ice, write_parquet, files, commit, ice_us, parquet_us;
+  for (size_t i = 0; i < std::min(ice.runs.size(), parquet.runs.size()); ++i) {
+    if (ice.runs[i].wall > 0 && parquet.runs[i].wall > 0)
+      paired.push_back(parquet.runs[i].wall / ice.runs[i].wall);
+  }
+  if (paired.empty()) return;
+  for (const Run& r : ice.runs) {
+    write_ice.insert(write_ice.end(), r.write_ms.begin(), r.write_ms.end());
+    files.insert(files.end(), r.files_ms.begin(), r.files_ms.end());
+    commit.insert(commit.end(), r.commit_ms.begin(), r.commit_ms.end());
+    ice_us.push_back(UsPerRecord(r));
+  }
+  for (const Run& r : parquet.runs) {
+    write_parquet.insert(write_parquet.end(), r.write_ms.begin(), r.write_ms.end());
+    parquet_us.push_back(UsPerRecord(r));
+  }
+  const double median = Median(paired);
+  std::printf("ratio %-44s %.2fx median of %zu paired [%s] (target >= 0.90) %s\n",
+              "ELT -> Iceberg / ELT -> Parquet (wall, processes)", median, paired.size(),
+              Pairs(paired, "%.2f").c_str(), median >= 0.90 ? "ok" : "BELOW TARGET");
+  auto quantile = [](std::vector<double> v, double q) {
+    if (v.empty()) return 0.0;
+    std::sort(v.begin(), v.end());
+    return v[static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5)];
+  };
+  std::printf(
+      "Iceberg commit per window (data files written -> catalog swap done): %.1f ms "
+      "median, p90 %.1f, max %.1f over %zu windows; data files %.1f ms median\n",
+      Median(commit), quantile(commit, 0.9), quantile(commit, 1.0), commit.size(),
+      Median(files));
+  std::printf(
+      "sink Write per window: Iceberg %.1f ms median (max %.1f), Parquet %.1f ms median "
+      "(max %.1f)\n",
+      Median(write_ice), quantile(write_ice, 1.0), Median(write_parquet),
+      quantile(write_parquet, 1.0));
+  std::printf("cpu: Iceberg %.2f us/record median [%s], Parquet %.2f [%s]\n",
+              Median(ice_us), Pairs(ice_us, "%.2f").c_str(), Median(parquet_us),
+              Pairs(parquet_us, "%.2f").c_str());
+  const Run& last = ice.runs.back();
+  if (last.files > 0) {
+    std::printf("Iceberg landing: %lld data files, %.1f MB (%.1f bytes/record)\n",
                 static_cast<long long>(last.files),
                 static_cast<double>(last.file_bytes) / 1e6,
                 static_cast<double>(last.file_bytes) / static_cast<double>(last.records));
@@ -1348,7 +1554,7 @@ int main(int argc, char** argv) {
   const std::string source = produce ? topic("bare", 0) : args.consume_topic;
   Contender bare_c{"bare consume_batch_queue+commit"}, kelt_c{"kelt Consumer (Extract)"},
       load_c{"kelt Extract + Load"}, drain_c{"bare drain (child process)"},
-      elt_c{"kelt ELT loop -> Parquet zstd"};
+      elt_c{"kelt ELT loop -> Parquet zstd"}, ice_c{"kelt ELT loop -> Iceberg"};
   auto loader_made = kelt::Loader::Make(LandingSchema());
   if (!loader_made.ok()) Die("Loader::Make: " + loader_made.status().ToString());
   std::unique_ptr<kelt::Loader> loader = loader_made.MoveValueUnsafe();
@@ -1401,15 +1607,34 @@ int main(int argc, char** argv) {
                   static_cast<double>(elt_c.runs.back().max_rss_kb) / 1024.0);
       Pause();
     };
+    // The Iceberg sink (SQLite catalog, local warehouse) paired with the Parquet one.
+    auto run_ice = [&] {
+      if (!wanted("elt-iceberg")) return;
+      ice_c.runs.push_back(
+          KeltElt(args, "/proc/self/exe", source, group("g-ice"), "iceberg"));
+      const Run& r = ice_c.runs.back();
+      PrintRun(ice_c.name.c_str(), rep, r, true);
+      std::printf(
+          "         peak RSS %.1f MB; per window: Write %.1f ms median (max %.1f), data "
+          "files %.1f ms, commit %.1f ms median [%s]\n",
+          static_cast<double>(r.max_rss_kb) / 1024.0, Median(r.write_ms),
+          r.write_ms.empty() ? 0.0
+                             : *std::max_element(r.write_ms.begin(), r.write_ms.end()),
+          Median(r.files_ms), Median(r.commit_ms), Pairs(r.commit_ms, "%.1f").c_str());
+      Pause();
+    };
+    // The order flips every repetition, so the Parquet and Iceberg children swap too.
     if (rep % 2 == 0) {
       run_drain();
       run_elt();
+      run_ice();
     } else {
+      run_ice();
       run_elt();
       run_drain();
     }
   }
-  for (const Contender* c : {&bare_c, &kelt_c, &load_c, &drain_c, &elt_c}) {
+  for (const Contender* c : {&bare_c, &kelt_c, &load_c, &drain_c, &elt_c, &ice_c}) {
     for (const Run& r : c->runs) {
       if (r.records != args.records) {
         Die(c->name + " read " + std::to_string(r.records) + " records, expected " +
@@ -1420,7 +1645,7 @@ int main(int argc, char** argv) {
 
   std::printf("\n== best of %d (max records/s) ==\n", args.repetitions);
   for (const Contender* c : {&bare_p, &raw_p, &batch_p}) PrintBest(*c, false);
-  for (const Contender* c : {&bare_c, &kelt_c, &load_c, &drain_c, &elt_c})
+  for (const Contender* c : {&bare_c, &kelt_c, &load_c, &drain_c, &elt_c, &ice_c})
     PrintBest(*c, true);
   PrintRatio("producer: kelt SendRaw / bare producev", raw_p, bare_p, true);
   PrintRatio("producer: kelt Send(batch) / bare producev", batch_p, bare_p, false);
@@ -1428,5 +1653,6 @@ int main(int argc, char** argv) {
   PrintRatio("consumer: kelt Extract+Load / bare loop", load_c, bare_c, false);
   PrintOutsideCommitRatio("consumer outside commits: kelt / bare", kelt_c, bare_c);
   PrintEltRatio(elt_c, drain_c, bare_c, args.window);
+  PrintIcebergRatio(ice_c, elt_c);
   return 0;  // a ratio below target is a finding, not a crash
 }

@@ -136,13 +136,16 @@ KELT_BIN="$KELT_ROOT/build/release/cli/kelt" \
   tests/registry/test_kelt_produce.py
 bash scripts/registry.sh stop --dir "$wrappers_registry" >/dev/null
 "$KELT_VENV/bin/python" bench/python/consume_benchmark.py --records 100000 --repetitions 1
-# kafka_benchmark's ELT-vs-drain pair and its scale mode (issue 18) on small inputs: the
-# children run, every record lands and is committed, the ratios print.
+# kafka_benchmark's ELT-vs-drain pair, its Iceberg-vs-Parquet pair (issue 15) and its
+# scale mode (issue 18) on small inputs: the children run, every record lands and is
+# committed, each Iceberg window reports its commit, the ratios print.
 wrappers_bootstrap="$(sed -n 's/^KELT_KAFKA_BOOTSTRAP=//p' "$KELT_KAFKA_ENV")"
 bench_out="$(build/release/bench/kafka_benchmark --bootstrap "$wrappers_bootstrap" \
-  --dir "$wrappers_kafka" --produce-once --consumers drain,elt --records 20000 --window 5000 \
-  --repetitions 1)"
-grep -q '^ratio ELT -> Parquet / bare drain' <<<"$bench_out" \
+  --dir "$wrappers_kafka" --produce-once --consumers drain,elt,elt-iceberg --records 20000 \
+  --window 5000 --repetitions 1)"
+{ grep -q '^ratio ELT -> Parquet / bare drain' <<<"$bench_out" \
+  && grep -q '^ratio ELT -> Iceberg / ELT -> Parquet' <<<"$bench_out" \
+  && grep -q '^Iceberg commit per window' <<<"$bench_out"; } \
   || { echo "$bench_out" >&2; echo "kafka_benchmark smoke failed" >&2; exit 1; }
 bench_out="$(build/release/bench/kafka_benchmark --bootstrap "$wrappers_bootstrap" \
   --dir "$wrappers_kafka" --scale --scale-partitions 2,16 --scale-topics 3 \

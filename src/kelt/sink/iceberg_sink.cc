@@ -10,6 +10,7 @@
 #include <arrow/api.h>
 #include <simdjson.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -255,7 +256,15 @@ class TableWriter {
                          const std::vector<PartitionSpan>& spans) {
     if (spans.empty()) return OffsetMap{};
     bool lost_swap = false;
+    using Clock = std::chrono::steady_clock;
+    auto ms = [](Clock::duration d) {
+      char text[32];
+      std::snprintf(text, sizeof(text), "%.1f",
+                    std::chrono::duration<double, std::milli>(d).count());
+      return std::string(text);
+    };
     for (int attempt = 0; attempt < kCommitAttempts; ++attempt) {
+      const auto started = Clock::now();
       KELT_ASSIGN_OR_RAISE(ice::LoadedTable base, Load());
       KELT_ASSIGN_OR_RAISE(OffsetMap stored, GroupOffsets(base.metadata, o_.group_id));
       OffsetMap next = stored;
@@ -282,7 +291,9 @@ class TableWriter {
       }
       std::vector<ice::DataFile> files;
       int64_t left_out = 0;
+      const auto loaded = Clock::now();
       Status st = WriteDataFiles(batch, stored, &files, &left_out);
+      const auto written = Clock::now();
       if (st.ok() && left_out > 0) {
         Log(LogLevel::kInfo, "iceberg",
             name() + ": left out " + std::to_string(left_out) +
@@ -294,7 +305,16 @@ class TableWriter {
             {OffsetsKey(o_.group_id), OffsetsJson(next)}};
         auto outcome = ice::CommitAppend(*catalog_, id(), base, partition_columns_, files,
                                          summary, *io_);
-        if (outcome.ok() && outcome->committed) return durable;
+        if (outcome.ok() && outcome->committed) {
+          // The split of a window's time (kafka_benchmark's commit latency,
+          // bench/README.md).
+          Log(LogLevel::kDebug, "iceberg",
+              name() + ": committed " + std::to_string(files.size()) +
+                  " data file(s): table read " + ms(loaded - started) +
+                  " ms, data files " + ms(written - loaded) + " ms, commit " +
+                  ms(Clock::now() - written) + " ms");
+          return durable;
+        }
         // An error may come from the swap itself, whose outcome can be unknown (a
         // PostgreSQL connection that broke after the UPDATE was sent): the files may
         // be in the table, so they stay. A later start removes them if they are not.

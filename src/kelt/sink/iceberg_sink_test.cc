@@ -10,6 +10,7 @@
 #include <parquet/arrow/reader.h>
 
 #include <atomic>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -287,6 +288,38 @@ TEST_F(IcebergSinkTest, RacingWritersLandEachOffsetOnce) {
   EXPECT_EQ(static_cast<size_t>(std::distance(
                 fs::directory_iterator(dir_.path() + "/wh/ns/events/data"), {})),
             referenced.size());
+}
+
+// kafka_benchmark's commit latency per window comes from this debug line.
+TEST_F(IcebergSinkTest, ACommitLogsItsTimeSplitAtDebug) {
+  std::vector<std::string> lines;
+  SetLogHook(
+      [&](LogLevel level, std::string_view component, std::string_view m) {
+        if (level == LogLevel::kDebug && component == "iceberg") lines.emplace_back(m);
+      },
+      LogLevel::kDebug);
+  {
+    auto sink = Open(Options());
+    ASSERT_TRUE(sink);
+    auto w = Range(0, 9);
+    auto p1 = Range(0, 4, 1);
+    w.insert(w.end(), p1.begin(), p1.end());
+    ASSERT_OK(sink->Write(Window(w)).status());
+    ASSERT_OK(sink->Close());
+  }
+  SetLogHook(nullptr);
+  ASSERT_EQ(lines.size(), 1u);
+  double read = -1, files = -1, commit = -1;
+  const auto at = lines[0].find(": committed 2 data file(s): table read ");
+  ASSERT_NE(at, std::string::npos) << lines[0];
+  ASSERT_EQ(std::sscanf(lines[0].c_str() + lines[0].find("table read "),
+                        "table read %lf ms, data files %lf ms, commit %lf ms", &read,
+                        &files, &commit),
+            3)
+      << lines[0];
+  EXPECT_GE(read, 0);
+  EXPECT_GT(files, 0);
+  EXPECT_GT(commit, 0);
 }
 
 TEST_F(IcebergSinkTest, UncommittedFilesBelowTheStoredOffsetsAreRemovedAtOpen) {
