@@ -83,6 +83,22 @@ class IcebergSinkTest : public ::testing::Test {
     return testing::MakeSinkWindow(records, landing_, LoadOptions{});
   }
 
+  // Offsets 0..19 of partition 0 landed in two windows (two appends), the sink closed;
+  // then the table as its catalog has it.
+  std::optional<iceberg::LoadedTable> LandTwoWindowsAndLoad() {
+    {
+      auto sink = Open(Options());
+      EXPECT_OK(sink->Write(Window(Range(0, 9))).status());
+      EXPECT_OK(sink->Write(Window(Range(10, 19))).status());
+    }
+    auto cat = iceberg::OpenSqliteCatalog(Options().catalog, "kelt");
+    EXPECT_OK(cat);
+    if (!cat.ok()) return std::nullopt;
+    auto t = iceberg::LoadTable(**cat, {"ns", "events"});
+    EXPECT_OK(t);
+    return t.ok() ? std::move(*t) : std::nullopt;
+  }
+
   // (partition, offset) → how many rows of the table's current snapshot hold it.
   std::map<std::pair<int64_t, int64_t>, int> RowsByOffset(
       int* snapshots = nullptr, const std::string& catalog = "") {
@@ -659,14 +675,8 @@ void ExpectWhole(iceberg::Catalog& cat) {
 }
 
 TEST_F(IcebergSinkTest, DeadManifestsListsAndMetadataFilesAreRemovedAtOpen) {
-  {
-    auto sink = Open(Options());
-    ASSERT_OK(sink->Write(Window(Range(0, 9))).status());
-    ASSERT_OK(sink->Write(Window(Range(10, 19))).status());
-  }
-  auto cat = iceberg::OpenSqliteCatalog(Options().catalog, "kelt");
-  ASSERT_OK(cat);
-  ASSERT_OK_AND_ASSIGN(auto t, iceberg::LoadTable(**cat, {"ns", "events"}));
+  auto t = LandTwoWindowsAndLoad();
+  ASSERT_TRUE(t.has_value());
   ASSERT_EQ(iceberg::MetadataVersion(t->metadata_location), 3);  // create + 2 appends
   const std::string tag = iceberg::TableTag(t->metadata.table_uuid);
   const std::string meta = dir_.path() + "/wh/ns/events/metadata/";
@@ -699,6 +709,8 @@ TEST_F(IcebergSinkTest, DeadManifestsListsAndMetadataFilesAreRemovedAtOpen) {
   for (const auto& f : dead) EXPECT_FALSE(fs::exists(meta + f)) << f;
   for (const auto& f : kept) EXPECT_TRUE(fs::exists(meta + f)) << f;
   // The lineage is whole: every file it names is still there, and the rows read once.
+  auto cat = iceberg::OpenSqliteCatalog(Options().catalog, "kelt");
+  ASSERT_OK(cat);
   ExpectWhole(**cat);
   ExpectEachOnce(RowsByOffset(), 0, 0, 19);
   std::string all;
@@ -766,14 +778,8 @@ TEST_F(IcebergSinkTest, TwoTablesAtOneLocationLeaveEachOthersFilesAlone) {
 }
 
 TEST_F(IcebergSinkTest, AFailingCleanupDoesNotFailOpen) {
-  {
-    auto sink = Open(Options());
-    ASSERT_OK(sink->Write(Window(Range(0, 9))).status());
-    ASSERT_OK(sink->Write(Window(Range(10, 19))).status());
-  }
-  auto cat = iceberg::OpenSqliteCatalog(Options().catalog, "kelt");
-  ASSERT_OK(cat);
-  ASSERT_OK_AND_ASSIGN(auto t, iceberg::LoadTable(**cat, {"ns", "events"}));
+  auto t = LandTwoWindowsAndLoad();
+  ASSERT_TRUE(t.has_value());
   // As a concurrent `kelt iceberg expire` may leave it: the older snapshot's manifest
   // list gone while the metadata read still names it.
   ASSERT_TRUE(
