@@ -256,5 +256,5 @@ def fence(protocol):
         return re.compile(sink + r"|SESSTMOUT[^\n]*\n(?:.*\n)*?.*lost \d+ partition\(s\)")
     # Under KIP-848 the zombie's heartbeat on waking may be answered first (its member
     # fenced): it then loses its partitions and drops the window before its sink sees it.
-    return re.compile(sink + r"|component=kafka msg="lost \d+ partition\(s\)")
+    return re.compile(sink + r'|component=kafka msg="lost \d+ partition\(s\)')
 
