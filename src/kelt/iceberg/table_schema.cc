@@ -4,6 +4,7 @@
 
 #include <arrow/api.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string_view>
@@ -288,7 +289,8 @@ std::string SchemaJson(const Schema& schema) {
   return out;
 }
 
-Result<ColumnStats> ComputeStats(const arrow::RecordBatch& batch, const Schema& schema) {
+Result<ColumnStats> ComputeStats(const arrow::RecordBatch& batch, const Schema& schema,
+                                 const std::vector<int>& without_bounds) {
   if (static_cast<size_t>(batch.num_columns()) != schema.fields.size()) {
     return Status::Invalid("statistics: batch and schema differ in column count");
   }
@@ -298,6 +300,10 @@ Result<ColumnStats> ComputeStats(const arrow::RecordBatch& batch, const Schema& 
     const int id = schema.fields[i].id;
     stats.value_counts[id] = a.length();
     stats.null_counts[id] = a.null_count();
+    if (std::find(without_bounds.begin(), without_bounds.end(), i) !=
+        without_bounds.end()) {
+      continue;
+    }
     switch (a.type_id()) {
       case arrow::Type::BOOL: {
         const auto& b = static_cast<const arrow::BooleanArray&>(a);

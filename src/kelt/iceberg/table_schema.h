@@ -77,8 +77,11 @@ struct ColumnStats {
   std::map<int, std::string> upper_bounds;
 };
 
-/// Compute the statistics of `batch` (of a LandingMapping's Arrow schema).
-Result<ColumnStats> ComputeStats(const arrow::RecordBatch& batch, const Schema& schema);
+/// Compute the statistics of `batch` (of a LandingMapping's Arrow schema). The columns
+/// (indices) in `without_bounds` get counts only: bounds are optional, and the writer
+/// leaves them out where they cannot prune (mostly distinct, unordered text).
+Result<ColumnStats> ComputeStats(const arrow::RecordBatch& batch, const Schema& schema,
+                                 const std::vector<int>& without_bounds = {});
 
 /// Iceberg's single-value serialization of an int/date (4 bytes) or a long/timestamp/
 /// time (8 bytes), little-endian.

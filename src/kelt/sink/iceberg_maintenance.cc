@@ -2,9 +2,10 @@
 //
 // The public face of Iceberg table maintenance (include/kelt/sink.h): opens the catalog
 // and the table's file I/O and hands iceberg/maintenance.cc the data files' reader and
-// writer — Arrow's Parquet reader and the writer the sink lands with (ExportToParquet:
-// zstd, the Arrow schema stored, each field's `PARQUET:field_id` kept), so a compacted
-// file carries the same Iceberg field ids as a landed one.
+// writer — Arrow's Parquet reader and the writer the sink lands with
+// (internal::WriteLandingParquetFile: the Parquet sink's settings, the Arrow schema
+// stored, each field's `PARQUET:field_id` kept), so a compacted file is encoded as a
+// landed one and carries the same Iceberg field ids.
 
 #include <arrow/api.h>
 #include <arrow/io/file.h>
@@ -19,6 +20,7 @@
 #include "kelt/landing/filesystem.h"
 #include "kelt/sink.h"
 #include "kelt/sink/iceberg_maintenance.h"
+#include "kelt/sink/parquet_writing.h"
 
 namespace kelt {
 namespace {
@@ -90,7 +92,10 @@ ice::DataFileCodec IcebergDataFileCodec() {
   ice::DataFileCodec codec;
   codec.read = ReadParquet;
   codec.write = [](const arrow::RecordBatch& batch, const std::string& path) {
-    return ExportToParquet(batch, path);
+    KELT_RETURN_NOT_OK(internal::WriteLandingParquetFile(batch, path, /*durable=*/true));
+    const size_t slash = path.rfind('/');
+    return internal::SyncPath(slash == std::string::npos ? "." : path.substr(0, slash),
+                              true);
   };
   return codec;
 }

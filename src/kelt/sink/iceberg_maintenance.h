@@ -7,7 +7,7 @@
 
 namespace kelt {
 
-/// Arrow's Parquet reader, and the sink's Parquet writer (ExportToParquet).
+/// Arrow's Parquet reader, and the sink's Parquet writer (WriteLandingParquetFile).
 iceberg::DataFileCodec IcebergDataFileCodec();
 
 }  // namespace kelt

@@ -16,6 +16,7 @@
 #include <map>
 #include <set>
 
+#include "kelt/common/parallel.h"
 #include "kelt/common/text.h"
 #include "kelt/iceberg/catalog.h"
 #include "kelt/iceberg/file_io.h"
@@ -25,6 +26,7 @@
 #include "kelt/landing/filesystem.h"
 #include "kelt/log.h"
 #include "kelt/sink.h"
+#include "kelt/sink/parquet_writing.h"
 #include "kelt/sink/schema_evolution.h"
 
 namespace kelt {
@@ -418,6 +420,12 @@ class TableWriter {
     return out;
   }
 
+  // The rows of one data file: runs of a window's batch, and their offsets' range.
+  struct Runs {
+    std::vector<std::pair<int64_t, int64_t>> runs;  // (start, length)
+    int64_t first = INT64_MAX, last = -1;
+  };
+
   // One Parquet file per Kafka partition with rows at or past its stored next offset;
   // `left_out` counts the rows below it.
   Status WriteDataFiles(const std::shared_ptr<arrow::RecordBatch>& batch,
@@ -447,10 +455,6 @@ class TableWriter {
     KELT_ASSIGN_OR_RAISE(auto converted_all, ice::ToIcebergBatch(batch, mapping_));
     KELT_ASSIGN_OR_RAISE(auto partition_values,
                          ice::PartitionValues(*converted_all, spec_, mapping_.schema));
-    struct Runs {
-      std::vector<std::pair<int64_t, int64_t>> runs;  // (start, length)
-      int64_t first = INT64_MAX, last = -1;
-    };
     using Tuple = std::vector<std::optional<ice::PartitionDatum>>;
     std::map<std::pair<TopicPartition, Tuple>, Runs> groups;
     for (int64_t r = 0; r < batch->num_rows(); ++r) {
@@ -477,19 +481,16 @@ class TableWriter {
       runs.last = std::max(runs.last, off);
     }
     const std::string token = ice::RandomUuid().substr(0, 8);
+    // Every file is in `files` before any is written: from there on, removed if the
+    // commit does not happen (a file never written is nothing to remove).
+    struct Job {
+      const Runs* runs;
+      size_t index;  // in `files`
+    };
+    std::vector<Job> jobs;
     int k = 0;
     for (const auto& [key, runs] : groups) {
       const auto& [tp, tuple] = key;
-      std::vector<std::shared_ptr<arrow::RecordBatch>> slices;
-      for (const auto& [start, length] : runs.runs) {
-        slices.push_back(converted_all->Slice(start, length));
-      }
-      std::shared_ptr<arrow::RecordBatch> converted = slices.front();
-      if (slices.size() > 1) {
-        auto joined = arrow::ConcatenateRecordBatches(slices);
-        if (!joined.ok()) return Status::Internal(joined.status().ToString());
-        converted = *joined;
-      }
       // Flat under data/: the partition tuple is in the manifest, not the path.
       const std::string file = "kelt-" + tp.topic + "+" + std::to_string(tp.partition) +
                                "+" + std::to_string(runs.first) + "+" +
@@ -498,22 +499,59 @@ class TableWriter {
       ice::DataFile df;
       df.path = table_location_ + "/data/" + file;
       df.partition = tuple;
-      // On S3: written to a staging file, sized there, then uploaded whole.
-      std::uintmax_t size = 0;
-      Status written = io_->WriteVia(df.path, [&](const std::string& path) {
-        KELT_RETURN_NOT_OK(ExportToParquet(*converted, path));
-        std::error_code ec;
-        size = std::filesystem::file_size(path, ec);
-        if (ec) return Status::IOError("stat " + path + ": " + ec.message());
-        return Status::OK();
-      });
-      files->push_back(df);  // from here on, removed if the commit does not happen
-      KELT_RETURN_NOT_OK(written);
-      files->back().file_size = static_cast<int64_t>(size);
-      files->back().record_count = converted->num_rows();
-      KELT_ASSIGN_OR_RAISE(files->back().stats,
-                           ice::ComputeStats(*converted, mapping_.schema));
+      jobs.push_back({&runs, files->size()});
+      files->push_back(std::move(df));
     }
+    // The partitions' files in parallel, as the Parquet sink writes them, with its
+    // writer settings (internal::WriteLandingParquetFile).
+    const bool local = !ice::FileIO::IsS3(table_location_);
+    std::vector<Status> results(jobs.size());
+    internal::ParallelFor(jobs.size(), internal::UsableCores(), [&](size_t i) {
+      results[i] =
+          WriteDataFile(*converted_all, *jobs[i].runs, local, &(*files)[jobs[i].index]);
+    });
+    for (const Status& st : results) KELT_RETURN_NOT_OK(st);
+    // The renames of this window's files, durable at once (one sync of data/).
+    if (local && !jobs.empty()) {
+      KELT_ASSIGN_OR_RAISE(std::string dir, ice::LocalPath(table_location_ + "/data"));
+      KELT_RETURN_NOT_OK(internal::SyncPath(dir, true));
+    }
+    return Status::OK();
+  }
+
+  // One data file of WriteDataFiles: the rows of `runs` of `converted_all`, written at
+  // df->path (fsynced when `local`; on S3 staged, then uploaded), and its size, record
+  // count and column statistics. Touches nothing but `df` (runs in parallel).
+  Status WriteDataFile(const arrow::RecordBatch& converted_all, const Runs& runs,
+                       bool local, ice::DataFile* df) const {
+    std::vector<std::shared_ptr<arrow::RecordBatch>> slices;
+    for (const auto& [start, length] : runs.runs) {
+      slices.push_back(converted_all.Slice(start, length));
+    }
+    std::shared_ptr<arrow::RecordBatch> converted = slices.front();
+    if (slices.size() > 1) {
+      auto joined = arrow::ConcatenateRecordBatches(slices);
+      if (!joined.ok()) return Status::Internal(joined.status().ToString());
+      converted = *joined;
+    }
+    // On S3: written to a staging file, sized there, then uploaded whole.
+    std::uintmax_t size = 0;
+    std::vector<int> without_statistics;
+    KELT_RETURN_NOT_OK(io_->WriteVia(df->path, [&](const std::string& path) {
+      KELT_RETURN_NOT_OK(internal::WriteLandingParquetFile(*converted, path, local, {},
+                                                           &without_statistics));
+      std::error_code ec;
+      size = std::filesystem::file_size(path, ec);
+      if (ec) return Status::IOError("stat " + path + ": " + ec.message());
+      return Status::OK();
+    }));
+    df->file_size = static_cast<int64_t>(size);
+    df->record_count = converted->num_rows();
+    // The columns the writer leaves without min/max statistics (mostly distinct,
+    // unordered text: no reader prunes a file by them) get no bounds in the manifest
+    // either; bounds are optional in Iceberg, the counts stay.
+    KELT_ASSIGN_OR_RAISE(
+        df->stats, ice::ComputeStats(*converted, mapping_.schema, without_statistics));
     return Status::OK();
   }
 

@@ -8,7 +8,10 @@
 #include <arrow/io/file.h>
 #include <gtest/gtest.h>
 #include <parquet/arrow/reader.h>
+#include <parquet/file_reader.h>
+#include <parquet/metadata.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
@@ -20,6 +23,8 @@
 #include <vector>
 
 #include "kelt/iceberg/catalog.h"
+#include "kelt/iceberg/file_io.h"
+#include "kelt/iceberg/manifest.h"
 #include "kelt/iceberg/table.h"
 #include "kelt/load.h"
 #include "kelt/log.h"
@@ -223,6 +228,95 @@ TEST_F(IcebergSinkTest, LandsWindowsAndResumesFromTheSnapshotSummary) {
   source.table = "ns.missing";
   EXPECT_STATUS(session->RegisterLanding("x", source), StatusCode::kNotFound,
                 "ns.missing");
+}
+
+// The data files are written with the Parquet sink's writer settings (one file per Kafka
+// partition of a window, written in parallel): integers delta-encoded without a
+// dictionary, a dictionary for the topic, no dictionary and no min/max statistics for
+// text whose values are mostly distinct and unordered; the manifest leaves that
+// column's bounds out too (optional in Iceberg) and keeps its counts.
+TEST_F(IcebergSinkTest, DataFilesUseTheParquetSinksWriterSettings) {
+  auto parsed = ParseSchemaJson(R"({"fields":[
+    {"name":"id","data_type":"Int64"},
+    {"name":"hash","data_type":"Utf8"},
+    {"name":"_kafka_topic","data_type":"Utf8"},
+    {"name":"_kafka_partition","data_type":"Int64"},
+    {"name":"_kafka_offset","data_type":"Int64"}]})");
+  ASSERT_OK(parsed);
+  landing_ = *parsed;
+  std::vector<StreamRecord> records;
+  for (int32_t p = 0; p < 3; ++p) {
+    for (auto& r : Range(0, 299, p)) {
+      // Distinct and unordered (a multiplicative hash of the offset).
+      const uint64_t h =
+          (static_cast<uint64_t>(r.offset) + 1000 * p) * 2654435761u % 1000003;
+      r.value = R"({"id":)" + std::to_string(r.offset) + R"(,"hash":"h)" +
+                std::to_string(h) + R"("})";
+      records.push_back(std::move(r));
+    }
+  }
+  {
+    auto sink = Open(Options());
+    ASSERT_TRUE(sink != nullptr);
+    ASSERT_OK(sink->Write(Window(records)).status());
+  }
+  auto rows = RowsByOffset();  // field ids checked there
+  for (int p = 0; p < 3; ++p) ExpectEachOnce(rows, p, 0, 299);
+
+  auto cat = iceberg::OpenSqliteCatalog(Options().catalog, "kelt");
+  ASSERT_OK(cat);
+  auto t = iceberg::LoadTable(**cat, {"ns", "events"});
+  ASSERT_OK(t);
+  ASSERT_TRUE(t->has_value());
+  const iceberg::TableMetadata& m = (*t)->metadata;
+  const iceberg::Field* hash = m.CurrentSchema()->Find("hash");
+  ASSERT_TRUE(hash != nullptr);
+  auto manifests = iceberg::ReadManifestListAt(iceberg::FileIO::Local(),
+                                               m.CurrentSnapshot()->manifest_list);
+  ASSERT_OK(manifests);
+  int files = 0;
+  for (const auto& manifest : *manifests) {
+    auto entries =
+        iceberg::ReadManifestEntriesAt(iceberg::FileIO::Local(), manifest.path);
+    ASSERT_OK(entries);
+    for (const auto& e : *entries) {
+      ++files;
+      EXPECT_EQ(e.file.record_count, 300);
+      EXPECT_EQ(e.file.stats.value_counts.at(hash->id), 300);
+      EXPECT_EQ(e.file.stats.null_counts.at(hash->id), 0);
+      // No bounds where the file has no statistics; the others keep theirs.
+      EXPECT_EQ(e.file.stats.lower_bounds.count(hash->id), 0u);
+      EXPECT_EQ(e.file.stats.upper_bounds.count(hash->id), 0u);
+      const iceberg::Field* offset = m.CurrentSchema()->Find("_kafka_offset");
+      ASSERT_TRUE(offset != nullptr);
+      EXPECT_EQ(e.file.stats.lower_bounds.count(offset->id), 1u);
+      EXPECT_EQ(e.file.stats.upper_bounds.count(offset->id), 1u);
+
+      auto in = arrow::io::ReadableFile::Open(*iceberg::LocalPath(e.file.path));
+      ASSERT_OK(in);
+      auto meta = parquet::ParquetFileReader::Open(*in)->metadata();
+      for (int c = 0; c < meta->num_columns(); ++c) {
+        const std::string name = meta->schema()->Column(c)->name();
+        auto chunk = meta->RowGroup(0)->ColumnChunk(c);
+        const auto& enc = chunk->encodings();
+        auto has = [&](parquet::Encoding::type x) {
+          return std::find(enc.begin(), enc.end(), x) != enc.end();
+        };
+        if (name == "id" || name == "_kafka_offset") {
+          EXPECT_FALSE(chunk->has_dictionary_page()) << name;
+          EXPECT_TRUE(has(parquet::Encoding::DELTA_BINARY_PACKED)) << name;
+          EXPECT_TRUE(chunk->is_stats_set()) << name;
+        } else if (name == "_kafka_topic" || name == "_kafka_partition") {
+          EXPECT_TRUE(chunk->has_dictionary_page()) << name;
+        } else if (name == "hash") {
+          EXPECT_FALSE(chunk->has_dictionary_page());
+          EXPECT_FALSE(chunk->is_stats_set());
+        }
+        EXPECT_EQ(chunk->compression(), parquet::Compression::ZSTD) << name;
+      }
+    }
+  }
+  EXPECT_EQ(files, 3);
 }
 
 TEST_F(IcebergSinkTest, AWriterBehindTheTableIsFencedAndLeavesNoFiles) {

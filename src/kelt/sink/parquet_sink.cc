@@ -55,28 +55,20 @@
 #include "kelt/landing/filesystem.h"
 #include "kelt/log.h"
 #include "kelt/sink/boundary_types.h"
+#include "kelt/sink/parquet_writing.h"
 #include "kelt/sink/schema_evolution.h"
 
 namespace kelt {
 
 namespace {
 
+using internal::RandomToken;
+using internal::SyncPath;
+
 using Clock = std::chrono::steady_clock;
 
 // --- file systems
 // -----------------------------------------------------------------------
-
-Status SyncPath(const std::string& path, bool directory) {
-  int fd =
-      ::open(path.c_str(), (directory ? O_RDONLY | O_DIRECTORY : O_RDONLY) | O_CLOEXEC);
-  if (fd < 0)
-    return Status::IOError("opening '" + path + "' to sync it: " + std::strerror(errno));
-  int rc = ::fsync(fd);
-  int err = errno;
-  ::close(fd);
-  if (rc != 0) return Status::IOError("fsync of '" + path + "': " + std::strerror(err));
-  return Status::OK();
-}
 
 using Root = internal::FileSystemRoot;
 
@@ -88,16 +80,6 @@ Result<Root> OpenRoot(const ParquetSinkOptions& o) {
 
 // --- the sink
 // ---------------------------------------------------------------------------
-
-std::string RandomToken() {
-  static std::atomic<uint64_t> counter{0};
-  std::random_device rd;
-  uint64_t v = (static_cast<uint64_t>(rd()) << 32) ^ rd() ^ (counter++ << 17) ^
-               static_cast<uint64_t>(::getpid());
-  char buf[24];
-  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 
 // One file being written for one rotation (one Hive directory, or dead letters).
 struct OpenFile {
@@ -142,55 +124,6 @@ bool SameColumns(const arrow::Schema& a, const arrow::Schema& b) {
   return true;
 }
 
-// Whether dictionary encoding is likely to pay for a column (ParquetSinkOptions
-// "auto"): numbers and timestamps are mostly unique (offsets, ids, amounts, event
-// times), and their dictionaries cost a hash table per column chunk for nothing.
-bool DictionaryPays(const arrow::Field& f) {
-  if (f.name() == "_kafka_partition") return true;
-  const arrow::Type::type id = f.type()->id();
-  return !(arrow::is_integer(id) || arrow::is_floating(id) ||
-           id == arrow::Type::TIMESTAMP);
-}
-
-// The "auto" check on data: whether a text column's values at the start of a file are
-// mostly distinct (ids, hashes, free text). Its dictionary would hash every value and
-// store each once more, so the file writes it plain. Looks at up to 1,024 rows spread
-// over the first slice; "mostly" is more than 3/4 of the sampled values.
-bool MostlyDistinct(const arrow::Array& a) {
-  if (a.type_id() != arrow::Type::STRING && a.type_id() != arrow::Type::BINARY) {
-    return false;
-  }
-  const auto& text = static_cast<const arrow::BinaryArray&>(a);
-  const int64_t n = text.length();
-  const int64_t samples = std::min<int64_t>(n, 1024);
-  std::unordered_set<std::string_view> seen;
-  int64_t present = 0;
-  for (int64_t k = 0; k < samples; ++k) {
-    const int64_t row = k * n / samples;
-    if (text.IsNull(row)) continue;
-    ++present;
-    seen.insert(text.GetView(row));
-  }
-  return present >= 64 && static_cast<int64_t>(seen.size()) * 4 > present * 3;
-}
-
-// Whether a text column's sampled values (as MostlyDistinct samples them) never go
-// down: keys that grow (ULIDs, text timestamps) keep min/max statistics that prune.
-bool SampleSorted(const arrow::Array& a) {
-  const auto& text = static_cast<const arrow::BinaryArray&>(a);
-  const int64_t n = text.length();
-  const int64_t samples = std::min<int64_t>(n, 1024);
-  std::optional<std::string_view> last;
-  for (int64_t k = 0; k < samples; ++k) {
-    const int64_t row = k * n / samples;
-    if (text.IsNull(row)) continue;
-    const std::string_view v = text.GetView(row);
-    if (last && v < *last) return false;
-    last = v;
-  }
-  return true;
-}
-
 class ParquetSink final : public Sink {
  public:
   explicit ParquetSink(ParquetSinkOptions options) : o_(std::move(options)) {}
@@ -211,12 +144,7 @@ class ParquetSink final : public Sink {
       return Status::Invalid("parquet sink dead_letter_dir must stay inside the root");
     }
     KELT_ASSIGN_OR_RAISE(dead_letter_props_, PropertiesOf(*dead_letter));
-    parquet::ArrowWriterProperties::Builder ap;
-    ap.store_schema();
-    // Timestamps keep their unit (ms, µs and ns are Parquet units; seconds become ms):
-    // coercing ns to µs would fail on any sub-µs digit.
-    ap.set_use_threads(false);
-    arrow_props_ = ap.build();
+    arrow_props_ = internal::LandingArrowWriterProperties();
     return Status::OK();
   }
 
@@ -340,22 +268,6 @@ class ParquetSink final : public Sink {
   }
 
  private:
-  static parquet::Compression::type Codec(ParquetCompression compression) {
-    switch (compression) {
-      case ParquetCompression::kZstd:
-        return parquet::Compression::ZSTD;
-      case ParquetCompression::kSnappy:
-        return parquet::Compression::SNAPPY;
-      case ParquetCompression::kGzip:
-        return parquet::Compression::GZIP;
-      case ParquetCompression::kLz4:
-        return parquet::Compression::LZ4;
-      case ParquetCompression::kNone:
-        return parquet::Compression::UNCOMPRESSED;
-    }
-    return parquet::Compression::ZSTD;
-  }
-
   // Take `landing` as the schema of the landing files to come: the metadata columns'
   // positions, the partition_by column, the writer properties (set by column name).
   Status UseLanding(const std::shared_ptr<arrow::Schema>& landing) {
@@ -705,29 +617,7 @@ class ParquetSink final : public Sink {
   // have their own: options are set by column name).
   Result<std::shared_ptr<parquet::WriterProperties>> PropertiesOf(
       const arrow::Schema& schema) const {
-    parquet::WriterProperties::Builder wp;
-    wp.memory_pool(internal::WindowPool());
-    wp.compression(Codec(o_.compression));
-    wp.max_row_group_length(1 << 20);
-    if (o_.dictionary == ParquetDictionary::kNone) {
-      wp.disable_dictionary();
-    } else if (o_.dictionary == ParquetDictionary::kAuto) {
-      for (const auto& f : schema.fields()) {
-        if (!DictionaryPays(*f)) wp.disable_dictionary(f->name());
-      }
-    }
-    if (o_.integer_encoding == ParquetIntegerEncoding::kDelta) {
-      const auto unencoded = wp.build();  // to ask which columns keep a dictionary
-      for (const auto& f : schema.fields()) {
-        const arrow::Type::type id = f->type()->id();
-        if ((arrow::is_integer(id) || id == arrow::Type::TIMESTAMP) &&
-            !unencoded->dictionary_enabled(
-                parquet::schema::ColumnPath::FromDotString(f->name()))) {
-          wp.encoding(f->name(), parquet::Encoding::DELTA_BINARY_PACKED);
-        }
-      }
-    }
-    return wp.build();
+    return internal::LandingWriterProperties(schema, o_);
   }
 
   // Finish the rotations `pick` selects, in parallel (closing a file encodes its last
@@ -789,24 +679,8 @@ class ParquetSink final : public Sink {
   // text that grows keep their statistics.
   std::shared_ptr<parquet::WriterProperties> PropertiesFor(
       bool dead_letter, const arrow::RecordBatch* first_rows) const {
-    const auto& base = dead_letter ? dead_letter_props_ : writer_props_;
-    if (first_rows == nullptr) return base;
-    std::shared_ptr<parquet::WriterProperties::Builder> b;
-    for (int c = 0; c < first_rows->num_columns(); ++c) {
-      const std::string& name = first_rows->schema()->field(c)->name();
-      const arrow::Array& column = *first_rows->column(c);
-      if (!MostlyDistinct(column)) continue;
-      const auto path = parquet::schema::ColumnPath::FromDotString(name);
-      if (o_.dictionary == ParquetDictionary::kAuto && base->dictionary_enabled(path)) {
-        if (!b) b = std::make_shared<parquet::WriterProperties::Builder>(*base);
-        b->disable_dictionary(name);
-      }
-      if (base->statistics_enabled(path) && !SampleSorted(column)) {
-        if (!b) b = std::make_shared<parquet::WriterProperties::Builder>(*base);
-        b->disable_statistics(name);
-      }
-    }
-    return b ? b->build() : base;
+    return internal::PropertiesForFirstRows(
+        dead_letter ? dead_letter_props_ : writer_props_, o_.dictionary, first_rows);
   }
 
   // Close every file of the rotation and publish them under their final names; false
