@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A private PostgreSQL cluster on 127.0.0.1 for tests, benchmarks and the demo.
 #
-#   bash scripts/postgres.sh start [--dir DIR] [--keep]
+#   bash scripts/postgres.sh start [--dir DIR] [--keep] [--host ADDR]
 #   bash scripts/postgres.sh stop [--dir DIR]
 #   bash scripts/postgres.sh status [--dir DIR]
 #

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A local S3-compatible object store (moto's server mode) on 127.0.0.1 for tests and the demo.
 #
-#   bash scripts/s3.sh start [--dir DIR] [--bucket NAME]
+#   bash scripts/s3.sh start [--dir DIR] [--bucket NAME] [--host ADDR]
 #   bash scripts/s3.sh stop [--dir DIR]
 #   bash scripts/s3.sh status [--dir DIR]
 #

@@ -2,7 +2,7 @@
 """A private PostgreSQL cluster on 127.0.0.1 for tests, benchmarks and the demo, run from
 Debian's postgresql package (scripts/bootstrap.sh installs it).
 
-  bash scripts/postgres.sh start [--dir DIR] [--keep]
+  bash scripts/postgres.sh start [--dir DIR] [--keep] [--host ADDR]
   bash scripts/postgres.sh stop [--dir DIR]
   bash scripts/postgres.sh status [--dir DIR]
 
@@ -25,6 +25,14 @@ start    Runs initdb into DIR/data (default DIR: $KELT_ROOT/build/postgres) and 
          the newest /usr/lib/postgresql/*/bin.
 stop     SIGINT (fast shutdown), then SIGQUIT (immediate), then SIGKILL, waiting
          KELT_PG_STOP_TIMEOUT (30 s) after each. Fine when not running.
+--host ADDR  the server also listens on ADDR (an IPv4 address of this machine) and the
+         conninfo, KELT_PG_HOST and the env file name ADDR instead of 127.0.0.1 (loopback
+         stays open for the scripts' own psql). From ADDR itself the superuser logs in
+         without a password, as on loopback; from the other addresses of ADDR's subnet only
+         role `kelt_password` with its password (scram-sha-256). The network fault tests
+         (tests/faults/test_network_sinks.py) put it on a veth address so that kelt in
+         another network namespace reaches it through that veth only. --keep with --host
+         moves a kept DIR to ADDR; --keep alone keeps the DIR's address.
 status   Exit 0 printing the conninfo line when DIR's server accepts connections, else 1.
 DIR holds data/ (the cluster), sock/, postgres.log, env and a .kelt-postgres marker.
 """
@@ -82,6 +90,7 @@ class Cluster:
         self.as_root = os.geteuid() == 0
         self.supervisor = Supervisor(console, self.log, log_tail_lines=30)
         self.pid = 0
+        self.host = ""  # --host: a further address to listen on ("" keeps DIR's)
 
     def need_tools(self) -> None:
         for tool in ("initdb", "postgres", "psql", "pg_isready"):
@@ -158,8 +167,20 @@ class Cluster:
         ports = re.findall(r"^port = ([0-9]*)", text, re.M)
         return ports[-1] if ports else ""
 
+    def address(self) -> str:
+        """The address clients use: --host's, else the one DIR's settings name (the last
+        of listen_addresses), else 127.0.0.1."""
+        if self.host:
+            return self.host
+        try:
+            text = (self.data / "postgresql.conf").read_text()
+        except OSError:
+            return "127.0.0.1"
+        found = re.findall(r"^listen_addresses = '([^']*)'", text, re.M)
+        return found[-1].split(",")[-1] if found else "127.0.0.1"
+
     def conninfo(self) -> str:
-        return f"postgresql://{SUPERUSER}@127.0.0.1:{self.port()}/{DATABASE}"
+        return f"postgresql://{SUPERUSER}@{self.address()}:{self.port()}/{DATABASE}"
 
     def print_conninfo(self) -> None:
         print(f"KELT_PG_CONNINFO={self.conninfo()}", flush=True)
@@ -197,17 +218,27 @@ class Cluster:
         if p.returncode != 0:
             sys.stderr.write(p.stdout + p.stderr)
             raise Fatal("initdb failed")
-        # Trust on loopback and the socket only; the password role logs in with SCRAM
-        # (the first matching line wins, so its lines come first).
+        self.write_hba()
+
+    def write_hba(self) -> None:
+        """Trust on loopback, the socket and --host's own address; the password role
+        logs in with SCRAM everywhere, and from the rest of --host's subnet it alone may
+        (the first matching line wins, so its lines come first)."""
+        address = self.address()
+        extra_password = extra_trust = ""
+        if address != "127.0.0.1":
+            extra_password = (f"host    all       {PASSWORD_USER}  {subnet_of(address):<14} "
+                              "scram-sha-256\n")
+            extra_trust = f"host    all       all             {address + '/32':<14} trust\n"
         hba = self.data / "pg_hba.conf"
         hba.write_text(f"""\
 # Written by scripts/postgres.sh: a test cluster reachable from this machine only.
 # TYPE  DATABASE  USER            ADDRESS        METHOD
 local   all       {PASSWORD_USER}                 scram-sha-256
 host    all       {PASSWORD_USER}  127.0.0.1/32   scram-sha-256
-local   all       all                            trust
+{extra_password}local   all       all                            trust
 host    all       all             127.0.0.1/32   trust
-""")
+{extra_trust}""")
         self.chown(hba)
 
     def set_port(self, port: int) -> None:
@@ -224,7 +255,7 @@ host    all       all             127.0.0.1/32   trust
         text += f"""\
 # kelt settings (scripts/postgres.sh)
 port = {port}
-listen_addresses = '127.0.0.1'
+listen_addresses = '{",".join(dict.fromkeys(["127.0.0.1", self.address()]))}'
 unix_socket_directories = '{sockdir}'
 fsync = off
 full_page_writes = off
@@ -254,7 +285,7 @@ log_min_messages = warning
         version = subprocess.run([str(self.bin / "postgres"), "--version"], capture_output=True,
                                  text=True).stdout.split()
         say(f"server pid {pid} (PostgreSQL {version[2] if len(version) > 2 else '?'}) on "
-            f"127.0.0.1:{port} up in {secs_since(t0)}s (log: {self.log})")
+            f"{self.address()}:{port} up in {secs_since(t0)}s (log: {self.log})")
         self.pid = pid
         return "ready"
 
@@ -284,7 +315,7 @@ GRANT USAGE, CREATE ON SCHEMA public TO {PASSWORD_USER};
 
     def write_env(self, password: str) -> None:
         write_env(self.envfile, [
-            f"KELT_PG_CONNINFO={self.conninfo()}", "KELT_PG_HOST=127.0.0.1",
+            f"KELT_PG_CONNINFO={self.conninfo()}", f"KELT_PG_HOST={self.address()}",
             f"KELT_PG_PORT={self.port()}", f"KELT_PG_USER={SUPERUSER}", f"KELT_PG_DB={DATABASE}",
             f"KELT_PG_SOCKET_DIR={self.sock}", f"KELT_PG_PID={self.pid}",
             f"KELT_PG_DIR={self.dir}", f"KELT_PG_PASSWORD_USER={PASSWORD_USER}",
@@ -309,6 +340,9 @@ GRANT USAGE, CREATE ON SCHEMA public TO {PASSWORD_USER};
         if keep and (self.data / "PG_VERSION").is_file() and self.port():
             say(f"keeping {self.dir} (same port and data)")
             password = read_env(self.envfile).get("KELT_PG_PASSWORD", "")
+            if self.host:
+                self.set_port(int(self.port()))
+                self.write_hba()
             rc = self.launch_and_wait()
             if rc != "ready":
                 if rc == "port":
@@ -362,6 +396,24 @@ GRANT USAGE, CREATE ON SCHEMA public TO {PASSWORD_USER};
 
 COMMAND_LINE = CommandLine(__doc__, ("start", "stop", "status"), ROOT / "build/postgres")
 COMMAND_LINE.flag("--keep")
+COMMAND_LINE.option("--host", "an IPv4 address of this machine", "",
+                    lambda v: re.fullmatch(r"[0-9]{1,3}(\.[0-9]{1,3}){3}", v) is not None)
+
+
+def subnet_of(address: str) -> str:
+    """ADDRESS's subnet as an interface of this machine has it (`ip -4 -o addr`), e.g.
+    10.213.4.0/30; ADDRESS/32 when no interface has it."""
+    import ipaddress
+    try:
+        out = subprocess.run(["ip", "-4", "-o", "addr"], capture_output=True, text=True,
+                             timeout=10).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        out = ""
+    for m in re.finditer(r"\binet ([0-9.]+/[0-9]+)", out):
+        iface = ipaddress.ip_interface(m.group(1))
+        if str(iface.ip) == address:
+            return str(iface.network)
+    return f"{address}/32"
 
 
 def main(args: list[str]) -> int:
@@ -374,6 +426,10 @@ def main(args: list[str]) -> int:
         say(f"not running ({directory} does not exist)")
         return 0 if command == "stop" else 1
     cluster = Cluster(path)
+    if options.host:
+        if command != "start":
+            raise Fatal("--host applies to start only")
+        cluster.host = options.host
     if command == "start":
         return cluster.start(options.keep)
     if command == "stop":

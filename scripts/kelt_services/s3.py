@@ -2,7 +2,7 @@
 """A local S3-compatible object store on 127.0.0.1 for tests and the demo: moto's server
 mode (Apache-2.0, from PyPI; scripts/bootstrap.sh installs it into the venv).
 
-  bash scripts/s3.sh start [--dir DIR] [--bucket NAME]
+  bash scripts/s3.sh start [--dir DIR] [--bucket NAME] [--host ADDR]
   bash scripts/s3.sh stop [--dir DIR]
   bash scripts/s3.sh status [--dir DIR]
 
@@ -13,6 +13,10 @@ start   Starts moto_server on a free loopback port, waits until it answers (boun
         AWS_SECRET_ACCESS_KEY (`testing`) with AWS_REGION=us-east-1. Prints the endpoint
         line. Already running in DIR: prints it again and exits 0. Data lives in memory.
         The server's log: DIR/moto.log.
+--host ADDR  moto_server listens on ADDR (an IPv4 address of this machine) instead of
+        127.0.0.1, and KELT_S3_ENDPOINT names it. The network fault tests
+        (tests/faults/test_network_sinks.py) put it on a veth address so that kelt in
+        another network namespace reaches it through that veth only.
 stop    SIGTERM, then SIGKILL after 10 s. Fine when not running.
 status  Exit 0 printing the endpoint line when DIR's server answers, else 1.
 """
@@ -58,7 +62,7 @@ class Server:
             return None  # a stale pid that names another process now
         return int(pid), endpoint
 
-    def start(self, bucket: str) -> int:
+    def start(self, bucket: str, host: str = "127.0.0.1") -> int:
         if not os.access(self.moto, os.X_OK):
             raise Fatal(f"no {self.moto}; run scripts/bootstrap.sh")
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -68,9 +72,9 @@ class Server:
             return 0
         timeout = env_seconds("KELT_S3_START_TIMEOUT", 30)
         port = free_ports(1)[0]
-        endpoint = f"http://127.0.0.1:{port}"
+        endpoint = f"http://{host}:{port}"
         sup = self.supervisor
-        pid = sup.launch([str(self.moto), "-H", "127.0.0.1", "-p", str(port)])
+        pid = sup.launch([str(self.moto), "-H", host, "-p", str(port)])
         outcome = sup.wait_ready(lambda: answers(endpoint), timeout, interval=0.2)
         if outcome.state == "exited":
             raise Fatal(f"moto_server exited (see {sup.log})")
@@ -111,13 +115,17 @@ class Server:
 COMMAND_LINE = CommandLine(__doc__, ("start", "stop", "status"), ROOT / "build/s3")
 COMMAND_LINE.option("--bucket", "an S3 bucket name", "kelt",
                     lambda name: re.fullmatch(r"[a-z0-9][a-z0-9.-]{2,62}", name) is not None)
+COMMAND_LINE.option("--host", "an IPv4 address of this machine", "127.0.0.1",
+                    lambda v: re.fullmatch(r"[0-9]{1,3}(\.[0-9]{1,3}){3}", v) is not None)
 
 
 def main(args: list[str]) -> int:
     command, options = COMMAND_LINE.parse(args)
     server = Server(Path(options.dir))
+    if options.host != "127.0.0.1" and command != "start":
+        raise Fatal("--host applies to start only")
     if command == "start":
-        return server.start(options.bucket)
+        return server.start(options.bucket, options.host)
     if command == "stop":
         return server.stop()
     return server.status()

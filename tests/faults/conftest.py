@@ -127,6 +127,39 @@ def assert_ids_once(truth, n, start=0):
         f"the producer lost {start + n - len(ids)} records")
 
 
+@pytest.fixture(scope="session")
+def net(kelt, tmp_path_factory):
+    """The network fault tests' namespace and veth (tests/faults/netns.py) with a broker of
+    their own on the veth's root-side address (`kafka.sh start --host`): one per session,
+    for test_network.py and test_network_sinks.py alike."""
+    from netns import Net
+    assert os.geteuid() == 0, "the network fault tests need root (namespaces, tc, iptables)"
+    n = Net()
+    kdir = tmp_path_factory.mktemp("kafka")
+    env = {**os.environ, "KELT_CLI": kelt}
+    try:
+        n.make()
+        p = subprocess.run(["bash", str(ROOT / "scripts/kafka.sh"), "start", "--host",
+                            n.host_ip, "--dir", str(kdir)], capture_output=True, text=True,
+                           timeout=180, env=env)
+        assert p.returncode == 0, f"kafka.sh start --host {n.host_ip}: {p.stdout}{p.stderr}"
+        n.kafka_dir = kdir
+        n.bootstrap = read_env(kdir / "env")["KELT_KAFKA_BOOTSTRAP"]
+        n.port = int(n.bootstrap.rsplit(":", 1)[1])
+        yield n
+    finally:
+        subprocess.run(["bash", str(ROOT / "scripts/kafka.sh"), "stop", "--dir", str(kdir)],
+                       capture_output=True, timeout=120, env=env)
+        n.remove()
+
+
+@pytest.fixture
+def fault(net):
+    net.heal()
+    yield net
+    net.heal()
+
+
 _RUNS = []
 
 
@@ -170,6 +203,10 @@ class Run:
         return self.records
 
     def finish(self, timeout=240):
-        out, _ = self.proc.communicate(timeout=timeout)
+        # Not communicate(): it would read stderr too, racing the reader thread for it (a
+        # line's start could go one way and its end the other). stdout holds only the
+        # summary, well within a pipe's buffer, so waiting first cannot block the run.
+        self.proc.wait(timeout=timeout)
+        out = self.proc.stdout.read()
         self.reader.join(timeout=10)
         return self.proc.returncode, out, "".join(self.err)

@@ -3,9 +3,10 @@
 jitter, a connection cut for 30 s, a partition longer than the session timeout, and a
 slow link of 1 MB/s.
 
-The test makes its own network: a namespace `knf-<tag>` joined to the root namespace by a
-veth pair (10.213.<n>.1 on the root side, .2 inside), and a broker of its own listening on
-the root side's address (`kafka.sh start --host`). `kelt run` runs inside the namespace
+The test makes its own network (tests/faults/netns.py; the `net` fixture of conftest.py): a
+namespace `knf-<tag>` joined to the root namespace by a veth pair (10.213.<n>.1 on the root
+side, .2 inside), and a broker of its own listening on the root side's address
+(`kafka.sh start --host`). `kelt run` runs inside the namespace
 (`ip netns exec`), so all of its broker traffic crosses the veth, and only the veth is
 disturbed: a token bucket (`tc tbf`) on the veth's two ends, `iptables` rules inside the
 namespace, and for latency a delaying proxy that a DNAT rule in the namespace puts in the
@@ -21,11 +22,8 @@ KELT_NET_RECORDS, KELT_NET_CUT_S and KELT_NET_PARTITION_S make it longer
 """
 import os
 import re
-import shutil
 import signal
-import socket
 import subprocess
-import sys
 import time
 import urllib.request
 import uuid
@@ -35,6 +33,7 @@ import pytest
 from conftest import (ROOT, Run, assert_ids_once, assert_same_once, duckdb_landing,
                       parquet_landing, read_env, run_kelt, summary_of, topic_records,
                       write_config, write_records)
+from netns import sh
 
 RECORDS = int(os.environ.get("KELT_NET_RECORDS", "4000"))
 CUT_S = float(os.environ.get("KELT_NET_CUT_S", "30"))
@@ -49,132 +48,6 @@ METRICS_PORT = 9464
 # measured below are the network's, not a rotation's age (60 s by default).
 SINKS = """  - parquet: {root: landing, rotate_records: 2000, rotate_age_ms: 2000}
   - duckdb: {path: landing.duckdb, table: t}"""
-
-
-def sh(*argv, check=True):
-    p = subprocess.run(list(argv), capture_output=True, text=True, timeout=60)
-    if check and p.returncode != 0:
-        raise AssertionError(f"{' '.join(argv)}: exit {p.returncode}: {p.stderr.strip()}")
-    return p
-
-
-class Net:
-    """A namespace joined to the root namespace by a veth pair, and the faults on it."""
-
-    def __init__(self):
-        tag = f"{os.getpid() % 100000}"
-        self.ns = f"knf-{tag}"
-        self.host_if, self.ns_if = f"knfh{tag}", f"knfn{tag}"
-        # A /30 of 10.213.0.0/16 no interface of the machine uses yet.
-        used = sh("ip", "-4", "-o", "addr").stdout
-        n = next(i for i in [os.getpid() % 250, *range(250)] if f"10.213.{i}." not in used)
-        self.host_ip, self.ns_ip = f"10.213.{n}.1", f"10.213.{n}.2"
-        self.made = False
-        self.proxy = None
-
-    def make(self):
-        for tool in ("ip", "tc", "iptables"):
-            assert shutil.which(tool), f"{tool} not found (scripts/bootstrap.sh installs it)"
-        sh("ip", "netns", "add", self.ns)
-        self.made = True
-        sh("ip", "link", "add", self.host_if, "type", "veth", "peer", "name", self.ns_if)
-        sh("ip", "link", "set", self.ns_if, "netns", self.ns)
-        sh("ip", "addr", "add", f"{self.host_ip}/30", "dev", self.host_if)
-        sh("ip", "link", "set", self.host_if, "up")
-        sh("ip", "-n", self.ns, "addr", "add", f"{self.ns_ip}/30", "dev", self.ns_if)
-        sh("ip", "-n", self.ns, "link", "set", self.ns_if, "up")
-        sh("ip", "-n", self.ns, "link", "set", "lo", "up")
-
-    def remove(self):
-        if self.made:
-            # Removing the namespace removes the veth pair, its qdiscs and the rules.
-            sh("ip", "netns", "del", self.ns, check=False)
-
-    def in_ns(self, *argv):
-        return ["ip", "netns", "exec", self.ns, *argv]
-
-    # ---- faults ---------------------------------------------------------------------
-    def qdisc(self, *spec):
-        """The same qdisc on both ends of the veth (both directions)."""
-        sh("tc", "qdisc", "replace", "dev", self.host_if, "root", *spec)
-        sh("ip", "netns", "exec", self.ns, "tc", "qdisc", "replace", "dev", self.ns_if,
-           "root", *spec)
-
-    def latency(self, delay_ms, jitter_ms):
-        """Each direction delayed by delay_ms ± jitter_ms. This kernel has no `tc netem`
-        (sch_netem is not built in), so a delaying proxy (tests/fixtures/delay_proxy.py) on
-        the root side's address takes the namespace's connections to the broker's port
-        (a DNAT rule inside the namespace); they still cross the veth."""
-        s = socket.socket()
-        s.bind((self.host_ip, 0))
-        port = s.getsockname()[1]
-        s.close()
-        self.proxy = subprocess.Popen(
-            [sys.executable, str(ROOT / "tests/fixtures/delay_proxy.py"), self.host_ip,
-             str(port), self.host_ip, str(self.port), str(delay_ms), str(jitter_ms)],
-            stdout=subprocess.PIPE, text=True)
-        assert self.proxy.stdout.readline().strip() == "ready", "the delay proxy did not start"
-        sh("ip", "netns", "exec", self.ns, "iptables", "-t", "nat", "-A", "OUTPUT", "-p",
-           "tcp", "-d", self.host_ip, "--dport", str(self.port), "-j", "DNAT",
-           "--to-destination", f"{self.host_ip}:{port}")
-
-    def rate(self, bytes_per_s):
-        # A token bucket: rate in bit/s, a burst of 256 KiB (more than a GSO packet of the
-        # veth: a smaller bucket stalled every connection), 500 ms of queue.
-        self.qdisc("tbf", "rate", f"{bytes_per_s * 8}bit", "burst", "256kb", "latency",
-                   "500ms")
-
-    def block(self, port, how):
-        """Cut the namespace off the broker's port: `reject` answers every packet with a
-        TCP reset (connections break at once, new ones are refused), `drop` loses them
-        silently (a partition: nothing tells either side)."""
-        target = ["REJECT", "--reject-with", "tcp-reset"] if how == "reject" else ["DROP"]
-        ipt = ["ip", "netns", "exec", self.ns, "iptables"]
-        sh(*ipt, "-A", "OUTPUT", "-p", "tcp", "-d", self.host_ip, "--dport", str(port),
-           "-j", *target)
-        sh(*ipt, "-A", "INPUT", "-p", "tcp", "-s", self.host_ip, "--sport", str(port),
-           "-j", *target)
-
-    def heal(self):
-        sh("ip", "netns", "exec", self.ns, "iptables", "-F")
-        sh("ip", "netns", "exec", self.ns, "iptables", "-t", "nat", "-F")
-        if self.proxy is not None:
-            self.proxy.kill()
-            self.proxy.wait()
-            self.proxy = None
-        for argv in (["tc", "qdisc", "del", "dev", self.host_if, "root"],
-                     ["ip", "netns", "exec", self.ns, "tc", "qdisc", "del", "dev", self.ns_if,
-                      "root"]):
-            sh(*argv, check=False)  # "no qdisc" when none was set
-
-
-@pytest.fixture(scope="module")
-def net(kelt, tmp_path_factory):
-    assert os.geteuid() == 0, "the network fault tests need root (namespaces, tc, iptables)"
-    n = Net()
-    kdir = tmp_path_factory.mktemp("kafka")
-    env = {**os.environ, "KELT_CLI": kelt}
-    try:
-        n.make()
-        p = subprocess.run(["bash", str(ROOT / "scripts/kafka.sh"), "start", "--host",
-                            n.host_ip, "--dir", str(kdir)], capture_output=True, text=True,
-                           timeout=180, env=env)
-        assert p.returncode == 0, f"kafka.sh start --host {n.host_ip}: {p.stdout}{p.stderr}"
-        n.kafka_dir = kdir
-        n.bootstrap = read_env(kdir / "env")["KELT_KAFKA_BOOTSTRAP"]
-        n.port = int(n.bootstrap.rsplit(":", 1)[1])
-        yield n
-    finally:
-        subprocess.run(["bash", str(ROOT / "scripts/kafka.sh"), "stop", "--dir", str(kdir)],
-                       capture_output=True, timeout=120, env=env)
-        n.remove()
-
-
-@pytest.fixture
-def fault(net):
-    net.heal()
-    yield net
-    net.heal()
 
 
 def make_topic(net, kelt, partitions=3):

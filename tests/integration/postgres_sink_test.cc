@@ -2,9 +2,14 @@
 //
 // The PostgreSQL sink against a real server (the `postgres` ctest fixture runs
 // scripts/postgres.sh). Every assertion reads the database back with libpq.
+#include <arpa/inet.h>
 #include <arrow/api.h>
 #include <gtest/gtest.h>
 #include <libpq-fe.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
@@ -26,6 +31,7 @@
 #include "kelt/sink.h"
 #include "kelt/sink/all_types_testing.h"
 #include "kelt/sink/evolve_testing.h"
+#include "kelt/sink/postgres_copy.h"
 #include "kelt/sink/sink_testing.h"
 #include "kelt/testing/assertions.h"
 
@@ -600,6 +606,81 @@ TEST_F(PostgresSinkTest, PasswordNeverAppearsInErrors) {
       open_error("postgresql://" + user + ":" + wrong + "@127.0.0.1:" + port + "/kelt");
   EXPECT_NE(auth.message().find("password authentication failed"), std::string::npos)
       << auth.message();
+}
+
+// The sink's connections wait a bounded time on a network that stops answering
+// (pg::Connect): a connect timeout, TCP keepalives and a TCP user timeout, set on the
+// socket, each overridable by the conninfo. Without them a link cut while the sink waited
+// for a reply kept `kelt run` waiting for as long as the cut lasted, and a reply lost for
+// good over 2 h (the kernel's keepalive time; tests/faults/test_network_sinks.py cuts a
+// real link).
+TEST_F(PostgresSinkTest, ConnectionsHaveTimeoutsAndKeepalivesTheConninfoMayOverride) {
+  auto setting = [](PGconn* c, const char* key) {
+    std::string out;
+    PQconninfoOption* opts = PQconninfo(c);
+    for (PQconninfoOption* o = opts; o != nullptr && o->keyword != nullptr; ++o) {
+      if (std::strcmp(o->keyword, key) == 0 && o->val != nullptr) out = o->val;
+    }
+    PQconninfoFree(opts);
+    return out;
+  };
+  auto sockopt = [](PGconn* c, int level, int name) {
+    int v = -1;
+    socklen_t len = sizeof v;
+    EXPECT_EQ(getsockopt(PQsocket(c), level, name, &v, &len), 0);
+    return v;
+  };
+  using Conn = std::unique_ptr<PGconn, decltype(&PQfinish)>;
+  const std::string conninfo = EnvValue("KELT_PG_CONNINFO");  // a URI over TCP
+  Conn c(pg::Connect(conninfo), &PQfinish);
+  ASSERT_EQ(PQstatus(c.get()), CONNECTION_OK) << PQerrorMessage(c.get());
+  EXPECT_EQ(setting(c.get(), "connect_timeout"), "30");
+  EXPECT_EQ(setting(c.get(), "client_encoding"), "UTF8");
+  EXPECT_EQ(sockopt(c.get(), SOL_SOCKET, SO_KEEPALIVE), 1);
+  EXPECT_EQ(sockopt(c.get(), IPPROTO_TCP, TCP_KEEPIDLE), 30);
+  EXPECT_EQ(sockopt(c.get(), IPPROTO_TCP, TCP_KEEPINTVL), 10);
+  EXPECT_EQ(sockopt(c.get(), IPPROTO_TCP, TCP_KEEPCNT), 3);
+  EXPECT_EQ(sockopt(c.get(), IPPROTO_TCP, TCP_USER_TIMEOUT), 60000);
+
+  Conn own(pg::Connect(conninfo +
+                       "?connect_timeout=9&keepalives_idle=5&tcp_user_timeout=7000"),
+           &PQfinish);
+  ASSERT_EQ(PQstatus(own.get()), CONNECTION_OK) << PQerrorMessage(own.get());
+  EXPECT_EQ(setting(own.get(), "connect_timeout"), "9");
+  EXPECT_EQ(sockopt(own.get(), IPPROTO_TCP, TCP_KEEPIDLE), 5);
+  EXPECT_EQ(sockopt(own.get(), IPPROTO_TCP, TCP_USER_TIMEOUT), 7000);
+}
+
+// A server that takes the connection and never answers (a socket that is listened on
+// but never accepted: the kernel completes the handshake, libpq waits for the reply to
+// its startup packet): Open fails after the connect timeout, naming the sink's address,
+// not the password.
+TEST_F(PostgresSinkTest, ASilentServerFailsTheOpenAfterTheConnectTimeout) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(listen(fd, 4), 0);
+  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const std::string port = std::to_string(ntohs(addr.sin_port));
+  PostgresSinkOptions o = Options(Unique("silent"));
+  o.conninfo =
+      "postgresql://kelt:SilentSecret@127.0.0.1:" + port + "/kelt?connect_timeout=2";
+  auto sink = MakePostgresSink(o);
+  ASSERT_OK(sink.status());
+  const auto t0 = std::chrono::steady_clock::now();
+  Status st = (*sink)->Open(ToArrowSchema(SimpleSchema()), DeadLetterSchema());
+  const double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  close(fd);
+  ASSERT_FALSE(st.ok());
+  EXPECT_LT(secs, 15) << st.ToString();
+  EXPECT_NE(st.message().find("127.0.0.1:" + port), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("timeout expired"), std::string::npos) << st.message();
+  EXPECT_EQ(st.ToString().find("SilentSecret"), std::string::npos) << st.ToString();
 }
 
 // PostgreSQL drops the sink's connection, first between windows (its backend is

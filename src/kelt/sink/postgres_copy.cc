@@ -425,6 +425,19 @@ std::string DerivedName(std::string_view base, std::string_view suffix) {
   return std::string(CutUtf8(out, kMaxIdentifierBytes));
 }
 
+pg_conn* Connect(const std::string& conninfo) {
+  // The conninfo is expanded as dbname: it overrides the keywords before it, the ones
+  // after it override the conninfo (kelt writes UTF-8).
+  const char* keys[] = {"connect_timeout",  "keepalives",
+                        "keepalives_idle",  "keepalives_interval",
+                        "keepalives_count", "tcp_user_timeout",
+                        "dbname",           "fallback_application_name",
+                        "client_encoding",  nullptr};
+  const char* values[] = {"30",   "1",    "30",   "10", "3", "60000", conninfo.c_str(),
+                          "kelt", "UTF8", nullptr};
+  return PQconnectdbParams(keys, values, /*expand_dbname=*/1);
+}
+
 std::string Redact(std::string_view message, std::string_view secret) {
   std::string out(message);
   if (secret.empty()) return out;

@@ -21,6 +21,8 @@ class RecordBatch;
 class Schema;
 }  // namespace arrow
 
+struct pg_conn;  // libpq's PGconn
+
 namespace kelt::pg {
 
 /// The PostgreSQL column types the sink writes (binary COPY formats of each).
@@ -98,6 +100,15 @@ struct ConnInfo {
 /// libpq quotes pieces of the string in its messages, so every quoted piece that
 /// occurs in `conninfo` is replaced by "***".
 Result<ConnInfo> ParseConnInfo(std::string_view conninfo);
+
+/// Connect (PQconnectdbParams; the caller checks PQstatus and PQfinish-es it) with
+/// `conninfo`, UTF-8 client encoding and application name `kelt` unless the conninfo
+/// names one, and bounded waits on a network that stops answering, which the conninfo's
+/// own settings override: connect_timeout 30 s, TCP keepalives after 30 s idle (every
+/// 10 s, 3 probes) and tcp_user_timeout 60 s. Without them a sink whose server went
+/// silent waited in the kernel (unacknowledged data: about 15 min of retransmissions;
+/// a reply lost while kelt only waits for it: the kernel's keepalive time, 2 h).
+pg_conn* Connect(const std::string& conninfo);
 
 /// Return `message` with each occurrence of `secret` replaced by "***" (empty secret:
 /// unchanged).

@@ -202,11 +202,7 @@ Status PostgresSink::ErrorOf(const PGresult* r, const Target* t,
 }
 
 Status PostgresSink::Connect() {
-  // The conninfo is expanded as dbname; later keywords override it: kelt writes UTF-8.
-  const char* keys[] = {"dbname", "fallback_application_name", "client_encoding",
-                        nullptr};
-  const char* values[] = {options_.conninfo.c_str(), "kelt", "UTF8", nullptr};
-  conn_.reset(PQconnectdbParams(keys, values, /*expand_dbname=*/1));
+  conn_.reset(pg::Connect(options_.conninfo));
   if (conn_ == nullptr) return Status::IOError(Prefix(nullptr) + "out of memory");
   if (PQstatus(conn_.get()) != CONNECTION_OK) {
     Status st = Status::IOError(
