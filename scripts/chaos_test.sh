@@ -2,9 +2,11 @@
 # The chaos group (issue 17, item 4), long, outside the test command: 3 `kelt run` workers
 # (one group, static members) on a topic of 12 partitions while a producer writes, for
 # MINUTES (default 10) of random kill -9, SIGTERM + restart and SIGSTOP/SIGCONT; then
-# every offset must be in the shared Parquet directory and the shared PostgreSQL table
-# exactly once (tests/faults/chaos.py prints each fault and the check). Its own broker and
-# PostgreSQL (stopped at the end); the work directory is kept (chaos.json, worker logs).
+# every offset must be in the shared Parquet directory, the shared Iceberg table (SQLite
+# catalog, local warehouse; read by pyiceberg; no leftover file after a clean start) and
+# the shared PostgreSQL table exactly once (tests/faults/chaos.py prints each fault and the
+# check). Its own broker and PostgreSQL (stopped at the end); the work directory is kept
+# (chaos.json, worker logs, the Iceberg table).
 # The test command runs 60 s of it (ctest chaos_group_tests).
 #
 #   bash scripts/chaos_test.sh [MINUTES [RATE [SEED]]]

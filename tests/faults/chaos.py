@@ -13,10 +13,14 @@ keeps writing; for the given time, random faults on random workers:
 Then the producer stops, every worker runs until the group's committed offsets reach the
 end of every partition, they stop on SIGTERM, and the check: the topic holds each produced
 content id once (the producer is idempotent), and every sink holds every (partition,
-offset) of the topic exactly once: the Parquet directory the three share, and with
---pg-conninfo a PostgreSQL table the three share (fenced by its offsets row lock). DuckDB
-(one writer per file) and Iceberg are not in it. Prints each fault and the check; exit 0
-when the check holds.
+offset) of the topic exactly once: the Parquet directory the three share, the Iceberg
+table the three share (SQL catalog on SQLite, local warehouse; fenced by the catalog's
+compare-and-swap; read back by pyiceberg), and with --pg-conninfo a PostgreSQL table the
+three share (fenced by its offsets row lock). DuckDB (one writer per file) is not in it.
+After the workers' final stop, one more start of a worker (catch-up: it lands nothing)
+removes what killed commits left, and then no file of the Iceberg table's data/ or
+metadata/ may be left that the table does not name. Prints each fault and the check;
+exit 0 when the check holds.
 
   python tests/faults/chaos.py --kelt BIN (--brokers B | --kafka-env FILE) --work DIR
          [--seconds S] [--rate R] [--pg-conninfo URI | --pg-env FILE] [--seed N]
@@ -28,6 +32,7 @@ import json
 import os
 import pathlib
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -37,6 +42,9 @@ import uuid
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from conftest import assert_same_once, parquet_landing, read_env  # noqa: E402
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "fixtures"))
+from iceberg_lineage import iceberg_leftovers  # noqa: E402
 
 PARTITIONS = 12
 WORKERS = 3
@@ -94,14 +102,14 @@ class Worker:
         self.starts = 0
         self.exits = []  # (returncode, why)
 
-    def start(self):
+    def start(self, log_level="warning"):
         self.starts += 1
         logf = open(self.work / f"w{self.i}.log", "a")
         self.log_start = logf.tell()
         self.proc = subprocess.Popen(
             [self.kelt, "run", "-c", str(self.cfg), "--instance-id", f"chaos-w{self.i}",
              "--progress", "lines", "--set", "progress_interval_ms=500", "--log-level",
-             "warning"], stdout=logf, stderr=subprocess.STDOUT)
+             log_level], stdout=logf, stderr=subprocess.STDOUT)
         logf.close()
 
     def wait_running(self, timeout=60):
@@ -116,6 +124,12 @@ class Worker:
                     return True
             time.sleep(0.1)
         return False
+
+    def output(self):
+        """What this start printed so far."""
+        with open(self.work / f"w{self.i}.log", "rb") as f:
+            f.seek(self.log_start)
+            return f.read().decode(errors="replace")
 
     def alive(self):
         return self.proc is not None and self.proc.poll() is None
@@ -174,6 +188,20 @@ def pg_landing(conninfo, table):
         con.close()
 
 
+def iceberg_table(work, name):
+    from pyiceberg.catalog.sql import SqlCatalog
+    cat = SqlCatalog("kelt", uri=f"sqlite:///{work / 'iceberg' / 'catalog.db'}",
+                     warehouse=f"file://{work / 'iceberg' / 'warehouse'}")
+    return cat.load_table(f"chaos.{name}")
+
+
+def iceberg_landing(table):
+    """[(partition, offset, id)] of the table's current snapshot, read by pyiceberg."""
+    t = table.scan(selected_fields=("_kafka_partition", "_kafka_offset", "id")).to_arrow()
+    return list(zip(*(t.column(c).to_pylist()
+                      for c in ("_kafka_partition", "_kafka_offset", "id"))))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--kelt", required=True)
@@ -203,6 +231,8 @@ def main():
                     "--bootstrap", a.brokers], check=True, capture_output=True)
     (work / "schema.json").write_text(json.dumps(SCHEMA))
     sinks = f"  - parquet: {{root: {work / 'landing'}, rotate_records: 2000, rotate_age_ms: 3000}}\n"
+    sinks += (f"  - iceberg: {{catalog: {work / 'iceberg' / 'catalog.db'}, warehouse: "
+              f"{work / 'iceberg' / 'warehouse'}, namespace: chaos, table: {table}}}\n")
     if a.pg_conninfo:
         sinks += f"  - postgres: {{conninfo: '{a.pg_conninfo}', table: {table}}}\n"
     cfg = work / "kelt.yaml"
@@ -215,7 +245,7 @@ window: {{max_records: 1000, max_wait_ms: 500}}
 sinks:
 {sinks}""")
     log(f"topic {topic} ({PARTITIONS} partitions), {WORKERS} workers, {a.seconds:.0f} s of "
-        f"faults, {a.rate} records/s, seed {seed}, sinks: parquet"
+        f"faults, {a.rate} records/s, seed {seed}, sinks: parquet, iceberg"
         + (", postgres" if a.pg_conninfo else ""))
     t0 = time.time()
     producer = Producer(a.brokers, topic, a.rate)
@@ -291,6 +321,20 @@ sinks:
     codes = [w.reap("final sigterm") for w in workers]
     log(f"caught up {caught - faults_end:.1f}s after the faults; final SIGTERM exit "
         f"codes {codes}")
+    # One more start of w0, now that no commit is in flight: its Iceberg sink removes
+    # what killed commits left before the run loop starts; stopped once that runs (the
+    # other static members' partitions stay theirs until their session ends: a catch-up
+    # run would wait that long for nothing).
+    clean_t0 = time.time()
+    w0 = workers[0]
+    w0.start(log_level="info")
+    clean_running = w0.wait_running()
+    w0.proc.send_signal(signal.SIGTERM)
+    clean_rc = w0.reap("clean start")
+    clean_out = w0.output()
+    cleaned = re.findall(r"removed (\d+) (uncommitted data file|metadata, manifest)", clean_out)
+    log(f"clean start: exit {clean_rc} in {time.time() - clean_t0:.1f}s; removed "
+        + (", ".join(f"{n} {what}" for n, what in cleaned) or "nothing"))
 
     truth = topic_truth(a.brokers, topic)
     ids = sorted(r[2] for r in truth)
@@ -310,6 +354,22 @@ sinks:
         assert len(ids) == produced, f"topic holds {len(ids)} records, produced {produced}"
         assert ids == list(range(produced)), "the producer lost or duplicated records"
 
+    def clean_start():
+        assert clean_running and clean_rc == 0, f"exit {clean_rc}: {clean_out[-3000:]}"
+        rows = re.findall(r"^progress records=\d+ bytes=\d+ rows=(\d+)", clean_out, re.M)
+        assert rows, f"no progress line in the clean start's output: {clean_out[-2000:]}"
+        assert int(rows[-1]) == 0, f"the clean start landed {rows[-1]} rows"
+
+    iceberg_stats = {}
+
+    def iceberg_once():
+        t = iceberg_table(work, table)
+        assert_same_once(iceberg_landing(t), truth, "iceberg")
+        extra, n_data, n_meta = iceberg_leftovers(t)
+        iceberg_stats.update(snapshots=len(t.snapshots()), data_files=n_data,
+                             metadata_files=n_meta)
+        assert not extra, f"left over after the clean start: {extra[:10]} ({len(extra)})"
+
     def parquet_once():
         rows, hidden = parquet_landing(work / "landing", topic)
         assert_same_once(rows, truth, "parquet")
@@ -319,6 +379,8 @@ sinks:
 
     check("topic: each content id once", ids_once)
     check(f"parquet: {len(truth)} offsets once", parquet_once)
+    check("the clean start exited 0 and landed nothing", clean_start)
+    check(f"iceberg: {len(truth)} offsets once, no leftover file", iceberg_once)
     if a.pg_conninfo:
         check(f"postgres: {len(truth)} offsets once",
               lambda: assert_same_once(pg_landing(a.pg_conninfo, table), truth, "postgres"))
@@ -328,12 +390,13 @@ sinks:
     kinds = {k: sum(1 for f in faults if f[2] == k) for k in ("kill9", "sigterm", "stop")}
     log(f"summary: {len(faults)} faults ({kinds}), {produced} records produced in "
         f"{a.seconds:.0f} s, worker starts {[w.starts for w in workers]}, "
-        f"total {time.time() - t0:.0f} s")
+        f"total {time.time() - t0:.0f} s; iceberg table {iceberg_stats}")
     for c in checks:
         log("check " + c)
     (work / "chaos.json").write_text(json.dumps({
         "seed": seed, "seconds": a.seconds, "rate": a.rate, "produced": produced,
-        "faults": faults, "checks": checks, "ok": ok}, indent=1))
+        "faults": faults, "iceberg": iceberg_stats, "checks": checks, "ok": ok},
+        indent=1))
     return 0 if ok else 1
 
 

@@ -9,6 +9,7 @@ import random
 import re
 import signal
 import subprocess
+import sys
 import time
 
 import pyarrow as pa
@@ -19,6 +20,9 @@ from pyiceberg.transforms import BucketTransform
 from pyiceberg.types import DoubleType, LongType, StringType, TimestamptzType
 
 from conftest import cli
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "fixtures"))
+from iceberg_lineage import iceberg_leftovers  # noqa: E402
 
 SCHEMA = {"fields": [{"name": "id", "data_type": "Int64"},
                      {"name": "name", "data_type": "Utf8"},
@@ -230,31 +234,8 @@ def test_a_run_after_a_pyiceberg_commit_lands_on_top_and_removes_only_dead_files
 def assert_no_leftovers(table):
     """Every kelt file under the table's data/ and metadata/ is named by the current
     lineage (metadata files rolled out of the metadata log aside: Iceberg keeps those)."""
-    meta = table.metadata
-    named = {table.metadata_location} | {e.metadata_file for e in meta.metadata_log}
-    manifests = {}  # each read once: a snapshot's list repeats its parent's manifests
-    for snap in table.snapshots():
-        named.add(snap.manifest_list)
-        for m in snap.manifests(table.io):
-            manifests[m.manifest_path] = m
-    named |= set(manifests)
-    data = {e.data_file.file_path for m in manifests.values()
-            for e in m.fetch_manifest_entry(table.io, discard_deleted=False)}
-
-    def version(name):
-        return int(re.match(r"v?(\d+)-", name).group(1))
-
-    oldest = min(version(pathlib.Path(f).name) for f in named if f.endswith(".metadata.json"))
-    root = pathlib.Path(meta.location.removeprefix("file://"))
-    extra = []
-    for f in (root / "metadata").iterdir():
-        if f"file://{f}" in named:
-            continue
-        if f.name.endswith(".metadata.json") and version(f.name) < oldest:
-            continue
-        extra.append(f.name)
-    extra += [f.name for f in (root / "data").iterdir() if f"file://{f}" not in data]
-    assert not extra, f"left over: {sorted(extra)[:10]} ({len(extra)} files)"
+    extra, _, _ = iceberg_leftovers(table)
+    assert not extra, f"left over: {extra[:10]} ({len(extra)} files)"
 
 
 def test_a_partitioned_table_prunes_by_day_and_buckets_as_pyiceberg_does(
