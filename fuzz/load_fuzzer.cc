@@ -7,6 +7,7 @@
 #include <arrow/api.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -40,8 +41,11 @@ kelt::Schema MakeSchema(int kind) {
   return s;
 }
 
-void Check(bool ok) {
-  if (!ok) std::abort();
+// A broken invariant: say which, then abort (libFuzzer keeps the input).
+void Check(bool ok, const char* what) {
+  if (ok) return;
+  std::fprintf(stderr, "load_fuzzer: not true: %s\n", what);
+  std::abort();
 }
 
 }  // namespace
@@ -62,10 +66,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.on_bad_record = static_cast<kelt::BadRecordPolicy>(mode % 3);
   options.strict_payload = (mode & 4) != 0;
   auto loader = kelt::Loader::Make(MakeSchema((mode >> 3) % 3), options);
-  Check(loader.ok());
+  Check(loader.ok(), "the loader is made");
   // The same records through the DOM path only: both paths must agree exactly.
   auto dom = kelt::Loader::Make(MakeSchema((mode >> 3) % 3), options);
-  Check(dom.ok());
+  Check(dom.ok(), "the DOM-path loader is made");
   kelt::LoaderTesting::ForceDomPath(dom->get(), true);
 
   kelt::HeaderView headers[2] = {{"h", payload.substr(0, 4)}, {"h", std::nullopt}};
@@ -80,22 +84,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     view.value = payloads[i];
     auto st = (*loader)->Append(view);
     auto st_dom = (*dom)->Append(view);
-    Check(st.ToString() == st_dom.ToString());
+    Check(st.ToString() == st_dom.ToString(), "both paths return the same status");
     if (st.ok()) ++appended;
   }
   auto w = (*loader)->Finish();
-  Check(w.ok());
+  Check(w.ok(), "Finish succeeds");
   auto w_dom = (*dom)->Finish();
-  Check(w_dom.ok());
-  Check(w->batch->Equals(*w_dom->batch));
-  Check(w->dead_letters->Equals(*w_dom->dead_letters));
-  Check(w->batch->ValidateFull().ok());
-  Check(w->dead_letters->ValidateFull().ok());
-  Check(w->stats.rows + w->stats.bad_records == w->stats.records);
-  Check(w->stats.records == appended);
+  Check(w_dom.ok(), "Finish succeeds (DOM path)");
+  Check(w->batch->Equals(*w_dom->batch), "both paths land the same rows");
+  Check(w->dead_letters->Equals(*w_dom->dead_letters),
+        "both paths write the same dead letters");
+  Check(w->batch->ValidateFull().ok(), "the batch is valid");
+  Check(w->dead_letters->ValidateFull().ok(), "the dead letters are valid");
+  Check(w->stats.rows + w->stats.bad_records == w->stats.records,
+        "rows + bad records == records");
+  Check(w->stats.records == appended, "records == appended");
 
   // The same bytes as a records-JSON document.
   auto parsed = kelt::LoadRecordsJson(payload, MakeSchema(false), options);
-  if (parsed.ok()) Check(parsed->batch->ValidateFull().ok());
+  if (parsed.ok())
+    Check(parsed->batch->ValidateFull().ok(), "the records-JSON batch is valid");
   return 0;
 }

@@ -707,6 +707,15 @@ TEST(LoaderTest, FastPathAndDomPathAgree) {
       R"({"t":"yesterday"})",
       R"({"d":"2023-02-29"})",
       R"({"t":1e300})",
+      // Integers beyond 64 bits make the document malformed for the DOM parser; the
+      // On-Demand path read them as doubles into float64 columns (found by load_fuzzer).
+      R"({"f":123456789012345678901234567890})",
+      R"({"f":18446744073709551616})",
+      R"({"f":-9223372036854775809})",
+      R"({"f":18446744073709551615,"t":9223372036854775807})",  // the largest that parse
+      R"({"t":18446744073709551616})",
+      R"({"t":11111111111111111111111111.111})",  // read as 0 by On-Demand get_number()
+      R"({"f":11111111111111111111111111.111})",
   };
   for (BadRecordPolicy policy : {BadRecordPolicy::kFail, BadRecordPolicy::kDeadLetter}) {
     for (bool strict : {false, true}) {

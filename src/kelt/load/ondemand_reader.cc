@@ -1,6 +1,7 @@
 // Copyright kelt authors. SPDX-License-Identifier: Apache-2.0
 #include "kelt/load/ondemand_reader.h"
 
+#include <cmath>
 #include <limits>
 #include <utility>
 
@@ -82,6 +83,19 @@ inline bool OnDemandReader::Value(simdjson::ondemand::value value, size_t c,
   }
 }
 
+// get_double() also reads an integer beyond 64 bits, which the DOM parser refuses (the
+// document is then malformed; found by load_fuzzer). get_number() refuses it too but
+// reads some long decimals (26 digits and a fraction) as 0, so a number read as a large
+// double is checked instead: an integer token must fit in uint64 or int64.
+inline bool DomTakes(simdjson::ondemand::value& value, double d) {
+  if (std::fabs(d) < 9.2e18) return true;
+  if (value.raw_json_token().find_first_of(".eE") != std::string_view::npos) return true;
+  uint64_t u;
+  int64_t i;
+  return value.get_uint64().get(u) == simdjson::SUCCESS ||
+         value.get_int64().get(i) == simdjson::SUCCESS;
+}
+
 // get_int64() succeeds exactly for the numbers the DOM parser stores as INT64 (at most
 // 19 digits, no fraction or exponent, in range), so integer columns need no
 // get_number_type() scan first. False declines the record.
@@ -98,7 +112,9 @@ inline bool OnDemandReader::Number(simdjson::ondemand::value value, size_t c) {
     }
     case TypeId::kFloat64: {
       double d;
-      if (value.get_double().get(d) != simdjson::SUCCESS) return false;
+      if (value.get_double().get(d) != simdjson::SUCCESS || !DomTakes(value, d)) {
+        return false;
+      }
       w.AppendDouble(d);
       return true;
     }
@@ -114,7 +130,7 @@ inline bool OnDemandReader::Number(simdjson::ondemand::value value, size_t c) {
         }
       } else {
         double d;
-        if (value.get_double().get(d) != simdjson::SUCCESS ||
+        if (value.get_double().get(d) != simdjson::SUCCESS || !DomTakes(value, d) ||
             !EpochToMicros(d, col.unit, &us)) {
           return false;
         }

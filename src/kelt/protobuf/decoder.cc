@@ -735,7 +735,17 @@ class ProtobufDecoder::Impl {
                 value.push_back(o);
               }
             }
-            entries[key] = std::move(value);
+            auto [it, inserted] = entries.try_emplace(key);
+            if (!inserted) {
+              // The value a repeated key replaces is still checked, as libprotobuf
+              // parses every entry of a map.
+              std::string scratch;
+              if (!Json(node, JsonMessage::kValue, it->second.data(), it->second.size(),
+                        depth + 1, &scratch)) {
+                return false;
+              }
+            }
+            it->second = std::move(value);
           }
         }
         out->push_back('{');

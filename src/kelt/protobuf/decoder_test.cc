@@ -315,6 +315,12 @@ TEST(ProtobufDecoderTest, BadBytesLeaveNoTrace) {
     int64_t offset;
   };
   std::string too_long_varint = Wire().Tag(8, 0).bytes + std::string(10, '\xff') + "\x01";
+  // The first entry's Value holds a string running past the Value's end.
+  std::string replaced_entry =
+      Wire().Len(1, "k").Len(2, Wire().Tag(3, 2).Varint(5).Raw("x").bytes).bytes;
+  std::string later_entry = Wire().Len(1, "k").Len(2, Wire().Len(3, "ok").bytes).bytes;
+  std::string repeated_key =
+      Wire().Len(18, Wire().Len(1, replaced_entry).Len(1, later_entry).bytes).bytes;
   std::vector<Case> cases = {
       {Wire().Tag(8, 0).bytes, ProtobufErrorKind::kTruncated, "number", 1},
       {"\x80", ProtobufErrorKind::kTruncated, "", 0},
@@ -337,6 +343,9 @@ TEST(ProtobufDecoderTest, BadBytesLeaveNoTrace) {
        ProtobufErrorKind::kTruncated, "names[]", 5},
       {Wire().Len(10, Wire().Tag(1, 0).Varint(uint64_t{1} << 62).bytes).bytes,
        ProtobufErrorKind::kOutOfRange, "at", 2},
+      // A Struct entry that a later entry of the same key replaces is still checked
+      // (found by protobuf_fuzzer).
+      {repeated_key, ProtobufErrorKind::kTruncated, "attrs", 10},
       {Wire().Len(5, Wire().Len(1, "k").Tag(2, 0).bytes).bytes,
        ProtobufErrorKind::kTruncated, "counts{}", 6},
       {Wire().Len(5, Wire().Len(1, "k").Tag(2, 1).Raw("12345678").bytes).bytes,
@@ -363,6 +372,35 @@ TEST(ProtobufDecoderTest, BadBytesLeaveNoTrace) {
   ASSERT_TRUE(batch->ValidateFull().ok()) << batch->ValidateFull().ToString();
   auto expected = f.reference->Finish();
   EXPECT_TRUE(batch->Equals(*expected)) << batch->ToString();
+}
+
+// libprotobuf parses every entry of a map, so a Struct entry whose key comes again later
+// must be well-formed even though the JSON text keeps the later value only.
+TEST(ProtobufDecoderTest, StructEntryReplacedByARepeatedKeyIsStillChecked) {
+  Fixture f = Make(kRich, {1});
+  auto body = [](std::string_view first_value) {
+    return Wire()
+        .Len(18, Wire()
+                     .Len(1, Wire().Len(1, "k").Len(2, first_value).bytes)
+                     .Len(1, Wire().Len(1, "k").Len(2, Wire().Len(3, "ok").bytes).bytes)
+                     .bytes)
+        .bytes;
+  };
+  std::string bad = body(Wire().Tag(3, 2).Varint(5).Raw("x").bytes);
+  std::unique_ptr<google::protobuf::Message> probe(f.reference->NewMessage());
+  EXPECT_FALSE(probe->ParsePartialFromString(bad));
+  EXPECT_EQ(f.decoder->Append(bad).code(), StatusCode::kParseError);
+  EXPECT_EQ(f.decoder->last_error().kind, ProtobufErrorKind::kTruncated);
+  EXPECT_EQ(f.decoder->last_error().field, "attrs");
+
+  std::string good = body(Wire().Len(3, "first").bytes);
+  ASSERT_TRUE(probe->ParsePartialFromString(good));
+  ASSERT_OK(f.decoder->Append(good));
+  ASSERT_OK_AND_ASSIGN(auto batch, f.decoder->Finish());
+  ASSERT_EQ(batch->num_rows(), 1);
+  auto attrs = batch->GetColumnByName("attrs");
+  ASSERT_NE(attrs, nullptr);
+  EXPECT_EQ(attrs->GetScalar(0).ValueOrDie()->ToString(), R"({"k":"ok"})");
 }
 
 TEST(ProtobufDecoderTest, ErrorMessagesNameFieldAndByte) {
