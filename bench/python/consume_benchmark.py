@@ -9,7 +9,8 @@ The broker comes from --bootstrap, KELT_KAFKA_BOOTSTRAP or the KELT_KAFKA_ENV fi
 (`bash scripts/kafka.sh start --dir DIR` writes DIR/env). The topic is produced once (with
 kelt's producer) and both contenders read all of it, each with a fresh consumer group, in
 the same process; each landed table is checked (row count, sum of ids) so the two did the
-same work. Prints records/s of both and the ratio.
+same work. Prints records/s and CPU time a record (the process's, all threads) of both and
+the ratios.
 """
 
 from __future__ import annotations
@@ -104,9 +105,11 @@ def consume_confluent(bootstrap: str, topic: str, n: int) -> pa.Table:
 
 
 def timed(fn, *args):
-    start = time.perf_counter()
+    """Run fn; return its table, wall seconds and the process's CPU seconds (all threads:
+    librdkafka's too), the steadier figure on a shared machine."""
+    start, cpu_start = time.perf_counter(), time.process_time()
     table = fn(*args)
-    return table, time.perf_counter() - start
+    return table, time.perf_counter() - start, time.process_time() - cpu_start
 
 
 def main() -> int:
@@ -130,13 +133,16 @@ def main() -> int:
     contenders = [("kelt", consume_kelt),
                   ("confluent-kafka + json + from_pylist", consume_confluent)]
     rates: dict[str, list[float]] = {name: [] for name, _ in contenders}
+    cpus: dict[str, list[float]] = {name: [] for name, _ in contenders}
     ratios = []
+    cpu_ratios = []
     for rep in range(args.repetitions):
         # The order flips every repetition, so neither always runs on a warmer machine.
         order = contenders if rep % 2 == 0 else contenders[::-1]
         rep_rates = {}
+        rep_cpu = {}
         for name, fn in order:
-            table, seconds = timed(fn, args.bootstrap, topic, n)
+            table, seconds, cpu = timed(fn, args.bootstrap, topic, n)
             if table.num_rows != n or pa.compute.sum(table.column("id")).as_py() != want_sum:
                 print(f"{name}: landed {table.num_rows} rows, not the {n} produced",
                       file=sys.stderr)
@@ -146,16 +152,21 @@ def main() -> int:
                 return 1
             del table
             rep_rates[name] = n / seconds
+            rep_cpu[name] = cpu
             rates[name].append(n / seconds)
+            cpus[name].append(cpu * 1e6 / n)
             print(f"  rep {rep + 1}: {name:38s} {n:>10,} records in {seconds:7.2f}s  "
-                  f"{n / seconds:>12,.0f} records/s")
+                  f"{n / seconds:>12,.0f} records/s  CPU {cpu * 1e6 / n:5.2f} us/record")
         ratios.append(rep_rates["kelt"] / rep_rates["confluent-kafka + json + from_pylist"])
+        cpu_ratios.append(rep_cpu["confluent-kafka + json + from_pylist"] / rep_cpu["kelt"])
     for name, _ in contenders:
         print(f"{name:40s} best {max(rates[name]):>12,.0f} records/s  "
-              f"median {statistics.median(rates[name]):>12,.0f} records/s")
+              f"median {statistics.median(rates[name]):>12,.0f} records/s  "
+              f"CPU median {statistics.median(cpus[name]):5.2f} us/record")
     print(f"kelt / confluent-kafka: {statistics.median(ratios):.1f}x "
           f"(median of {len(ratios)} paired repetitions; each: "
-          f"{', '.join(f'{r:.1f}x' for r in ratios)})")
+          f"{', '.join(f'{r:.1f}x' for r in ratios)}); CPU a record "
+          f"{statistics.median(cpu_ratios):.1f}x less")
     return 0
 
 
