@@ -48,6 +48,15 @@ struct EltOptions {
   /// A window loads on every core (up to 4) when each core gets at least this many
   /// records; smaller windows load on one.
   int64_t min_records_per_loader = 16'384;
+  /// A window is polled and loaded in chunks of about this many records, each chunk's
+  /// Kafka messages freed as soon as it is loaded: the window's records are held one
+  /// chunk at a time, not all at once beside its loaded rows. 0: the number of loaders
+  /// × min_records_per_loader; window.max_records or more: the whole window at once.
+  /// Windows reported to a Run/Step callback are polled whole (it gets their records).
+  /// window.max_wait bounds the time spent polling a window's chunks, not loading them.
+  /// A rebalance that takes a partition the window holds, or a landing schema that
+  /// grows, in the middle of a window gives the whole window back (it is read again).
+  int64_t load_chunk_records = 0;
   /// With until_caught_up: fail when no partition has been assigned this long after the
   /// start (a broker that cannot be reached, a topic that does not exist, more members
   /// than partitions) instead of waiting forever. 0: wait forever. When other members of

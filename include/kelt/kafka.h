@@ -151,6 +151,11 @@ class Window {
   int64_t bytes() const;
   /// True when, in catch-up mode, every partition had reached its mark.
   bool caught_up() const;
+  /// Free the records (librdkafka's messages, and the fetch buffers once no other
+  /// window's records point into them) when they are no longer needed, e.g. once
+  /// loaded: size() is 0 afterwards, while spans(), bytes(), end_reason() and
+  /// caught_up() stay, so the window can still be committed or rewound.
+  void ReleaseRecords();
 
   class Impl;
 

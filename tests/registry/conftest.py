@@ -192,3 +192,39 @@ def registry_client(url):
 # confluent-kafka's serializers (>= 2.13) first ask the registry which subject is associated
 # with the topic, an API Apicurio lacks; the tests use <topic>-value, the TOPIC strategy.
 TOPIC_SUBJECTS = {"subject.name.strategy.type": "TOPIC"}
+
+
+
+def start_run(kelt, config):
+    """`kelt run --config config` as a service (info-level log, no progress lines),
+    started: stop it with SIGTERM; its stdout and stderr are pipes of text."""
+    return subprocess.Popen([kelt, "run", "--config", str(config), "--progress", "none",
+                             "--log-level", "info"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+class AvroTopic:
+    """A fresh topic (`prefix` + a random tail) and its value subject `<topic>-value`,
+    with confluent-kafka's producer and AvroSerializer: produce(schema, values) writes
+    each value with `schema`, registering it as the subject's next version the first
+    time."""
+
+    def __init__(self, kelt, broker, registry_url, prefix="avro-", partitions=1):
+        from confluent_kafka import Producer
+        self.topic = prefix + uuid.uuid4().hex[:10]
+        self.subject = self.topic + "-value"
+        create_topic(kelt, broker, self.topic, partitions)
+        self._client = registry_client(registry_url)
+        self._producer = Producer({"bootstrap.servers": broker["KELT_KAFKA_BOOTSTRAP"]})
+        self._serializers = {}
+
+    def produce(self, schema, values):
+        from confluent_kafka.schema_registry.avro import AvroSerializer
+        from confluent_kafka.serialization import MessageField, SerializationContext
+        text = json.dumps(schema)
+        if text not in self._serializers:
+            self._serializers[text] = AvroSerializer(self._client, text, conf=TOPIC_SUBJECTS)
+        serialize = self._serializers[text]
+        ctx = SerializationContext(self.topic, MessageField.VALUE)
+        for v in values:
+            self._producer.produce(self.topic, value=serialize(v, ctx))
+        assert self._producer.flush(30) == 0

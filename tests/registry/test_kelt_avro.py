@@ -11,6 +11,8 @@ import decimal
 import json
 import signal
 import subprocess
+import threading
+import time
 import uuid
 
 import duckdb
@@ -20,8 +22,8 @@ from confluent_kafka import Producer
 from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
-from conftest import (TOPIC_SUBJECTS, create_topic, every_sink_config, registry_client,
-                      validated, wait_for_ids)
+from conftest import (TOPIC_SUBJECTS, AvroTopic, create_topic, every_sink_config,
+                      registry_client, start_run, validated, wait_for_ids)
 
 ORDER_V1 = {
     "type": "record", "name": "Order", "namespace": "shop",
@@ -139,16 +141,9 @@ def test_a_new_schema_version_mid_run_adds_a_column_in_every_sink(
         kelt, broker, pg, registry_url, psql, tmp_path):
     """The subject moves on while kelt runs: the landing grows by the new column in
     Parquet (new files), DuckDB and PostgreSQL (ALTER TABLE), old rows read null."""
-    topic = "avro-" + uuid.uuid4().hex[:10]
-    subject = topic + "-value"
-    create_topic(kelt, broker, topic, 1)
-    client = registry_client(registry_url)
-    ctx = SerializationContext(topic, MessageField.VALUE)
-    producer = Producer({"bootstrap.servers": broker["KELT_KAFKA_BOOTSTRAP"]})
-    v1 = AvroSerializer(client, json.dumps(ORDER_V1), conf=TOPIC_SUBJECTS)
-    for i in range(20):
-        producer.produce(topic, value=v1(order(i), ctx))
-    assert producer.flush(30) == 0
+    orders = AvroTopic(kelt, broker, registry_url)
+    topic, subject = orders.topic, orders.subject
+    orders.produce(ORDER_V1, [order(i) for i in range(20)])
 
     conninfo = pg["KELT_PG_CONNINFO"]
     table = "orders_" + uuid.uuid4().hex[:8]
@@ -161,16 +156,11 @@ def test_a_new_schema_version_mid_run_adds_a_column_in_every_sink(
                   {"duckdb": {"path": str(tmp_path / "orders.duckdb"), "table": "orders"}},
                   {"postgres": {"conninfo": conninfo, "table": table}}],
     }))
-    proc = subprocess.Popen([kelt, "run", "--config", str(config), "--progress", "none",
-                             "--log-level", "info"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = start_run(kelt, config)
     try:
         # The Parquet sink publishes a file per rotation: rotate by age quickly.
         wait_for_ids(proc, tmp_path / "landing" / topic, 20)
-        v2 = AvroSerializer(client, json.dumps(ORDER_V2), conf=TOPIC_SUBJECTS)
-        for i in range(20, 30):
-            producer.produce(topic, value=v2(order(i, True), ctx))
-        assert producer.flush(30) == 0
+        orders.produce(ORDER_V2, [order(i, True) for i in range(20, 30)])
         wait_for_ids(proc, tmp_path / "landing" / topic, 30)
     finally:
         proc.send_signal(signal.SIGTERM)
@@ -196,6 +186,58 @@ def test_a_new_schema_version_mid_run_adds_a_column_in_every_sink(
     assert got == [(i, None) for i in range(20)] + \
         [(i, order(i, True)["coupon"]) for i in range(20, 30)]
     assert psql(f"SELECT count(*), count(coupon) FROM \"{table}\"") == ["30|5"]
+
+
+def test_a_schema_version_met_inside_a_window_reads_the_window_again_with_it(
+        kelt, broker, registry_url, tmp_path):
+    """A window is loaded in chunks: when a chunk meets the subject's new version, the
+    chunks of the same window loaded before it (read with the older reader schema) are
+    given back and the whole window is read again with the grown one, landing as one
+    batch of the grown schema, every record once."""
+    orders = AvroTopic(kelt, broker, registry_url)
+    topic, subject = orders.topic, orders.subject
+    orders.produce(ORDER_V1, [order(i) for i in range(20)])
+    config = tmp_path / "kelt.yaml"
+    # One window of all 30 records (it waits up to 15 s for them; SIGTERM is taken between
+    # windows), loaded in chunks of 2 a loader.
+    config.write_text(json.dumps({
+        "brokers": broker["KELT_KAFKA_BOOTSTRAP"], "group": topic + "-g", "topics": [topic],
+        "schema": {"registry": {"subject": subject, "url": registry_url}},
+        "window": {"max_records": 30, "max_wait_ms": 15000, "stop_at_end": False},
+        "min_records_per_loader": 2,
+        "sinks": [{"parquet": {"root": str(tmp_path / "landing"), "rotate_age_ms": 300}}],
+    }))
+    proc = start_run(kelt, config)
+    err_lines = []
+    reader = threading.Thread(target=lambda: err_lines.extend(proc.stderr), daemon=True)
+    reader.start()
+    try:
+        # Version 2 only once the run (its reader schema version 1) has its partition.
+        deadline = time.time() + 120
+        while time.time() < deadline and not any("assigned" in x for x in err_lines):
+            assert proc.poll() is None, "".join(err_lines)
+            time.sleep(0.1)
+        assert any("assigned" in x for x in err_lines), "".join(err_lines)
+        orders.produce(ORDER_V2, [order(i, True) for i in range(20, 30)])
+        wait_for_ids(proc, tmp_path / "landing" / topic, 30, seconds=120)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+        reader.join(timeout=10)
+    err = "".join(err_lines)
+    assert proc.returncode == 0, err
+    assert "columns added: coupon" in err, err
+    assert "the landing schema grew in the middle of a window" in err, err
+    files = list((tmp_path / "landing" / topic).rglob("*.parquet"))
+    assert files and all("coupon" in pq.read_schema(f).names for f in files), files
+    rows = {}
+    for f in files:
+        for r in pq.read_table(f).to_pylist():
+            assert r["id"] not in rows, r["id"]
+            rows[r["id"]] = r["coupon"]
+    assert sorted(rows) == list(range(30))
+    assert [rows[i] for i in range(30)] == [None] * 20 + \
+        [order(i, True)["coupon"] for i in range(20, 30)]
 
 
 ORDER_KEY = {"type": "record", "name": "OrderKey", "namespace": "shop",

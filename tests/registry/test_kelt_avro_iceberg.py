@@ -9,17 +9,12 @@ test (KELT_BIN): tests/CMakeLists.txt's registry_tests.
 """
 import json
 import signal
-import subprocess
 import time
-import uuid
 
-from confluent_kafka import Producer
-from confluent_kafka.schema_registry.avro import AvroSerializer
-from confluent_kafka.serialization import MessageField, SerializationContext
 from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.types import StringType
 
-from conftest import TOPIC_SUBJECTS, create_topic, registry_client
+from conftest import AvroTopic, start_run
 
 ORDER_V1 = {"type": "record", "name": "FlatOrder", "namespace": "shop",
             "fields": [{"name": "id", "type": "long"},
@@ -54,16 +49,9 @@ def wait_rows(proc, catalog, n, seconds=60):
 
 def test_a_new_schema_version_mid_run_adds_an_iceberg_column_with_a_new_field_id(
         kelt, broker, registry_url, tmp_path):
-    topic = "avro-ice-" + uuid.uuid4().hex[:10]
-    subject = topic + "-value"
-    create_topic(kelt, broker, topic, 1)
-    client = registry_client(registry_url)
-    ctx = SerializationContext(topic, MessageField.VALUE)
-    producer = Producer({"bootstrap.servers": broker["KELT_KAFKA_BOOTSTRAP"]})
-    v1 = AvroSerializer(client, json.dumps(ORDER_V1), conf=TOPIC_SUBJECTS)
-    for i in range(20):
-        producer.produce(topic, value=v1(order(i), ctx))
-    assert producer.flush(30) == 0
+    orders = AvroTopic(kelt, broker, registry_url, prefix="avro-ice-")
+    topic, subject = orders.topic, orders.subject
+    orders.produce(ORDER_V1, [order(i) for i in range(20)])
 
     config = tmp_path / "kelt.yaml"
     config.write_text(json.dumps({
@@ -75,16 +63,11 @@ def test_a_new_schema_version_mid_run_adds_an_iceberg_column_with_a_new_field_id
     }))
     catalog = SqlCatalog("kelt", uri=f"sqlite:///{tmp_path / 'catalog.db'}",
                          warehouse=f"file://{tmp_path / 'warehouse'}")
-    proc = subprocess.Popen([kelt, "run", "--config", str(config), "--progress", "none",
-                             "--log-level", "info"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = start_run(kelt, config)
     try:
         wait_rows(proc, catalog, 20)
         before = catalog.load_table("lake.orders")
-        v2 = AvroSerializer(client, json.dumps(ORDER_V2), conf=TOPIC_SUBJECTS)
-        for i in range(20, 30):
-            producer.produce(topic, value=v2(order(i, True), ctx))
-        assert producer.flush(30) == 0
+        orders.produce(ORDER_V2, [order(i, True) for i in range(20, 30)])
         wait_rows(proc, catalog, 30)
     finally:
         proc.send_signal(signal.SIGTERM)

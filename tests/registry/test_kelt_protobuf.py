@@ -27,7 +27,7 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 from conftest import (TOPIC_SUBJECTS, create_topic, every_sink_config, registry_client,
-                      validated, wait_for_ids)
+                      start_run, validated, wait_for_ids)
 
 PROTO = pathlib.Path(__file__).resolve().parent / "proto"
 T0 = datetime.datetime(2026, 12, 1, 12, 0, tzinfo=datetime.timezone.utc)
@@ -206,9 +206,7 @@ def test_a_protobuf_subject_of_a_new_version_mid_run_adds_a_column(
         "window": {"max_wait_ms": 200},
         "sinks": [{"parquet": {"root": str(tmp_path / "landing"), "rotate_age_ms": 300}}],
     }))
-    proc = subprocess.Popen([kelt, "run", "--config", str(config), "--progress", "none",
-                             "--log-level", "info"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = start_run(kelt, config)
     root = tmp_path / "landing" / topic
     try:
         wait_for_ids(proc, root, 10)

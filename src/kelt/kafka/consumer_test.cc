@@ -144,6 +144,34 @@ TEST_F(ConsumerTest, WindowEndsAtMaxRecordsThenAtEndOfPartitions) {
   ASSERT_OK(c->Close());
 }
 
+// The ELT loop's chunked window: several windows, their records released, given back
+// in the order they were polled, so each partition starts again at its first record
+// in the earliest of them; each record comes again exactly once.
+TEST_F(ConsumerTest, WindowsRewoundInPollOrderRestartAtTheEarliest) {
+  CreateTopic("t-chunks", 2, 40);
+  ASSERT_OK_AND_ASSIGN(auto c, Join("t-chunks", "g-chunks"));
+  WindowOptions opts{.max_records = 7};
+  std::vector<Window> chunks;
+  Seen polled;
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_OK_AND_ASSIGN(auto w, c->Poll(opts));
+    ASSERT_EQ(w.size(), 7u);
+    Collect(w, &polled);
+    w.ReleaseRecords();
+    EXPECT_EQ(w.size(), 0u);
+    EXPECT_FALSE(w.spans().empty()) << "the spans stay for the rewind";
+    chunks.push_back(std::move(w));
+  }
+  for (const Window& w : chunks) ASSERT_OK(c->Rewind(w));
+  Seen again = DrainAndCommit(*c, WindowOptions{.max_records = 1000});
+  std::set<std::pair<int32_t, int64_t>> unique(again.offsets.begin(),
+                                               again.offsets.end());
+  EXPECT_EQ(unique.size(), again.offsets.size()) << "a record came twice";
+  EXPECT_EQ(again.offsets.size(), 40u) << "records of the chunks were skipped";
+  for (const auto& o : polled.offsets) EXPECT_TRUE(unique.count(o)) << o.second;
+  ASSERT_OK(c->Close());
+}
+
 // A window given back is read again, with what followed it, and cannot be committed.
 TEST_F(ConsumerTest, RewoundWindowIsReadAgainAndCannotBeCommitted) {
   CreateTopic("t-rewind", 2, 60);

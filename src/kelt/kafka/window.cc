@@ -71,6 +71,12 @@ void Window::Impl::EnsureHeaders() {
   });
 }
 
+void Window::Impl::ReleaseMessages() {
+  std::vector<kafka::MessagePtr>().swap(messages);
+  std::vector<HeaderView>().swap(headers_);
+  std::vector<std::pair<uint32_t, uint32_t>>().swap(header_ranges_);
+}
+
 Window::Window() : impl_(std::make_unique<Impl>()) {}
 Window::~Window() = default;
 Window::Window(Window&&) noexcept = default;
@@ -81,6 +87,7 @@ const std::vector<PartitionSpan>& Window::spans() const { return impl_->spans; }
 WindowEnd Window::end_reason() const { return impl_->end; }
 int64_t Window::bytes() const { return impl_->bytes; }
 bool Window::caught_up() const { return impl_->caught_up; }
+void Window::ReleaseRecords() { impl_->ReleaseMessages(); }
 
 RecordView Window::record(size_t i, bool with_headers) const {
   const rd_kafka_message_t* m = impl_->messages[i].get();

@@ -39,6 +39,9 @@ class Window::Impl {
   /// Append `m`, polled under its partition's assignment `generation`.
   void Add(kafka::MessagePtr m, uint64_t generation);
 
+  /// Free the messages and their header views; the spans, bytes and end stay.
+  void ReleaseMessages();
+
   /// Header views of all messages, built on the first record(i, true): most loads
   /// never ask for headers, and reading them costs a librdkafka parse per message.
   /// Thread-safe (once).

@@ -210,6 +210,12 @@ Status WindowAssembler::Seek(rd_kafka_topic_partition_list_t* list, const char* 
   std::erase_if(carried_,
                 [&](const MessagePtr& m) { return sought.count(PartitionOf(*m)) > 0; });
   assigned_.ForgetCache();
+  return SeekFetcher(list, what);
+}
+
+// The seek alone: librdkafka's fetcher goes on at each element's offset.
+Status WindowAssembler::SeekFetcher(rd_kafka_topic_partition_list_t* list,
+                                    const char* what) {
   if (rd_kafka_error_t* error = rd_kafka_seek_partitions(rk_, list, 10000)) {
     Status st =
         Status::Kafka(std::string(what) + " partitions: " + rd_kafka_error_string(error));
@@ -248,22 +254,9 @@ Status WindowAssembler::RestoreFetchPositions(const std::set<TopicPartition>& le
             " (its end when this rebalance began)");
   }
   if (list->cnt == 0) return Status::OK();
-  if (rd_kafka_error_t* error = rd_kafka_seek_partitions(rk_, list.get(), 10000)) {
-    Status st =
-        Status::Kafka(std::string("seeking partitions kept through a rebalance: ") +
-                      rd_kafka_error_string(error));
-    rd_kafka_error_destroy(error);
-    return st;
-  }
-  for (int i = 0; i < list->cnt; ++i) {
-    const auto& e = list->elems[i];
-    if (e.err) {
-      return KafkaError(e.err, std::string("seeking ") + e.topic + "[" +
-                                   std::to_string(e.partition) +
-                                   "] kept through a rebalance");
-    }
-  }
-  return Status::OK();
+  // Not Seek: the records these partitions carry over lie below E and stay.
+  return SeekFetcher(list.get(),
+                     "restoring the fetch position (kept through a rebalance) of");
 }
 
 // Where an assignment starts: the resume hook's offset, else the group's committed

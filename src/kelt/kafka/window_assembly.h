@@ -99,6 +99,8 @@ class WindowAssembler {
   // --- seeks
   // Seek every partition of `list` to its offset; `what` names the seek in errors.
   Status Seek(rd_kafka_topic_partition_list_t* list, const char* what);
+  // The seek alone (Seek without its carried-over records dropped).
+  Status SeekFetcher(rd_kafka_topic_partition_list_t* list, const char* what);
   // Seek `tps` (assigned, nothing handed out since) to where their assignment starts.
   Status SeekToStart(const std::set<TopicPartition>& tps);
 

@@ -4,6 +4,11 @@
 //   Poll → (lost partitions: sinks drop what is not durable) → Load → every sink
 //   Write → every sink Tick (age rotation) → commit, per partition, the smallest next
 //   offset that every sink holds durably.
+// A window is polled and loaded in chunks, each chunk's messages freed once loaded
+// (librdkafka keeps ~450 bytes a record); a rebalance that takes partitions the window
+// holds, or a landing schema that grows, in the middle of a window gives its chunks
+// back (they are read again) rather than sort out rows of partitions this member no
+// longer owns or rows read with an older reader schema.
 // Run pipelines the write: window N goes to the sinks on a writer thread while N + 1
 // is polled and loaded (the two use different cores; measured in bench/README.md).
 // Only the writer touches the sinks while a write is in flight; the loop thread
@@ -292,49 +297,92 @@ class EltLoop::Impl {
 
   Result<bool> StepOnce(const EltWindowCallback& on_window, bool pipelined) {
     if (o_.max_windows > 0 && handed_off_ >= o_.max_windows) return false;
-    KELT_ASSIGN_OR_RAISE(Window w, consumer_->Poll(o_.window));
-    if (o_.until_caught_up && !assigned_once_) {
-      assigned_once_ = !consumer_->Assignment().empty();
-      if (assigned_once_) {
-        stats_.waiting_for_members = 0;
-        first_assigned_ = std::chrono::steady_clock::now();
-      } else {
-        KELT_RETURN_NOT_OK(AwaitFirstAssignment());
-      }
-    }
-    std::vector<TopicPartition> lost = consumer_->TakeLostPartitions();
-    if (!lost.empty()) {
-      KELT_RETURN_NOT_OK(Settle());
-      for (auto& sink : sinks_) {
-        if (Status st = sink->Drop(lost); !st.ok()) {
-          failed_sinks_.insert(sink.get());
-          return st.WithPrefix("sink " + sink->name() + ": ");
+    // A window comes in chunks, each loaded (while the previous window is written) and
+    // its messages freed before the next is polled; a callback gets the whole window.
+    // max_wait bounds the time spent polling the chunks, not loading them.
+    const int64_t chunk = on_window ? o_.window.max_records : ChunkRecords();
+    std::chrono::steady_clock::duration polling{0};
+    std::vector<Window> polled;  // the chunks loaded so far, records released
+    std::vector<LoadedWindow> parts;
+    WindowFacts facts;
+    std::optional<Window> kept;
+    // Give back every chunk of this window and `w` (each partition is read again from
+    // the window's first record of it) and load none of it.
+    auto give_back = [&](Window& w, const std::string& why) -> Status {
+      Log(LogLevel::kInfo, "elt",
+          why + ": the window's " + std::to_string(facts.records + w.size()) +
+              " record(s) polled so far are given back and read again");
+      polled.push_back(std::move(w));
+      for (const Window& c : polled) KELT_RETURN_NOT_OK(consumer_->Rewind(c));
+      polled.clear();
+      parts.clear();
+      facts = WindowFacts{};
+      w = Window();
+      return Status::OK();
+    };
+    for (bool more = true; more;) {
+      WindowOptions wo = o_.window;
+      wo.max_records =
+          std::min(chunk, o_.window.max_records - static_cast<int64_t>(facts.records));
+      wo.max_bytes = o_.window.max_bytes - facts.bytes;
+      wo.max_wait =
+          std::max(std::chrono::milliseconds(0),
+                   o_.window.max_wait -
+                       std::chrono::duration_cast<std::chrono::milliseconds>(polling));
+      const auto poll_start = std::chrono::steady_clock::now();
+      KELT_ASSIGN_OR_RAISE(Window w, consumer_->Poll(wo));
+      polling += std::chrono::steady_clock::now() - poll_start;
+      if (o_.until_caught_up && !assigned_once_) {
+        assigned_once_ = !consumer_->Assignment().empty();
+        if (assigned_once_) {
+          stats_.waiting_for_members = 0;
+          first_assigned_ = std::chrono::steady_clock::now();
+        } else {
+          KELT_RETURN_NOT_OK(AwaitFirstAssignment());
         }
-        for (const auto& tp : lost) stats_.durable[sink->name()].erase(tp);
       }
-      for (const auto& tp : lost) stats_.committed.erase(tp);
-      // A partition revoked and assigned back within this poll was resumed (the hook
-      // ran) before the drop above erased the sinks' durable points: ask them again, so
-      // a sink ahead of another keeps skipping the rows it holds.
-      std::vector<TopicPartition> assigned = consumer_->Assignment();
-      std::vector<TopicPartition> back;
-      for (const auto& tp : lost) {
-        if (std::find(assigned.begin(), assigned.end(), tp) != assigned.end()) {
-          back.push_back(tp);
+      std::vector<TopicPartition> lost = consumer_->TakeLostPartitions();
+      if (!lost.empty()) {
+        // Chunks loaded before the rebalance may hold rows of the lost partitions (the
+        // last poll dropped its own): give the window back rather than sort them out.
+        const bool held = std::any_of(lost.begin(), lost.end(), [&](const auto& tp) {
+          return std::any_of(facts.spans.begin(), facts.spans.end(),
+                             [&](const PartitionSpan& s) { return s.tp == tp; });
+        });
+        if (held) {
+          KELT_RETURN_NOT_OK(give_back(w, "a rebalance in the middle of a window"));
         }
+        KELT_RETURN_NOT_OK(DropLost(lost));
+        more = false;
       }
-      if (!back.empty()) KELT_RETURN_NOT_OK(Resume(back).status());
-    }
-    if (!w.empty()) {
+      if (w.empty()) break;
+      more = more && w.end_reason() == WindowEnd::kMaxRecords &&
+             static_cast<int64_t>(facts.records + w.size()) < o_.window.max_records;
       // Loads while the previous window is written (pipelined).
-      KELT_ASSIGN_OR_RAISE(std::vector<LoadedWindow> parts, Load(w));
+      bool grown = false;
+      KELT_ASSIGN_OR_RAISE(std::vector<LoadedWindow> loaded, Load(w, &grown));
+      if (grown && !polled.empty()) {
+        // The chunks before were read with the older reader schema (an added field's
+        // default would be missing from them): read the whole window again.
+        KELT_RETURN_NOT_OK(
+            give_back(w, "the landing schema grew in the middle of a window"));
+        break;
+      }
+      for (LoadedWindow& part : loaded) parts.push_back(std::move(part));
+      facts.records += w.size();
+      facts.bytes += w.bytes();
+      MergeSpans(w.spans(), &facts.spans);
       // The loaded parts hold copies of the payloads: unless a callback reports the
       // records, librdkafka's messages (~450 bytes a record) go back now, not after the
       // previous window is written (the wait below) and this one handed off.
-      const WindowFacts facts{w.size(), w.bytes(), w.spans()};
-      std::optional<Window> kept;
-      if (on_window) kept.emplace(std::move(w));
-      w = Window();
+      if (on_window) {
+        kept.emplace(std::move(w));
+      } else {
+        w.ReleaseRecords();
+        polled.push_back(std::move(w));
+      }
+    }
+    if (facts.records > 0) {
       KELT_RETURN_NOT_OK(SettleAndTick());
       HandOff(facts, std::move(kept), std::move(parts));
       if (!pipelined) KELT_RETURN_NOT_OK(SettleAndTick());
@@ -348,6 +396,56 @@ class EltLoop::Impl {
     if (stats_.caught_up) return false;
     if (o_.max_windows > 0 && handed_off_ >= o_.max_windows) return false;
     return true;
+  }
+
+  int64_t ChunkRecords() const {
+    const int64_t chunk = o_.load_chunk_records > 0
+                              ? o_.load_chunk_records
+                              : static_cast<int64_t>(loaders_.size()) *
+                                    std::max<int64_t>(1, o_.min_records_per_loader);
+    return std::max<int64_t>(1, std::min(chunk, o_.window.max_records));
+  }
+
+  // Per partition, the union of the chunks' offset ranges.
+  static void MergeSpans(const std::vector<PartitionSpan>& add,
+                         std::vector<PartitionSpan>* into) {
+    for (const PartitionSpan& s : add) {
+      auto it = std::find_if(into->begin(), into->end(),
+                             [&](const PartitionSpan& t) { return t.tp == s.tp; });
+      if (it == into->end()) {
+        into->push_back(s);
+        continue;
+      }
+      it->first_offset = std::min(it->first_offset, s.first_offset);
+      it->last_offset = std::max(it->last_offset, s.last_offset);
+      it->count += s.count;
+    }
+  }
+
+  // Partitions revoked or lost: the sinks drop what they hold of them that is not
+  // durable (after the write in flight), and forget their durable points.
+  Status DropLost(const std::vector<TopicPartition>& lost) {
+    KELT_RETURN_NOT_OK(Settle());
+    for (auto& sink : sinks_) {
+      if (Status st = sink->Drop(lost); !st.ok()) {
+        failed_sinks_.insert(sink.get());
+        return st.WithPrefix("sink " + sink->name() + ": ");
+      }
+      for (const auto& tp : lost) stats_.durable[sink->name()].erase(tp);
+    }
+    for (const auto& tp : lost) stats_.committed.erase(tp);
+    // A partition revoked and assigned back within this poll was resumed (the hook
+    // ran) before the drop above erased the sinks' durable points: ask them again, so
+    // a sink ahead of another keeps skipping the rows it holds.
+    std::vector<TopicPartition> assigned = consumer_->Assignment();
+    std::vector<TopicPartition> back;
+    for (const auto& tp : lost) {
+      if (std::find(assigned.begin(), assigned.end(), tp) != assigned.end()) {
+        back.push_back(tp);
+      }
+    }
+    if (!back.empty()) KELT_RETURN_NOT_OK(Resume(back).status());
+    return Status::OK();
   }
 
   // What the writer thread reports back for one window.
@@ -458,9 +556,9 @@ class EltLoop::Impl {
   // batch for the sinks. A bad record under kFail abandons the window: nothing of it
   // was written or committed (the loader's error names the record).
   // Avro and Protobuf payloads: a writer schema that adds columns (the subject moved on)
-  // stops the load; the landing grows and the window loads again (at most a few times:
-  // each growth adds columns).
-  Result<std::vector<LoadedWindow>> Load(const Window& w) {
+  // stops the load; the landing grows (`*grown`) and the chunk loads again (at most a
+  // few times: each growth adds columns).
+  Result<std::vector<LoadedWindow>> Load(const Window& w, bool* grown) {
     for (int growth = 0;; ++growth) {
       auto parts = LoadWindowParallel(w, loaders_, o_.min_records_per_loader);
       if (parts.ok() || (!o_.load.avro && !o_.load.protobuf) || growth >= 16 ||
@@ -473,6 +571,7 @@ class EltLoop::Impl {
       }
       if (newer < 0) return parts;
       KELT_RETURN_NOT_OK(GrowLanding(newer));
+      *grown = true;
     }
   }
 

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "kelt/kafka/mock_cluster_testing.h"
+#include "kelt/log.h"
 #include "kelt/testing/assertions.h"
 
 namespace kelt {
@@ -26,6 +27,7 @@ struct Store {
   std::multiset<std::pair<int64_t, int64_t>> rows;  // (partition, offset)
   OffsetMap durable;
   int writes = 0;
+  int64_t max_rows_a_write = 0;
   int fail_on_write = -1;  // the n-th Write (1-based) fails
   bool buffer_until_flush = false;
   std::chrono::milliseconds write_delay{0};  // each Write takes this long (a slow sink)
@@ -55,6 +57,7 @@ class MemorySink final : public Sink {
     if (++store_->writes == store_->fail_on_write) {
       return Status::IOError("injected write failure");
     }
+    store_->max_rows_a_write = std::max(store_->max_rows_a_write, w.batch->num_rows());
     auto part = std::static_pointer_cast<arrow::Int64Array>(
         w.batch->GetColumnByName("_kafka_partition"));
     auto off = std::static_pointer_cast<arrow::Int64Array>(
@@ -111,6 +114,20 @@ Result<std::unique_ptr<EltLoop>> MakeLoop(EltOptions o,
     sinks.push_back(std::make_unique<MemorySink>("mem" + std::to_string(i++), s));
   }
   return EltLoop::Make(std::move(o), std::move(sinks));
+}
+
+// A loop on a thread of its own, stepping (pipelined, as Run does) until told to stop or
+// done, then closed: its result in `result`.
+void Drive(EltLoop* loop, const std::atomic<bool>* stop, Status* result) {
+  while (!stop->load()) {
+    auto more = loop->StepPipelined();
+    if (!more.ok()) {
+      *result = more.status();
+      return;
+    }
+    if (!*more) break;
+  }
+  *result = loop->Close();
 }
 
 // Each test has its own mock cluster; the loops read it into in-memory sinks.
@@ -180,6 +197,87 @@ TEST_F(EltLoopTest, ParallelLoadLandsEveryRowOnce) {
   int64_t total = 0;
   for (const auto& [tp, next] : stats.committed) total += next;
   EXPECT_EQ(total, 42);
+}
+
+TEST_F(EltLoopTest, AWindowLoadedInChunksReachesTheSinksAsOneWrite) {
+  CreateTopic("e11", 2, 100);
+  auto store = std::make_shared<Store>();
+  EltOptions o = Options("e11", "g11");
+  o.window.max_records = 60;
+  o.load_chunk_records = 7;  // each chunk's messages are freed once it is loaded
+  ASSERT_OK_AND_ASSIGN(auto loop, MakeLoop(o, {store}));
+  ASSERT_OK_AND_ASSIGN(auto stats, loop->Run());
+  EXPECT_EQ(stats.records, 100);
+  EXPECT_EQ(stats.rows, 100);
+  EXPECT_GT(store->max_rows_a_write, 7) << "the chunks did not make one window";
+  EXPECT_LE(store->max_rows_a_write, 60);
+  std::set<std::pair<int64_t, int64_t>> unique(store->rows.begin(), store->rows.end());
+  EXPECT_EQ(unique.size(), 100u);
+  EXPECT_EQ(store->rows.size(), 100u);
+  EXPECT_EQ(Committed("e11", "g11", 0) + Committed("e11", "g11", 1), 100);
+  for (int32_t p = 0; p < 2; ++p) {  // the spans of the chunks, merged
+    EXPECT_EQ((store->durable[TopicPartition{"e11", p}]), Committed("e11", "g11", p));
+  }
+}
+
+// A member joins while the first is in the middle of a window loaded in chunks: the
+// first gives the window back (its chunks may hold rows of partitions it loses), and
+// between the two every record lands once.
+TEST_F(EltLoopTest, ARebalanceInTheMiddleOfAChunkedWindowGivesItBackAndLosesNothing) {
+  CreateTopic("e12", 2, 40);
+  auto first = std::make_shared<Store>();
+  auto second = std::make_shared<Store>();
+  EltOptions o = Options("e12", "g12");
+  o.until_caught_up = false;
+  o.window.max_records = 41;  // more than the topic holds: the window waits
+  o.window.max_wait = std::chrono::milliseconds(10000);
+  o.window.stop_at_end = false;
+  o.load_chunk_records = 5;
+  std::atomic<int> given_back{0}, assigned{0};
+  SetLogHook(
+      [&](LogLevel, std::string_view component, std::string_view message) {
+        if (component == "elt" && message.find("given back") != std::string_view::npos) {
+          ++given_back;
+        }
+        if (component == "kafka" && message.starts_with("assigned")) ++assigned;
+      },
+      LogLevel::kInfo);
+  std::atomic<bool> stop{false};
+  ASSERT_OK_AND_ASSIGN(auto a, MakeLoop(o, {first}));
+  Status a_result, b_result;
+  std::thread a_thread(Drive, a.get(), &stop, &a_result);
+  // The first member has both partitions and is inside a window, whose chunks hold the
+  // records it has read, when the second joins.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (assigned.load() == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  o.window.max_wait = std::chrono::milliseconds(500);
+  o.window.stop_at_end = true;
+  ASSERT_OK_AND_ASSIGN(auto b, MakeLoop(o, {second}));
+  std::thread b_thread(Drive, b.get(), &stop, &b_result);
+  auto committed_total = [&] {
+    return std::max<int64_t>(Committed("e12", "g12", 0), 0) +
+           std::max<int64_t>(Committed("e12", "g12", 1), 0);
+  };
+  while (committed_total() < 40 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  stop = true;
+  a_thread.join();
+  b_thread.join();
+  SetLogHook(nullptr);
+  EXPECT_OK(a_result);
+  EXPECT_OK(b_result);
+  EXPECT_GE(given_back.load(), 1) << "the rebalance did not come mid-window";
+  EXPECT_EQ(committed_total(), 40);
+  std::multiset<std::pair<int64_t, int64_t>> all(first->rows.begin(), first->rows.end());
+  all.insert(second->rows.begin(), second->rows.end());
+  std::set<std::pair<int64_t, int64_t>> unique(all.begin(), all.end());
+  EXPECT_EQ(unique.size(), 40u) << "an offset was lost";
+  EXPECT_EQ(all.size(), 40u) << "an offset landed twice";
+  EXPECT_FALSE(second->rows.empty()) << "the second member never got a partition";
 }
 
 TEST_F(EltLoopTest, CommitsNothingBeforeTheSinkSaysDurable) {
@@ -437,17 +535,6 @@ TEST_F(EltLoopTest, ALoopJoiningWhileAWriteIsInFlightTakesOverAndNothingIsLost) 
   o.until_caught_up = false;  // a service: runs until told to stop
   o.window.max_wait = std::chrono::milliseconds(200);
   std::atomic<bool> stop{false};
-  // Each loop on its own thread, stepping (pipelined, as Run does) until told to stop.
-  auto drive = [&stop](EltLoop* loop, Status* result) {
-    while (!stop.load()) {
-      auto more = loop->StepPipelined();
-      if (!more.ok()) {
-        *result = more.status();
-        return;
-      }
-    }
-    *result = loop->Close();
-  };
   auto committed_total = [&] {
     int64_t total = 0;
     for (int32_t p = 0; p < 2; ++p)
@@ -456,7 +543,7 @@ TEST_F(EltLoopTest, ALoopJoiningWhileAWriteIsInFlightTakesOverAndNothingIsLost) 
   };
   ASSERT_OK_AND_ASSIGN(auto a, MakeLoop(o, {first}));
   Status a_result, b_result;
-  std::thread a_thread(drive, a.get(), &a_result);
+  std::thread a_thread(Drive, a.get(), &stop, &a_result);
   std::unique_ptr<EltLoop> b;
   std::thread b_thread;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
@@ -468,7 +555,7 @@ TEST_F(EltLoopTest, ALoopJoiningWhileAWriteIsInFlightTakesOverAndNothingIsLost) 
   auto made = MakeLoop(o, {second});
   if (made.ok()) {
     b = std::move(*made);
-    b_thread = std::thread(drive, b.get(), &b_result);
+    b_thread = std::thread(Drive, b.get(), &stop, &b_result);
     while (committed_total() < kRecords && std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
