@@ -546,9 +546,12 @@ step_registry() {
 
 # ---- step: maven ----------------------------------------------------------------------------
 # The Java wrapper's Maven plugins and dependencies (java/pom.xml) into ~/.m2 ahead of
-# scripts/test.sh's `mvn test`; redone when the pom changes.
+# scripts/test.sh's `mvn test`, and those of the Java consume benchmark (bench/java/pom.xml:
+# the Kafka client, Jackson); redone when a pom changes.
 MAVEN_STAMP="$KELT_CACHE/maven/.kelt-bootstrap"
-maven_key() { echo "pom=$(sha256sum "$KELT_ROOT/java/pom.xml" | cut -c1-64)"; }
+maven_key() {
+  echo "pom=$(cat "$KELT_ROOT/java/pom.xml" "$KELT_ROOT/bench/java/pom.xml" | sha256sum | cut -c1-64)"
+}
 maven_ok() { [[ -f "$MAVEN_STAMP" && "$(head -n1 "$MAVEN_STAMP")" == "$(maven_key)" ]]; }
 java25_ok() { [[ -n "$KELT_JAVA25_HOME" && -x "$KELT_JAVA25_HOME/bin/java" ]]; }
 step_maven() {
@@ -557,9 +560,12 @@ step_maven() {
     return
   fi
   maven_ok && return
-  say "maven: mvn dependency:go-offline for java/pom.xml (log: $LOG_DIR/maven.log)"
+  say "maven: mvn dependency:go-offline for java/pom.xml, resolve for bench/java/pom.xml (log: $LOG_DIR/maven*.log)"
   (cd "$KELT_ROOT/java" && JAVA_HOME="$KELT_JAVA25_HOME" run_logged maven mvn -q -B dependency:go-offline) \
     || die "maven: could not resolve java/pom.xml's plugins and dependencies"
+  JAVA_HOME="$KELT_JAVA25_HOME" run_logged maven-bench mvn -q -B -f "$KELT_ROOT/bench/java/pom.xml" \
+    dependency:resolve dependency:resolve-plugins \
+    || die "maven: could not resolve bench/java/pom.xml's dependencies"
   mkdir -p "$(dirname "$MAVEN_STAMP")"
   maven_key > "$MAVEN_STAMP"
 }

@@ -11,7 +11,8 @@
 #      Python benchmark; a 2-minute soak of the release `kelt run`
 #   4. the ThreadSanitizer build (tsan preset) and a subset of the concurrent tests
 #      (`ctest --preset tsan` runs them all)
-#   5. a short libFuzzer run of each fuzz target (clang, ASan+UBSan)
+#   5. a short libFuzzer run of each fuzz target (clang, ASan+UBSan) from its committed
+#      corpus (fuzz/corpus/); the hour-long run is scripts/fuzz.sh with no arguments
 # Each step prints how long it took. On 2 cores a first run is long: provisioning a fresh
 # machine takes about 5 minutes, the dev build about 9 and the release build about 10
 # (the tsan build: 14 min of CPU, 47 min of wall time on a machine shared with four other
@@ -119,8 +120,14 @@ cat java/target/surefire-reports/TEST-*.xml | grep -o '<testsuite [^>]*' \
 
 # The jar on its own: only it and org.json on the classpath, no RDP_JVM_SYS, the checkout
 # hidden; the tri-language scenario's Java leg loads libkelt.so from the jar.
-step "jar test: the Java leg of the tri-language scenario from the jar alone"
+step "jar test: the Java leg of the tri-language scenario from the jar alone; the Java consume benchmark on 20k records"
 bash tests/install/jar_test.sh "java/target/kelt-$(head -n1 VERSION).jar" java/target/dependency
+# The Java consume benchmark (kelt vs KafkaConsumer + Jackson + arrow-java) on 20,000
+# records: both read the topic, their column sums equal the produced ones, the ratio prints.
+java_bench_out="$(bash bench/java/consume_benchmark.sh --records 20000 --window 5000 \
+  --repetitions 1 --warmup 0)"
+echo "$java_bench_out" | grep -q '^kelt / baseline: ' \
+  || { echo "$java_bench_out" >&2; echo "java consume benchmark: no ratio" >&2; exit 1; }
 
 # The wheel: pip wheel + auditwheel repair (python/build_wheel.sh), then the whole Python
 # suite against it in a fresh venv with the checkout hidden (tests/install/wheel_test.sh).
@@ -177,7 +184,8 @@ ctest --preset tsan -R '^(EltLoopTest\.|PollLoadTest\.|ParquetSink\.EveryRotatio
 
 if [ "$fuzz" = 1 ]; then
   step "fuzz smoke (libFuzzer, ${KELT_FUZZ_SECONDS:-20}s per target)"
-  bash scripts/fuzz.sh "${KELT_FUZZ_SECONDS:-20}"
+  # --no-merge: the smoke run starts from the committed corpus but changes no committed file.
+  bash scripts/fuzz.sh --no-merge "${KELT_FUZZ_SECONDS:-20}"
 fi
 
 end_step
