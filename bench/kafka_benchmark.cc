@@ -77,6 +77,7 @@
 #include <vector>
 
 #include "json_corpus.h"
+#include "kelt/common/memory_pool.h"
 #include "kelt/elt.h"
 #include "kelt/kafka.h"
 #include "kelt/load.h"
@@ -1436,7 +1437,11 @@ int main(int argc, char** argv) {
         },
         kelt::LogLevel::kDebug);
   }
-  if (!args.elt_child_topic.empty()) return EltChild(args);
+  if (!args.elt_child_topic.empty()) {
+    // As `kelt run` does (JE_ARROW_MALLOC_CONF= keeps Arrow's own settings).
+    kelt::internal::RestartWithWindowAllocatorConf(argv);
+    return EltChild(args);
+  }
   if (!args.bare_child_topic.empty()) return BareChild(args);
   if (args.scale) return Scale(args);
   const std::string prefix = "kelt-bench-" + std::to_string(std::time(nullptr));

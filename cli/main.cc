@@ -13,6 +13,7 @@
 
 #include "admin_commands.h"
 #include "commands.h"
+#include "kelt/common/memory_pool.h"
 #include "kelt/config.h"
 #include "kelt/dataset.h"
 #include "kelt/kafka.h"
@@ -309,6 +310,7 @@ std::string VersionText() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  kelt::internal::RestartWithWindowAllocatorConf(argv);
   CLI::App app{"kelt — Kafka streaming ELT: Extract, Load, Transform"};
   app.require_subcommand(1);
   app.set_version_flag("--version", VersionText);

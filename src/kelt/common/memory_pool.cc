@@ -3,6 +3,8 @@
 
 #include <arrow/memory_pool.h>
 
+#include <unistd.h>
+
 #include <atomic>
 #include <cstdlib>
 
@@ -33,6 +35,14 @@ arrow::MemoryPool* WindowPool() {
 void SetWindowPool(arrow::MemoryPool* pool) {
   chosen.store(pool != nullptr ? pool : arrow::default_memory_pool(),
                std::memory_order_release);
+}
+
+void RestartWithWindowAllocatorConf(char** argv) {
+  constexpr const char* kVar = "JE_ARROW_MALLOC_CONF";
+  if (std::getenv(kVar) != nullptr || argv == nullptr || argv[0] == nullptr) return;
+  if (setenv(kVar, kWindowAllocatorConf, 1) != 0) return;
+  execv("/proc/self/exe", argv);
+  unsetenv(kVar);  // not restarted: run as we are, and leave children the defaults
 }
 
 }  // namespace kelt::internal

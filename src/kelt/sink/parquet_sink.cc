@@ -27,6 +27,7 @@
 #include <arrow/io/memory.h>
 #include <arrow/record_batch.h>
 #include <arrow/scalar.h>
+#include <arrow/table.h>
 #include <arrow/type.h>
 #include <arrow/type_traits.h>
 #include <arrow/util/byte_size.h>
@@ -43,6 +44,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <mutex>
 #include <optional>
 #include <random>
@@ -89,7 +91,9 @@ struct OpenFile {
   std::shared_ptr<arrow::io::OutputStream> out;
   std::shared_ptr<arrow::io::BufferOutputStream> memory;  // object store
   std::unique_ptr<parquet::arrow::FileWriter> writer;
-  bool touched = false;  // a row group was started for the current window
+  // This window's rows for the file, written as one row group at the end of the
+  // window's Write (WriteWindowRows) and then released.
+  std::vector<std::shared_ptr<arrow::RecordBatch>> window_rows;
   // Finishing it again after a failure picks up where the failure was:
   std::shared_ptr<arrow::Buffer> encoded;  // object store: the file, not yet uploaded
   bool published = false;                  // under its final name
@@ -220,11 +224,6 @@ class ParquetSink final : public Sink {
         if (rot.broken.ok()) rot.broken = st.WithPrefix("an earlier write failed: ");
       }
       return st;
-    }
-    // The next window starts a new row group in every file, which writes this one out:
-    // the writers hold at most one window's rows in memory, whatever the rotation size.
-    for (auto& [tp, rot] : rotations_) {
-      for (auto& [key, f] : rot.files) f.touched = false;
     }
     // Rotate what is big enough.
     KELT_RETURN_NOT_OK(FinishWhere(
@@ -534,16 +533,11 @@ class ParquetSink final : public Sink {
       auto slice = rows->Slice(start, end - start);
       KELT_ASSIGN_OR_RAISE(OpenFile * f, FileFor(tp, rot, dead_letter, dir,
                                                  dead_letter ? nullptr : slice.get()));
-      if (!f->touched) {
-        // One row group per window and file: memory stays bounded by the window.
-        KELT_RETURN_NOT_OK(WriteError(*f, f->writer->NewBufferedRowGroup()));
-        f->touched = true;
-      }
       if (dead_letter || landing_file_ == landing_) {
-        KELT_RETURN_NOT_OK(WriteError(*f, f->writer->WriteRecordBatch(*slice)));
+        f->window_rows.push_back(slice);
       } else {
         KELT_ASSIGN_OR_RAISE(auto stored, ToFileRows(*slice));
-        KELT_RETURN_NOT_OK(WriteError(*f, f->writer->WriteRecordBatch(*stored)));
+        f->window_rows.push_back(std::move(stored));
       }
       // The bytes of this slice's rows: TotalBufferSize would count the whole window's
       // buffers for every partition's slice of it (with 4 partitions a rotation ended
@@ -553,6 +547,24 @@ class ParquetSink final : public Sink {
                        ? *referenced
                        : static_cast<int64_t>(arrow::util::TotalBufferSize(*slice));
       start = end;
+    }
+    return Status::OK();
+  }
+
+  // Write each file's rows of this window as one row group, encoded, compressed and
+  // handed to the file (or the object's buffer) at once: between windows an open file
+  // keeps its footer's metadata only, not a row group's column writers, dictionaries
+  // and pages (with hundreds of partitions those were most of the sink's memory).
+  Status WriteWindowRows(Rotation& rot) {
+    for (auto& [key, f] : rot.files) {
+      if (f.window_rows.empty()) continue;
+      std::vector<std::shared_ptr<arrow::RecordBatch>> rows;
+      rows.swap(f.window_rows);
+      auto table = arrow::Table::FromRecordBatches(rows[0]->schema(), rows);
+      if (!table.ok()) return internal::FromArrow(table.status());
+      rows.clear();  // the table holds them
+      KELT_RETURN_NOT_OK(WriteError(
+          f, f.writer->WriteTable(**table, std::numeric_limits<int64_t>::max())));
     }
     return Status::OK();
   }
@@ -608,6 +620,7 @@ class ParquetSink final : public Sink {
         results[i] = WriteRows(*jobs[i].tp, *jobs[i].rot, slice, dead_letter);
         if (!results[i].ok()) return;
       }
+      results[i] = WriteWindowRows(*jobs[i].rot);
     });
     for (const Status& st : results) KELT_RETURN_NOT_OK(st);
     return Status::OK();

@@ -199,27 +199,84 @@ TEST(ParquetSink, EveryRotationFinishedInParallelIsReported) {
   EXPECT_EQ(LandedOffsets(dir.path()).size(), static_cast<size_t>(kPartitions * 15));
 }
 
+// The row groups' sizes of the landing file `rel` under `root`.
+std::vector<int64_t> RowGroups(const std::string& root, const std::string& rel) {
+  std::vector<int64_t> out;
+  auto in = arrow::io::ReadableFile::Open(root + "/" + rel);
+  EXPECT_OK(in) << rel;
+  if (!in.ok()) return out;
+  auto meta = parquet::ParquetFileReader::Open(*in)->metadata();
+  for (int g = 0; g < meta->num_row_groups(); ++g) {
+    out.push_back(meta->RowGroup(g)->num_rows());
+  }
+  return out;
+}
+
+// The offsets of landing file `rel`, in file order.
+std::vector<int64_t> OffsetsIn(const std::string& root, const std::string& rel) {
+  std::vector<int64_t> out;
+  auto t = ReadParquet(root + "/" + rel);
+  if (t == nullptr) return out;
+  for (const auto& chunk : t->GetColumnByName("_kafka_offset")->chunks()) {
+    auto o = std::static_pointer_cast<arrow::Int64Array>(chunk);
+    for (int64_t i = 0; i < o->length(); ++i) out.push_back(o->Value(i));
+  }
+  return out;
+}
+
+std::vector<int64_t> Iota(int64_t n) {
+  std::vector<int64_t> out(n);
+  for (int64_t i = 0; i < n; ++i) out[i] = i;
+  return out;
+}
+
+// Each window's rows of a file are one row group, written when the window is: between
+// windows an open file holds no rows, whatever the rotation's size.
 TEST(ParquetSink, EachWindowIsARowGroupOfItsOwn) {
   TempDir dir;
   Schema landing = Landing();
-  ParquetSinkOptions o = OptionsAt(dir.path());
-  ASSERT_OK_AND_ASSIGN(auto sink, OpenSink(o, landing));
+  ASSERT_OK_AND_ASSIGN(auto sink, OpenSink(OptionsAt(dir.path()), landing));
   for (int64_t first = 0; first < 30; first += 10) {
     std::vector<StreamRecord> records = Records("t", 0, first, 10);
     for (const StreamRecord& r : Records("t", 1, first / 2, 5)) records.push_back(r);
+    SinkWindow w = Window(records, landing);
+    const auto& values = w.batch->column_data(0)->buffers[1];
+    const long before = values.use_count();
+    ASSERT_OK(sink->Write(w));
+    EXPECT_EQ(values.use_count(), before) << "the sink keeps rows of the window";
+  }
+  ASSERT_OK(sink->Flush());
+  ASSERT_OK(sink->Close());
+  const std::string p0 = "t/t+0+00000000000000000000+00000000000000000029.parquet";
+  const std::string p1 = "t/t+1+00000000000000000000+00000000000000000014.parquet";
+  EXPECT_EQ(RowGroups(dir.path(), p0), (std::vector<int64_t>{10, 10, 10}));
+  EXPECT_EQ(RowGroups(dir.path(), p1), (std::vector<int64_t>{5, 5, 5}));
+  EXPECT_EQ(OffsetsIn(dir.path(), p0), Iota(30));
+  EXPECT_EQ(OffsetsIn(dir.path(), p1), Iota(15));
+}
+
+// A window loaded in chunks carries each partition in several runs (poll order): the
+// runs of one partition still make one row group of that window, in offset order.
+TEST(ParquetSink, APartitionInSeveralRunsOfAWindowIsOneRowGroup) {
+  TempDir dir;
+  Schema landing = Landing();
+  ASSERT_OK_AND_ASSIGN(auto sink, OpenSink(OptionsAt(dir.path()), landing));
+  for (int64_t first = 0; first < 40; first += 20) {
+    std::vector<StreamRecord> records;
+    for (int64_t run = first; run < first + 20; run += 5) {
+      for (int32_t p = 0; p < 2; ++p) {
+        for (const StreamRecord& r : Records("t", p, run, 5)) records.push_back(r);
+      }
+    }
     ASSERT_OK(sink->Write(Window(records, landing)));
   }
   ASSERT_OK(sink->Flush());
   ASSERT_OK(sink->Close());
-  for (const auto& [rel, rows_per_group] : std::vector<std::pair<std::string, int64_t>>{
-           {"t/t+0+00000000000000000000+00000000000000000029.parquet", 10},
-           {"t/t+1+00000000000000000000+00000000000000000014.parquet", 5}}) {
-    auto in = arrow::io::ReadableFile::Open(dir.path() + "/" + rel);
-    ASSERT_OK(in) << rel;
-    auto reader = parquet::ParquetFileReader::Open(*in);
-    auto meta = reader->metadata();
-    ASSERT_EQ(meta->num_row_groups(), 3) << rel;
-    for (int g = 0; g < 3; ++g) EXPECT_EQ(meta->RowGroup(g)->num_rows(), rows_per_group);
+  for (int p = 0; p < 2; ++p) {
+    std::string rel =
+        "t/t+" + std::to_string(p) + "+00000000000000000000+00000000000000000039.parquet";
+    EXPECT_EQ(RowGroups(dir.path(), rel), (std::vector<int64_t>{20, 20})) << rel;
+    EXPECT_EQ(OffsetsIn(dir.path(), rel), Iota(40)) << rel;
   }
 }
 
