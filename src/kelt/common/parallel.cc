@@ -192,4 +192,9 @@ Executor& SharedExecutor() {
   return *executor;
 }
 
+Executor& IoExecutor() {
+  static Executor* executor = new Executor(kIoThreads);  // as SharedExecutor
+  return *executor;
+}
+
 }  // namespace kelt::internal

@@ -83,4 +83,16 @@ void ParallelFor(size_t n, size_t threads, Fn&& fn) {
   SharedExecutor().ParallelFor(n, threads, std::function<void(size_t)>(fn));
 }
 
+/// Workers for work that mostly waits on the disk or the network (fsync, renames,
+/// uploads): kIoThreads of them whatever the cores, so that finishing hundreds of
+/// partitions' files does not wait for one fsync after another on two cores.
+inline constexpr size_t kIoThreads = 8;
+Executor& IoExecutor();
+
+/// IoExecutor().ParallelFor(n, kIoThreads, fn).
+template <typename Fn>
+void IoParallelFor(size_t n, Fn&& fn) {
+  IoExecutor().ParallelFor(n, kIoThreads, std::function<void(size_t)>(fn));
+}
+
 }  // namespace kelt::internal

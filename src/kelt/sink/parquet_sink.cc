@@ -649,14 +649,41 @@ class ParquetSink final : public Sink {
     // parallel writes below a data race (a lost `true` left a published file's
     // offsets unreported, so never committed).
     std::vector<char> published(chosen.size(), 0);
-    internal::ParallelFor(chosen.size(), internal::UsableCores(), [&](size_t i) {
-      auto r = Finish(chosen[i]->first, chosen[i]->second);
+    std::vector<std::vector<std::string>> dirs(chosen.size());
+    // Closing a file is cheap (its row groups are written): finishing is fsyncs,
+    // renames and uploads, run on the I/O workers.
+    internal::IoParallelFor(chosen.size(), [&](size_t i) {
+      auto r = Finish(chosen[i]->first, chosen[i]->second, &dirs[i]);
       if (r.ok()) {
         published[i] = *r ? 1 : 0;
       } else {
         results[i] = r.status();
       }
     });
+    // The directories the renames went into, each synced once (hundreds of partitions
+    // publish into one topic directory); a rotation is durable only once all of its
+    // are. A failed sync breaks the rotations that renamed into that directory: the
+    // renames may not survive a crash.
+    std::map<std::string, Status> synced;
+    for (size_t i = 0; i < chosen.size(); ++i) {
+      if (!results[i].ok() || !published[i]) continue;
+      for (const auto& d : dirs[i]) synced.emplace(d, Status::OK());
+    }
+    std::vector<std::map<std::string, Status>::iterator> to_sync;
+    for (auto it = synced.begin(); it != synced.end(); ++it) to_sync.push_back(it);
+    internal::IoParallelFor(to_sync.size(), [&](size_t k) {
+      to_sync[k]->second = SyncPath(to_sync[k]->first, true);
+    });
+    for (size_t i = 0; i < chosen.size(); ++i) {
+      if (!results[i].ok() || !published[i]) continue;
+      for (const auto& d : dirs[i]) {
+        const Status& st = synced.at(d);
+        if (st.ok()) continue;
+        chosen[i]->second.broken = st;
+        results[i] = st;
+        break;
+      }
+    }
     Status first;
     for (size_t i = 0; i < chosen.size(); ++i) {
       if (!results[i].ok()) {
@@ -698,7 +725,10 @@ class ParquetSink final : public Sink {
 
   // Close every file of the rotation and publish them under their final names; false
   // when there was nothing new to publish. Touches nothing but `rot` (runs in parallel).
-  Result<bool> Finish(const TopicPartition& tp, Rotation& rot) {
+  // Local files: the directories they were renamed into go to `dirs`, for the caller
+  // to sync (the rotation is not durable before).
+  Result<bool> Finish(const TopicPartition& tp, Rotation& rot,
+                      std::vector<std::string>* dirs) {
     KELT_RETURN_NOT_OK(rot.broken);
     rot.finishing = true;
     if (rot.last < rot.first) {  // nothing new (everything was already durable)
@@ -770,16 +800,10 @@ class ParquetSink final : public Sink {
       }
       f.published = true;
     }
-    if (root_.local) {
-      std::sort(published_dirs.begin(), published_dirs.end());
-      published_dirs.erase(std::unique(published_dirs.begin(), published_dirs.end()),
-                           published_dirs.end());
-      for (const auto& d : published_dirs) {
-        if (Status synced = SyncPath(d, true); !synced.ok()) {
-          return broken(std::move(synced));  // the renames may not survive a crash
-        }
-      }
-    }
+    std::sort(published_dirs.begin(), published_dirs.end());
+    published_dirs.erase(std::unique(published_dirs.begin(), published_dirs.end()),
+                         published_dirs.end());
+    *dirs = std::move(published_dirs);
     rot.files.clear();
     return true;
   }
