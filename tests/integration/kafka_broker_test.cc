@@ -420,6 +420,46 @@ TEST_P(KafkaBrokerProtocolTest, RevocationCommitsTheWindowItWaitedFor) {
   EXPECT_OK(loop->Close());
 }
 
+// A subscription of several topics: the group's holding counts the partitions of all of
+// them (read with one metadata request for the cluster, not one per topic, which waited
+// behind the connection's fetch long-poll each: ~8 s at the end of a catch-up of 100).
+TEST_F(KafkaBrokerTest, GroupHoldingOverSeveralTopicsCountsEveryPartition) {
+  const std::string base = Topic("e2e-holding");
+  const std::vector<std::string> topics = {base + "-a", base + "-b", base + "-c"};
+  for (const std::string& t : topics) {
+    CreateTopic(t, 2);
+    ASSERT_EQ(Produce(t, 0, 10), 10);
+  }
+  ConsumerOptions o = Options(topics[0], base + "-g");
+  o.topics = topics;
+  const WindowOptions wo{.max_records = 100, .max_wait = std::chrono::milliseconds(200)};
+  ASSERT_OK_AND_ASSIGN(auto a, Consumer::Make(o));
+  for (int i = 0; i < 100 && a->Assignment().size() < 6; ++i) {
+    ASSERT_OK(a->Poll(wo).status());
+  }
+  ASSERT_EQ(a->Assignment().size(), 6u);
+  ASSERT_OK_AND_ASSIGN(auto alone, a->DescribeGroupHolding());
+  EXPECT_EQ(alone.other_members, 0);
+  EXPECT_EQ(alone.held_by_others, 0);
+  EXPECT_EQ(alone.unassigned, 0);
+
+  // A second member: the range assignor gives each one partition of every topic.
+  ASSERT_OK_AND_ASSIGN(auto b, Consumer::Make(o));
+  for (int i = 0; i < 200; ++i) {
+    ASSERT_OK(a->Poll(wo).status());
+    ASSERT_OK(b->Poll(wo).status());
+    if (a->Assignment().size() == 3 && b->Assignment().size() == 3) break;
+  }
+  ASSERT_EQ(a->Assignment().size(), 3u);
+  ASSERT_EQ(b->Assignment().size(), 3u);
+  ASSERT_OK_AND_ASSIGN(auto shared, a->DescribeGroupHolding());
+  EXPECT_EQ(shared.other_members, 1);
+  EXPECT_EQ(shared.held_by_others, 3);
+  EXPECT_EQ(shared.unassigned, 0);
+  ASSERT_OK(b->Close());
+  ASSERT_OK(a->Close());
+}
+
 TEST_F(KafkaBrokerTest, EltParquetExampleLandsOnceAndResumesFromTheFiles) {
   const std::string topic = Topic("e2e-elt-parquet");
   CreateTopic(topic, 2);
