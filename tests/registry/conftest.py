@@ -217,6 +217,21 @@ class AvroTopic:
         self._producer = Producer({"bootstrap.servers": broker["KELT_KAFKA_BOOTSTRAP"]})
         self._serializers = {}
 
+    def write_config(self, path, broker, registry_url, sinks, window=None, **more):
+        """Write a kelt config to `path` reading this topic (group `<topic>-g`) with the
+        landing schema of its subject, into `sinks`; `window` and `more` are further
+        keys. Returns `path`."""
+        config = {
+            "brokers": broker["KELT_KAFKA_BOOTSTRAP"], "group": self.topic + "-g",
+            "topics": [self.topic],
+            "schema": {"registry": {"subject": self.subject, "url": registry_url}},
+            "window": window or {"max_wait_ms": 200},
+            **more,
+            "sinks": sinks,
+        }
+        path.write_text(json.dumps(config))
+        return path
+
     def produce(self, schema, values):
         from confluent_kafka.schema_registry.avro import AvroSerializer
         from confluent_kafka.serialization import MessageField, SerializationContext

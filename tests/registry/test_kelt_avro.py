@@ -147,15 +147,11 @@ def test_a_new_schema_version_mid_run_adds_a_column_in_every_sink(
 
     conninfo = pg["KELT_PG_CONNINFO"]
     table = "orders_" + uuid.uuid4().hex[:8]
-    config = tmp_path / "kelt.yaml"
-    config.write_text(json.dumps({
-        "brokers": broker["KELT_KAFKA_BOOTSTRAP"], "group": topic + "-g", "topics": [topic],
-        "schema": {"registry": {"subject": subject, "url": registry_url}},
-        "window": {"max_wait_ms": 200},
-        "sinks": [{"parquet": {"root": str(tmp_path / "landing"), "rotate_age_ms": 300}},
-                  {"duckdb": {"path": str(tmp_path / "orders.duckdb"), "table": "orders"}},
-                  {"postgres": {"conninfo": conninfo, "table": table}}],
-    }))
+    config = orders.write_config(
+        tmp_path / "kelt.yaml", broker, registry_url,
+        [{"parquet": {"root": str(tmp_path / "landing"), "rotate_age_ms": 300}},
+         {"duckdb": {"path": str(tmp_path / "orders.duckdb"), "table": "orders"}},
+         {"postgres": {"conninfo": conninfo, "table": table}}])
     proc = start_run(kelt, config)
     try:
         # The Parquet sink publishes a file per rotation: rotate by age quickly.
@@ -197,16 +193,13 @@ def test_a_schema_version_met_inside_a_window_reads_the_window_again_with_it(
     orders = AvroTopic(kelt, broker, registry_url)
     topic, subject = orders.topic, orders.subject
     orders.produce(ORDER_V1, [order(i) for i in range(20)])
-    config = tmp_path / "kelt.yaml"
     # One window of all 30 records (it waits up to 15 s for them; SIGTERM is taken between
     # windows), loaded in chunks of 2 a loader.
-    config.write_text(json.dumps({
-        "brokers": broker["KELT_KAFKA_BOOTSTRAP"], "group": topic + "-g", "topics": [topic],
-        "schema": {"registry": {"subject": subject, "url": registry_url}},
-        "window": {"max_records": 30, "max_wait_ms": 15000, "stop_at_end": False},
-        "min_records_per_loader": 2,
-        "sinks": [{"parquet": {"root": str(tmp_path / "landing"), "rotate_age_ms": 300}}],
-    }))
+    config = orders.write_config(
+        tmp_path / "kelt.yaml", broker, registry_url,
+        [{"parquet": {"root": str(tmp_path / "landing"), "rotate_age_ms": 300}}],
+        window={"max_records": 30, "max_wait_ms": 15000, "stop_at_end": False},
+        min_records_per_loader=2)
     proc = start_run(kelt, config)
     err_lines = []
     reader = threading.Thread(target=lambda: err_lines.extend(proc.stderr), daemon=True)

@@ -7,7 +7,6 @@ and pyiceberg reads the older data files with nulls in it.
 Needs the registry (KELT_REGISTRY_ENV), the broker (KELT_KAFKA_ENV) and the binary under
 test (KELT_BIN): tests/CMakeLists.txt's registry_tests.
 """
-import json
 import signal
 import time
 
@@ -50,17 +49,12 @@ def wait_rows(proc, catalog, n, seconds=60):
 def test_a_new_schema_version_mid_run_adds_an_iceberg_column_with_a_new_field_id(
         kelt, broker, registry_url, tmp_path):
     orders = AvroTopic(kelt, broker, registry_url, prefix="avro-ice-")
-    topic, subject = orders.topic, orders.subject
     orders.produce(ORDER_V1, [order(i) for i in range(20)])
 
-    config = tmp_path / "kelt.yaml"
-    config.write_text(json.dumps({
-        "brokers": broker["KELT_KAFKA_BOOTSTRAP"], "group": topic + "-g", "topics": [topic],
-        "schema": {"registry": {"subject": subject, "url": registry_url}},
-        "window": {"max_wait_ms": 200},
-        "sinks": [{"iceberg": {"catalog": "catalog.db", "warehouse": "warehouse",
-                               "namespace": "lake", "table": "orders"}}],
-    }))
+    config = orders.write_config(
+        tmp_path / "kelt.yaml", broker, registry_url,
+        [{"iceberg": {"catalog": "catalog.db", "warehouse": "warehouse",
+                      "namespace": "lake", "table": "orders"}}])
     catalog = SqlCatalog("kelt", uri=f"sqlite:///{tmp_path / 'catalog.db'}",
                          warehouse=f"file://{tmp_path / 'warehouse'}")
     proc = start_run(kelt, config)
