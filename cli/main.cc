@@ -5,6 +5,7 @@
 #include <arrow/api.h>
 
 #include <CLI/CLI.hpp>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -310,7 +311,14 @@ std::string VersionText() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  kelt::internal::RestartWithWindowAllocatorConf(argv);
+  // Only the commands that land windows: the others would pay the second start for
+  // nothing.
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "run") == 0 || std::strcmp(argv[i], "demo") == 0) {
+      kelt::internal::RestartWithWindowAllocatorConf(argv);
+      break;
+    }
+  }
   CLI::App app{"kelt — Kafka streaming ELT: Extract, Load, Transform"};
   app.require_subcommand(1);
   app.set_version_flag("--version", VersionText);

@@ -7,6 +7,9 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
 
 namespace kelt::internal {
 namespace {
@@ -40,6 +43,16 @@ void SetWindowPool(arrow::MemoryPool* pool) {
 void RestartWithWindowAllocatorConf(char** argv) {
   constexpr const char* kVar = "JE_ARROW_MALLOC_CONF";
   if (std::getenv(kVar) != nullptr || argv == nullptr || argv[0] == nullptr) return;
+  // Not when /proc/self/exe is not this program: started through the dynamic loader
+  // (`ld-linux-x86-64.so.2 ./kelt`), or under valgrind (its preload), which would go on
+  // checking the image left behind.
+  std::error_code ec;
+  const std::string exe = std::filesystem::read_symlink("/proc/self/exe", ec).filename();
+  if (ec || exe.rfind("ld-", 0) == 0) return;
+  if (const char* preload = std::getenv("LD_PRELOAD");
+      preload != nullptr && std::strstr(preload, "vgpreload") != nullptr) {
+    return;
+  }
   if (setenv(kVar, kWindowAllocatorConf, 1) != 0) return;
   execv("/proc/self/exe", argv);
   unsetenv(kVar);  // not restarted: run as we are, and leave children the defaults

@@ -31,7 +31,8 @@ inline constexpr const char* kWindowAllocatorConf = "narenas:1";
 /// choice, even empty, wins), start this program again, same pid and arguments, with
 /// kWindowAllocatorConf in it. jemalloc reads its options when libarrow is loaded,
 /// before main() runs, so there is no other way to set them for this process. Returns
-/// (doing nothing more) if the variable was set or the program cannot be started again.
+/// (doing nothing more) if the variable was set, if /proc/self/exe is not the program
+/// (run through the dynamic loader, or under valgrind) or if it cannot be started again.
 void RestartWithWindowAllocatorConf(char** argv);
 
 }  // namespace kelt::internal

@@ -4,6 +4,8 @@
 // user's properties over them.
 #include "kelt/kafka/consumer_config.h"
 
+#include "kelt/kafka.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -18,18 +20,27 @@ int64_t Number(const std::map<std::string, std::string>& props, const std::strin
   return it == props.end() ? -1 : std::stoll(it->second);
 }
 
-TEST(ConsumerProperties, OneFetchResponseIsBoundedByThePrefetch) {
+// The prefetch is bounded by bytes; fetch.max.bytes stays librdkafka's to derive from it
+// (and from message.max.bytes): a consumer with a message.max.bytes above the prefetch
+// can still be made.
+TEST(ConsumerProperties, ThePrefetchIsBoundedByBytesAndFetchMaxBytesFollowsIt) {
   ConsumerOptions o;
   o.brokers = "localhost:9092";
   o.group_id = "g";
   auto props = ConsumerProperties(o);
-  const int64_t prefetch = Number(props, "queued.max.messages.kbytes") * 1024;
-  EXPECT_GT(prefetch, 0);
-  // librdkafka's 50 MB default let one response over many partitions overshoot the
-  // prefetch several times.
-  EXPECT_LE(Number(props, "fetch.max.bytes"), prefetch);
-  EXPECT_GE(Number(props, "fetch.max.bytes"), 1000000) << "at least message.max.bytes";
+  EXPECT_GT(Number(props, "queued.max.messages.kbytes"), 0);
+  EXPECT_GE(Number(props, "queued.min.messages"), 10'000'000);
+  EXPECT_EQ(props.count("fetch.max.bytes"), 0u);
   EXPECT_EQ(props.at("enable.auto.commit"), "false");
+
+  o.properties["message.max.bytes"] = "10485760";  // above the 8 MB prefetch
+  o.topics = {"t"};
+  auto consumer = Consumer::Make(o);
+  EXPECT_TRUE(consumer.ok()) << consumer.status().ToString();
+  if (consumer.ok()) (void)(*consumer)->Close();
+  // What a fetch.max.bytes set to the prefetch would have done to that configuration.
+  o.properties["fetch.max.bytes"] = "8388608";
+  EXPECT_FALSE(Consumer::Make(o).ok());
 }
 
 TEST(ConsumerProperties, TheUsersPropertiesOverrideTheDefaults) {

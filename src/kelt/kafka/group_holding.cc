@@ -13,7 +13,10 @@ using EventPtr = std::unique_ptr<rd_kafka_event_t, decltype(&rd_kafka_event_dest
 
 // The partitions of `topics` that `held` lacks, from the metadata: one request for one
 // topic, and one for the whole cluster for several (a request per topic waited behind
-// the connection's fetch long-poll each: ~8 s for 100 topics).
+// the connection's fetch long-poll each: ~8 s for 100 topics). librdkafka also hands
+// the cluster's metadata to the group, as its periodic refresh does: a subscribed topic
+// that changed (a regex's new topic, more partitions) makes it rejoin a little sooner.
+// Topics missing from the cluster count no partitions.
 Result<int64_t> CountUnheld(rd_kafka_t* rk, const std::set<std::string>& topics,
                             const std::set<TopicPartition>& held, int timeout_ms) {
   if (topics.empty()) return 0;

@@ -14,12 +14,11 @@ void SetPrefetchDefaults(std::map<std::string, std::string>* props) {
   // default 64 MB; 16 MB brought no speed and ~25-30 MB more peak RSS (issue 18).
   (*props)["queued.min.messages"] = "10000000";
   (*props)["queued.max.messages.kbytes"] = "8192";
-  // One fetch response at most the prefetch's size: the queue limit above is looked at
-  // before a fetch is sent, and with librdkafka's 50 MB default a response over
-  // hundreds of partitions (up to max.partition.fetch.bytes each) overshot it several
-  // times (issue 18's scale benchmark). The broker still returns at least one batch, so
-  // a larger message is never stuck.
-  (*props)["fetch.max.bytes"] = "8388608";
+  // fetch.max.bytes is left unset on purpose: librdkafka then bounds it by this prefetch
+  // limit (and raises it to message.max.bytes), so one fetch response over hundreds of
+  // partitions stays near 8 MB. Setting it here would stop that adjustment (a lower
+  // queued.max.messages.kbytes would no longer lower it, a message.max.bytes above it
+  // would be refused).
   if (HasFetchQueueBackoff()) (*props)["fetch.queue.backoff.ms"] = "20";
 }
 

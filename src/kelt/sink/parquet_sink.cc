@@ -555,18 +555,35 @@ class ParquetSink final : public Sink {
   // handed to the file (or the object's buffer) at once: between windows an open file
   // keeps its footer's metadata only, not a row group's column writers, dictionaries
   // and pages (with hundreds of partitions those were most of the sink's memory).
-  Status WriteWindowRows(Rotation& rot) {
+  // The rows are taken as the file's schema (the batch may differ from it in
+  // nullability only: Write compares names and types). `write` false (the window's
+  // rows could not all be collected): the rows are only released. A failure breaks the
+  // rotation here: Arrow closes a writer whose WriteTable failed, and closing it again
+  // would then succeed without a footer.
+  Status WriteWindowRows(Rotation& rot, bool write) {
+    Status st;
     for (auto& [key, f] : rot.files) {
-      if (f.window_rows.empty()) continue;
       std::vector<std::shared_ptr<arrow::RecordBatch>> rows;
       rows.swap(f.window_rows);
-      auto table = arrow::Table::FromRecordBatches(rows[0]->schema(), rows);
-      if (!table.ok()) return internal::FromArrow(table.status());
+      if (rows.empty() || !write || !st.ok()) continue;
+      const std::shared_ptr<arrow::Schema> schema = f.writer->schema();
+      for (auto& b : rows) {
+        if (!b->schema()->Equals(*schema, false)) {
+          b = arrow::RecordBatch::Make(schema, b->num_rows(), b->columns());
+        }
+      }
+      auto table = arrow::Table::FromRecordBatches(schema, rows);
       rows.clear();  // the table holds them
-      KELT_RETURN_NOT_OK(WriteError(
-          f, f.writer->WriteTable(**table, std::numeric_limits<int64_t>::max())));
+      if (!table.ok()) {
+        st = internal::FromArrow(table.status());
+        continue;
+      }
+      st = WriteError(f,
+                      f.writer->WriteTable(**table, std::numeric_limits<int64_t>::max()));
     }
-    return Status::OK();
+    if (!st.ok() && rot.broken.ok())
+      rot.broken = st.WithPrefix("an earlier write failed: ");
+    return st;
   }
 
   Status WriteDeadLetters(const std::shared_ptr<arrow::RecordBatch>& dl) {
@@ -618,9 +635,10 @@ class ParquetSink final : public Sink {
     internal::ParallelFor(jobs.size(), internal::UsableCores(), [&](size_t i) {
       for (const auto& slice : *jobs[i].slices) {
         results[i] = WriteRows(*jobs[i].tp, *jobs[i].rot, slice, dead_letter);
-        if (!results[i].ok()) return;
+        if (!results[i].ok()) break;
       }
-      results[i] = WriteWindowRows(*jobs[i].rot);
+      Status written = WriteWindowRows(*jobs[i].rot, results[i].ok());
+      if (results[i].ok()) results[i] = std::move(written);
     });
     for (const Status& st : results) KELT_RETURN_NOT_OK(st);
     return Status::OK();
