@@ -149,6 +149,9 @@ class ParquetSink final : public Sink {
     }
     KELT_ASSIGN_OR_RAISE(dead_letter_props_, PropertiesOf(*dead_letter));
     arrow_props_ = internal::LandingArrowWriterProperties();
+    // The I/O workers that finish rotations start now, with the sink, rather than at the
+    // first rotation in the middle of a run (a service's thread count stays flat).
+    (void)internal::IoExecutor().Submit([] {});
     return Status::OK();
   }
 
