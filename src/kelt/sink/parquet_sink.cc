@@ -569,9 +569,11 @@ class ParquetSink final : public Sink {
       std::vector<std::shared_ptr<arrow::RecordBatch>> rows;
       rows.swap(f.window_rows);
       if (rows.empty() || !write || !st.ok()) continue;
+      // The same schema object everywhere: comparing two schema objects makes Arrow
+      // compute and cache their fingerprints, a race between the partitions' jobs.
       const std::shared_ptr<arrow::Schema> schema = f.writer->schema();
       for (auto& b : rows) {
-        if (!b->schema()->Equals(*schema, false)) {
+        if (b->schema() != schema) {
           b = arrow::RecordBatch::Make(schema, b->num_rows(), b->columns());
         }
       }
