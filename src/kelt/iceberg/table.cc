@@ -2,6 +2,7 @@
 
 #include "kelt/iceberg/table.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -180,37 +181,59 @@ Result<MetadataLeftovers> FindMetadataLeftovers(Catalog& catalog,
       oldest = std::min(oldest, MetadataVersion(e.value));
     }
   }
-  for (const auto& snap : m.snapshots) {
-    named.insert(BaseName(snap.manifest_list));
+  for (const auto& snap : m.snapshots) named.insert(BaseName(snap.manifest_list));
+  // The manifests: first those of the current snapshot alone. Every snapshot's list
+  // (with fast appends each names all manifests before it: reading them all is
+  // quadratic in the snapshots) is read only if that leaves a manifest-like file
+  // unnamed, which an older snapshot may still name.
+  auto name_manifests_of = [&](const Snapshot& snap) -> Status {
     KELT_ASSIGN_OR_RAISE(auto manifests, ReadManifestListAt(io, snap.manifest_list));
     for (const auto& mf : manifests) named.insert(BaseName(mf.path));
-  }
+    return Status::OK();
+  };
+  const Snapshot* now_snap = m.CurrentSnapshot();
+  if (now_snap != nullptr) KELT_RETURN_NOT_OK(name_manifests_of(*now_snap));
   KELT_ASSIGN_OR_RAISE(auto files, io.List(dir));
-  MetadataLeftovers out;
-  for (const auto& file : files) {
-    const std::string location = dir + "/" + file;
-    if (named.count(file)) continue;
-    if (IsKeltMetadataFile(file)) {
-      const int64_t v = MetadataVersion(file);
-      if (v > current || v < oldest) continue;
-      // Only this table's: another table at the same location has its own lineage.
-      auto json = io.Read(location);
-      auto other =
-          json.ok() ? MetadataFromJson(*json) : Result<TableMetadata>(json.status());
-      if (!other.ok()) {
+  auto judge = [&]() -> Result<MetadataLeftovers> {
+    MetadataLeftovers out;
+    for (const auto& file : files) {
+      const std::string location = dir + "/" + file;
+      if (named.count(file)) continue;
+      if (IsKeltMetadataFile(file)) {
+        const int64_t v = MetadataVersion(file);
+        if (v > current || v < oldest) continue;
+        // Only this table's: another table at the same location has its own lineage.
+        auto json = io.Read(location);
+        auto other =
+            json.ok() ? MetadataFromJson(*json) : Result<TableMetadata>(json.status());
+        if (!other.ok()) {
+          out.undecided.push_back(location);
+        } else if (Lower(other->table_uuid) == Lower(m.table_uuid)) {
+          out.dead.push_back(location);
+        }
+        continue;
+      }
+      std::optional<KeltTag> name_tag = TaggedName(file);
+      if (!name_tag) continue;  // not kelt's
+      if (name_tag->table.empty()) {
         out.undecided.push_back(location);
-      } else if (Lower(other->table_uuid) == Lower(m.table_uuid)) {
+      } else if (name_tag->table == tag && name_tag->base < current) {
         out.dead.push_back(location);
       }
-      continue;
     }
-    std::optional<KeltTag> name_tag = TaggedName(file);
-    if (!name_tag) continue;  // not kelt's
-    if (name_tag->table.empty()) {
-      out.undecided.push_back(location);
-    } else if (name_tag->table == tag && name_tag->base < current) {
-      out.dead.push_back(location);
+    return out;
+  };
+  KELT_ASSIGN_OR_RAISE(MetadataLeftovers out, judge());
+  auto manifest_like = [](const std::vector<std::string>& locations) {
+    return std::any_of(locations.begin(), locations.end(), [](const std::string& l) {
+      return !IsKeltMetadataFile(BaseName(l));
+    });
+  };
+  if (manifest_like(out.dead) || manifest_like(out.undecided)) {
+    for (const auto& snap : m.snapshots) {
+      if (&snap != now_snap) KELT_RETURN_NOT_OK(name_manifests_of(snap));
     }
+    KELT_ASSIGN_OR_RAISE(out, judge());
   }
   // The listing judged the files against t; that holds only while t is current.
   KELT_ASSIGN_OR_RAISE(std::optional<std::string> now, catalog.LoadTable(id));
@@ -438,9 +461,11 @@ Result<std::vector<std::string>> CurrentDataFiles(const TableMetadata& metadata,
 }
 
 Result<std::vector<std::string>> ReferencedDataFiles(const TableMetadata& metadata,
-                                                     const FileIO& io) {
+                                                     const FileIO& io, bool current_only) {
   std::set<std::string> manifests;
+  const Snapshot* current = metadata.CurrentSnapshot();
   for (const auto& s : metadata.snapshots) {
+    if (current_only && &s != current) continue;
     KELT_ASSIGN_OR_RAISE(auto entries, ReadManifestListAt(io, s.manifest_list));
     for (const auto& m : entries) manifests.insert(m.path);
   }

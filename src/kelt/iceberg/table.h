@@ -148,8 +148,11 @@ Result<std::vector<ManifestEntry>> ReadManifestEntriesAt(const FileIO& io,
 Result<std::vector<std::string>> CurrentDataFiles(const TableMetadata& metadata,
                                                   const FileIO& io = FileIO::Local());
 
-/// Every data file path referenced by any snapshot the metadata holds.
+/// Every data file path referenced by any snapshot the metadata holds, or with
+/// `current_only` by the current snapshot alone (one manifest list read, not one a
+/// snapshot: what a clean start needs).
 Result<std::vector<std::string>> ReferencedDataFiles(const TableMetadata& metadata,
-                                                     const FileIO& io = FileIO::Local());
+                                                     const FileIO& io = FileIO::Local(),
+                                                     bool current_only = false);
 
 }  // namespace kelt::iceberg

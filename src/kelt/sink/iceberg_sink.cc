@@ -584,36 +584,51 @@ class TableWriter {
     KELT_ASSIGN_OR_RAISE(ice::LoadedTable t, Load());
     const ice::TableMetadata& m = t.metadata;
     const std::string tag = ice::TableTag(m.table_uuid) + GroupTag(o_.group_id);
-    KELT_ASSIGN_OR_RAISE(auto referenced, ice::ReferencedDataFiles(m, *io_));
-    std::set<std::string> live;  // base names: data/ is flat
-    for (const auto& r : referenced) live.insert(r.substr(r.rfind('/') + 1));
     KELT_ASSIGN_OR_RAISE(OffsetMap stored, GroupOffsets(m, o_.group_id));
     const std::string data_dir = m.location + "/data";
     KELT_ASSIGN_OR_RAISE(auto listed, io_->List(data_dir));
     std::vector<std::string> dead_data, untagged;
     size_t kept = 0;
-    for (const auto& file : listed) {
-      // A data file, or the Parquet writer's hidden staging file of one that a crash
-      // cut off (".<name>.<token>.inprogress"): the same rule holds for both.
-      std::string data_name = file;
-      const std::string suffix = ".inprogress";
-      if (file.size() > suffix.size() + 1 && file[0] == '.' &&
-          file.compare(file.size() - suffix.size(), suffix.size(), suffix) == 0) {
-        data_name = file.substr(1, file.size() - 1 - suffix.size());
-        data_name = data_name.substr(0, data_name.rfind('.'));  // the token
+    // Judged first against the current snapshot's files alone; a file that would be
+    // removed or kept is judged again against every snapshot's (an older snapshot may
+    // still name it), which reads each snapshot's manifest list: a clean start, the
+    // usual one, reads one list however many snapshots the table keeps.
+    auto judge = [&](bool current_only) -> Status {
+      KELT_ASSIGN_OR_RAISE(auto referenced,
+                           ice::ReferencedDataFiles(m, *io_, current_only));
+      std::set<std::string> live;  // base names: data/ is flat
+      for (const auto& r : referenced) live.insert(r.substr(r.rfind('/') + 1));
+      dead_data.clear();
+      untagged.clear();
+      kept = 0;
+      for (const auto& file : listed) {
+        // A data file, or the Parquet writer's hidden staging file of one that a crash
+        // cut off (".<name>.<token>.inprogress"): the same rule holds for both.
+        std::string data_name = file;
+        const std::string suffix = ".inprogress";
+        if (file.size() > suffix.size() + 1 && file[0] == '.' &&
+            file.compare(file.size() - suffix.size(), suffix.size(), suffix) == 0) {
+          data_name = file.substr(1, file.size() - 1 - suffix.size());
+          data_name = data_name.substr(0, data_name.rfind('.'));  // the token
+        }
+        auto parsed = DataFileName::Parse(data_name);
+        if (!parsed || live.count(file)) continue;
+        // Another table's, or another group's (judged by its own offsets).
+        if (!parsed->tag.empty() && parsed->tag != tag) continue;
+        auto it = stored.find(parsed->tp);
+        if (it == stored.end() || parsed->last >= it->second) {
+          ++kept;
+        } else if (parsed->tag.empty()) {
+          untagged.push_back(data_dir + "/" + file);
+        } else {
+          dead_data.push_back(data_dir + "/" + file);
+        }
       }
-      auto parsed = DataFileName::Parse(data_name);
-      if (!parsed || live.count(file)) continue;
-      // Another table's, or another group's (judged by its own offsets).
-      if (!parsed->tag.empty() && parsed->tag != tag) continue;
-      auto it = stored.find(parsed->tp);
-      if (it == stored.end() || parsed->last >= it->second) {
-        ++kept;
-      } else if (parsed->tag.empty()) {
-        untagged.push_back(data_dir + "/" + file);
-      } else {
-        dead_data.push_back(data_dir + "/" + file);
-      }
+      return Status::OK();
+    };
+    KELT_RETURN_NOT_OK(judge(/*current_only=*/true));
+    if (!dead_data.empty() || !untagged.empty() || kept > 0) {
+      KELT_RETURN_NOT_OK(judge(/*current_only=*/false));
     }
     // Lists metadata/, then reads the catalog again: `moved` covers data/ too.
     KELT_ASSIGN_OR_RAISE(ice::MetadataLeftovers leftovers,

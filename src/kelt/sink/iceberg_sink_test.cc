@@ -116,8 +116,9 @@ class IcebergSinkTest : public ::testing::Test {
     if (!t.ok() || !*t) return out;
     if (snapshots) *snapshots = static_cast<int>((*t)->metadata.snapshots.size());
     iceberg::TableMetadata current = (*t)->metadata;
-    // Only the current snapshot's lineage (all of it: appends only).
-    auto files = iceberg::ReferencedDataFiles(current);
+    // The current snapshot's files.
+    auto files =
+        iceberg::ReferencedDataFiles(current, iceberg::FileIO::Local(), /*current_only=*/true);
     EXPECT_OK(files);
     for (const auto& location : *files) {
       auto path = iceberg::LocalPath(location);
@@ -896,6 +897,32 @@ TEST_F(IcebergSinkTest, AFailingCleanupDoesNotFailOpen) {
   ASSERT_OK_AND_ASSIGN(OffsetMap r, (*sink)->Resume({{"events", 0}}));
   EXPECT_EQ(r, (OffsetMap{{{"events", 0}, 20}}));
   ASSERT_OK((*sink)->Write(Window(Range(20, 24))).status());
+}
+
+// A start with nothing left over reads the current snapshot's manifest list alone, not
+// every snapshot's (with fast appends those hold every older manifest: quadratic in the
+// snapshots, ~55 s at 1,215 snapshots before). Shown by removing the older snapshot's
+// list, as above: with no leftover to judge, nothing needs it and nothing warns.
+TEST_F(IcebergSinkTest, ACleanStartReadsOnlyTheCurrentSnapshotsManifestList) {
+  auto t = LandTwoWindowsAndLoad();
+  ASSERT_TRUE(t.has_value());
+  ASSERT_EQ(t->metadata.snapshots.size(), 2u);
+  ASSERT_TRUE(
+      fs::remove(*iceberg::LocalPath(t->metadata.snapshots.front().manifest_list)));
+  std::vector<std::string> said;
+  SetLogHook(
+      [&](LogLevel, std::string_view, std::string_view m) { said.emplace_back(m); });
+  auto sink = MakeIcebergSink(Options());
+  ASSERT_OK(sink);
+  EXPECT_OK((*sink)->Open(ToArrowSchema(landing_), DeadLetterSchema()));
+  SetLogHook(nullptr);
+  for (const auto& m : said) {
+    EXPECT_EQ(m.find("not cleaned up"), std::string::npos) << m;
+  }
+  ASSERT_OK_AND_ASSIGN(OffsetMap r, (*sink)->Resume({{"events", 0}}));
+  EXPECT_EQ(r, (OffsetMap{{{"events", 0}, 20}}));
+  ASSERT_OK((*sink)->Write(Window(Range(20, 24))).status());
+  ExpectEachOnce(RowsByOffset(), 0, 0, 24);
 }
 
 }  // namespace
