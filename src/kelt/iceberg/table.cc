@@ -461,7 +461,8 @@ Result<std::vector<std::string>> CurrentDataFiles(const TableMetadata& metadata,
 }
 
 Result<std::vector<std::string>> ReferencedDataFiles(const TableMetadata& metadata,
-                                                     const FileIO& io, bool current_only) {
+                                                     const FileIO& io,
+                                                     bool current_only) {
   std::set<std::string> manifests;
   const Snapshot* current = metadata.CurrentSnapshot();
   for (const auto& s : metadata.snapshots) {

@@ -117,8 +117,8 @@ class IcebergSinkTest : public ::testing::Test {
     if (snapshots) *snapshots = static_cast<int>((*t)->metadata.snapshots.size());
     iceberg::TableMetadata current = (*t)->metadata;
     // The current snapshot's files.
-    auto files =
-        iceberg::ReferencedDataFiles(current, iceberg::FileIO::Local(), /*current_only=*/true);
+    auto files = iceberg::ReferencedDataFiles(current, iceberg::FileIO::Local(),
+                                              /*current_only=*/true);
     EXPECT_OK(files);
     for (const auto& location : *files) {
       auto path = iceberg::LocalPath(location);
