@@ -71,8 +71,9 @@ using internal::SyncPath;
 using Clock = std::chrono::steady_clock;
 
 // The write buffer of each open local file: page headers, small pages and the footer's
-// pieces go out together (one a partition and open rotation: 16 MB at 512 partitions).
-constexpr int64_t kFileBufferBytes = 32 * 1024;
+// pieces go out together (one a partition and open rotation: 4 MB at 512 partitions;
+// 32 KB cost 16 MB there for no CPU gain measured at 4 partitions).
+constexpr int64_t kFileBufferBytes = 8 * 1024;
 
 // --- file systems
 // -----------------------------------------------------------------------
