@@ -123,18 +123,27 @@ void Executor::Post(std::function<void()> task) {
   }
   {
     MutexLock lock(&mu_);
-    const long pid = static_cast<long>(::getpid());
-    if (started_by_ != pid) {
-      // First task, or the first in a forked child: its parent's workers do not exist
-      // here, and their std::thread objects must not be joined.
-      for (auto& t : workers_) t.detach();
-      workers_.clear();
-      started_by_ = pid;
-      for (size_t i = 0; i < threads_; ++i) workers_.emplace_back([this] { Work(); });
-    }
+    StartLocked();
     queue_.push_back(std::move(task));
   }
   wake_.notify_one();
+}
+
+void Executor::Start() {
+  if (threads_ == 0) return;
+  MutexLock lock(&mu_);
+  StartLocked();
+}
+
+void Executor::StartLocked() {
+  const long pid = static_cast<long>(::getpid());
+  if (started_by_ == pid) return;
+  // First task, or the first in a forked child: its parent's workers do not exist
+  // here, and their std::thread objects must not be joined.
+  for (auto& t : workers_) t.detach();
+  workers_.clear();
+  started_by_ = pid;
+  for (size_t i = 0; i < threads_; ++i) workers_.emplace_back([this] { Work(); });
 }
 
 void Executor::Work() {

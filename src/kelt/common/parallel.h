@@ -45,6 +45,10 @@ class Executor {
 
   size_t threads() const { return threads_; }
 
+  /// Start the workers now if they are not running (in this process) yet, rather than
+  /// with the first task: a service's thread count then stays flat after its start.
+  void Start();
+
   /// Run `fn` on a worker; the future holds its result.
   template <typename Fn>
   std::future<std::invoke_result_t<Fn>> Submit(Fn fn) {
@@ -63,6 +67,8 @@ class Executor {
  private:
   void Post(std::function<void()> task);
   void Work();
+  // Start the workers unless this process did already.
+  void StartLocked() KELT_REQUIRES(mu_);
 
   const size_t threads_;
   Mutex mu_;

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <filesystem>
 #include <future>
 #include <mutex>
 #include <set>
@@ -82,6 +83,29 @@ TEST(Executor, SubmitRunsOnAWorkerAndReturnsTheResult) {
   Executor inline_ex(0);
   auto g = inline_ex.Submit([] { return 7; });
   EXPECT_EQ(g.get(), 7);
+}
+
+// Start() starts the workers at once, and only once: later tasks find them running.
+TEST(Executor, StartStartsTheWorkersOnce) {
+  auto threads = [] {
+    size_t n = 0;
+    for (const auto& e : std::filesystem::directory_iterator("/proc/self/task")) {
+      (void)e;
+      ++n;
+    }
+    return n;
+  };
+  const size_t before = threads();
+  Executor ex(3);
+  EXPECT_EQ(threads(), before);  // none until asked
+  ex.Start();
+  EXPECT_EQ(threads(), before + 3);
+  ex.Start();
+  EXPECT_EQ(ex.Submit([] { return 1; }).get(), 1);
+  EXPECT_EQ(threads(), before + 3);
+  Executor inline_ex(0);
+  inline_ex.Start();  // no workers to start
+  EXPECT_EQ(threads(), before + 3);
 }
 
 // A task that fork-joins on its own executor while every worker is busy does not

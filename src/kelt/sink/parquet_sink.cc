@@ -157,7 +157,7 @@ class ParquetSink final : public Sink {
     arrow_props_ = internal::LandingArrowWriterProperties();
     // The I/O workers that finish rotations start now, with the sink, rather than at the
     // first rotation in the middle of a run (a service's thread count stays flat).
-    (void)internal::IoExecutor().Submit([] {});
+    internal::IoExecutor().Start();
     return Status::OK();
   }
 
