@@ -64,6 +64,10 @@ struct EltOptions {
   /// session times out), the loop waits for them and counts this from when a live member
   /// could have had them: the start plus the session timeout.
   std::chrono::milliseconds assignment_timeout{60'000};
+  /// A window's write that has not returned after this long is logged as a warning
+  /// naming the sink it waits on (a stalled object store, a database gone silent), and
+  /// again each time this long passes; the loop goes on waiting. 0: never logged.
+  std::chrono::milliseconds stalled_write_warning{60'000};
   /// Stop after this many windows (0: no limit). For tests and smoke runs.
   int64_t max_windows = 0;
   /// Polled between windows: true ends the run cleanly (sinks flushed, offsets

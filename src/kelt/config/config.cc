@@ -1073,6 +1073,12 @@ const std::vector<KeySpec>& Specs() {
             {"", "assignment_timeout_ms",
              "with until_caught_up: fail when no partition is assigned this long (0: "
              "wait; longer while other members hold them)"}));
+    add(Int("stalled_write_warning_ms",
+            [](EltConfig & c) -> auto& { return c.elt.stalled_write_warning; }, 0,
+            INT64_MAX,
+            {"", "stalled_write_warning_ms",
+             "log a warning naming the sink when a window's write has not returned "
+             "after this long, and again each time it passes (0: never)"}));
     add(Int("min_records_per_loader",
             [](EltConfig & c) -> auto& { return c.elt.min_records_per_loader; }, 1,
             INT64_MAX,

@@ -393,5 +393,37 @@ TEST_F(IcebergMaintenanceTest, CompactThatLosesTheSwapToAnAppendRedoesOnTopOfIt)
   EXPECT_EQ(FilesUnder("data"), 7u + 3u);  // only the three appends' files were added
 }
 
+// After a compaction, and no expire, the replaced data files and their manifests are
+// named by older snapshots only; a sink's start must see them as live (it judges files
+// against the current snapshot first, then against every snapshot before removing any).
+TEST_F(IcebergMaintenanceTest, AStartAfterACompactionKeepsWhatOlderSnapshotsName) {
+  std::set<std::string> before;
+  {
+    auto sink = OpenSink();
+    ASSERT_TRUE(sink);
+    LandWindows(*sink, 4);
+  }
+  for (const auto& e : fs::recursive_directory_iterator(dir_.path() + "/wh/ns/events")) {
+    if (e.is_regular_file()) before.insert(e.path().string());
+  }
+  auto cat = CatalogHandle();
+  ASSERT_OK_AND_ASSIGN(
+      iceberg::CompactOutcome r,
+      iceberg::CompactTable(*cat, {"ns", "events"}, iceberg::CompactOptions{},
+                            IcebergDataFileCodec()));
+  ASSERT_TRUE(r.committed);
+  ASSERT_EQ(LiveFiles().size(), 1u);  // the four are older snapshots' files now
+  {
+    auto sink = OpenSink();  // the start's leftover check
+    ASSERT_TRUE(sink);
+  }
+  for (const auto& f : before) EXPECT_TRUE(fs::exists(f)) << f << " was removed";
+  const auto m = Metadata();
+  ASSERT_OK_AND_ASSIGN(auto referenced, iceberg::ReferencedDataFiles(m));
+  EXPECT_EQ(referenced.size(), 5u);
+  for (const auto& f : referenced) EXPECT_TRUE(fs::exists(*iceberg::LocalPath(f))) << f;
+  EXPECT_EQ(CurrentKeys(), Expected(4));
+}
+
 }  // namespace
 }  // namespace kelt

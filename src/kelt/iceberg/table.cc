@@ -194,36 +194,32 @@ Result<MetadataLeftovers> FindMetadataLeftovers(Catalog& catalog,
   const Snapshot* now_snap = m.CurrentSnapshot();
   if (now_snap != nullptr) KELT_RETURN_NOT_OK(name_manifests_of(*now_snap));
   KELT_ASSIGN_OR_RAISE(auto files, io.List(dir));
-  auto judge = [&]() -> Result<MetadataLeftovers> {
-    MetadataLeftovers out;
-    for (const auto& file : files) {
-      const std::string location = dir + "/" + file;
-      if (named.count(file)) continue;
-      if (IsKeltMetadataFile(file)) {
-        const int64_t v = MetadataVersion(file);
-        if (v > current || v < oldest) continue;
-        // Only this table's: another table at the same location has its own lineage.
-        auto json = io.Read(location);
-        auto other =
-            json.ok() ? MetadataFromJson(*json) : Result<TableMetadata>(json.status());
-        if (!other.ok()) {
-          out.undecided.push_back(location);
-        } else if (Lower(other->table_uuid) == Lower(m.table_uuid)) {
-          out.dead.push_back(location);
-        }
-        continue;
-      }
-      std::optional<KeltTag> name_tag = TaggedName(file);
-      if (!name_tag) continue;  // not kelt's
-      if (name_tag->table.empty()) {
+  MetadataLeftovers out;
+  for (const auto& file : files) {
+    const std::string location = dir + "/" + file;
+    if (named.count(file)) continue;
+    if (IsKeltMetadataFile(file)) {
+      const int64_t v = MetadataVersion(file);
+      if (v > current || v < oldest) continue;
+      // Only this table's: another table at the same location has its own lineage.
+      auto json = io.Read(location);
+      auto other =
+          json.ok() ? MetadataFromJson(*json) : Result<TableMetadata>(json.status());
+      if (!other.ok()) {
         out.undecided.push_back(location);
-      } else if (name_tag->table == tag && name_tag->base < current) {
+      } else if (Lower(other->table_uuid) == Lower(m.table_uuid)) {
         out.dead.push_back(location);
       }
+      continue;
     }
-    return out;
-  };
-  KELT_ASSIGN_OR_RAISE(MetadataLeftovers out, judge());
+    std::optional<KeltTag> name_tag = TaggedName(file);
+    if (!name_tag) continue;  // not kelt's
+    if (name_tag->table.empty()) {
+      out.undecided.push_back(location);
+    } else if (name_tag->table == tag && name_tag->base < current) {
+      out.dead.push_back(location);
+    }
+  }
   auto manifest_like = [](const std::vector<std::string>& locations) {
     return std::any_of(locations.begin(), locations.end(), [](const std::string& l) {
       return !IsKeltMetadataFile(BaseName(l));
@@ -233,7 +229,13 @@ Result<MetadataLeftovers> FindMetadataLeftovers(Catalog& catalog,
     for (const auto& snap : m.snapshots) {
       if (&snap != now_snap) KELT_RETURN_NOT_OK(name_manifests_of(snap));
     }
-    KELT_ASSIGN_OR_RAISE(out, judge());
+    // What the older snapshots name is no leftover; the rest stands as judged (a
+    // metadata file's judgement does not depend on the manifests named).
+    auto now_named = [&](const std::string& location) {
+      return named.count(BaseName(location)) > 0;
+    };
+    std::erase_if(out.dead, now_named);
+    std::erase_if(out.undecided, now_named);
   }
   // The listing judged the files against t; that holds only while t is current.
   KELT_ASSIGN_OR_RAISE(std::optional<std::string> now, catalog.LoadTable(id));

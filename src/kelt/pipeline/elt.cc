@@ -25,6 +25,7 @@
 #include <arrow/table.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <deque>
 #include <future>
 #include <optional>
@@ -458,6 +459,11 @@ class EltLoop::Impl {
     std::optional<Window> window;  // for the callback
     LoadStats stats;
     std::future<Written> done;
+    size_t records = 0;
+    std::chrono::steady_clock::time_point handed_off;
+    // The sink the writer is in (index into sinks_), -1 before the first: what a stall
+    // warning names.
+    std::shared_ptr<std::atomic<int>> writing;
   };
 
   // What HandOff needs of a polled window once its messages are gone.
@@ -479,9 +485,10 @@ class EltLoop::Impl {
     for (const LoadedWindow& part : parts) loaded += part.stats;
     auto sw = std::make_shared<SinkWindow>(SinkWindow{nullptr, nullptr, w.spans});
     auto pending = std::make_shared<std::vector<LoadedWindow>>(std::move(parts));
+    auto writing = std::make_shared<std::atomic<int>>(-1);
     // The result reaches the hooks, which run inside librdkafka's C callbacks: no
     // exception may leave the writer (out of memory, no thread).
-    auto write = [this, sw, pending]() noexcept {
+    auto write = [this, sw, pending, writing]() noexcept {
       Written out;
       try {
         auto joined = Join(std::move(*pending));
@@ -497,6 +504,8 @@ class EltLoop::Impl {
         return out;
       }
       for (auto& sink : sinks_) {
+        writing->store(static_cast<int>(&sink - sinks_.data()),
+                       std::memory_order_relaxed);
         try {
           auto adv = sink->Write(*sw);
           if (!adv.ok()) {
@@ -524,7 +533,29 @@ class EltLoop::Impl {
       // No thread to be had: the write runs on this thread when it is settled.
       done = std::async(std::launch::deferred, write);
     }
-    inflight_.emplace(InFlight{std::move(kept), loaded, std::move(done)});
+    inflight_.emplace(InFlight{std::move(kept), loaded, std::move(done), w.records,
+                               std::chrono::steady_clock::now(), std::move(writing)});
+  }
+
+  // Wait for `f`'s write; each stalled_write_warning that passes first is logged,
+  // naming the sink being written (a deferred write, run by get(), is not waited for).
+  void WaitLoggingStalls(const InFlight& f) {
+    const auto every = o_.stalled_write_warning;
+    if (every.count() <= 0) return;
+    while (f.done.wait_for(every) == std::future_status::timeout) {
+      const int i = f.writing->load(std::memory_order_relaxed);
+      const double waited =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - f.handed_off)
+              .count();
+      char seconds[32];
+      std::snprintf(seconds, sizeof(seconds), "%.1f", waited);
+      Log(LogLevel::kWarning, "elt",
+          "a window of " + std::to_string(f.records) +
+              " records is still being written " +
+              (i >= 0 ? "to sink " + sinks_[static_cast<size_t>(i)]->name()
+                      : std::string("(its parts being joined)")) +
+              " after " + seconds + " s; waiting on (stalled_write_warning_ms)");
+    }
   }
 
   // Wait for the write in flight and take in its result. A failed write is final: it
@@ -533,6 +564,7 @@ class EltLoop::Impl {
     if (!inflight_) return write_failed_;
     InFlight f = std::move(*inflight_);
     inflight_.reset();
+    WaitLoggingStalls(f);
     Written w = f.done.get();
     for (const auto& [name, adv] : w.advanced) Merge(name, adv);
     if (!w.status.ok()) {

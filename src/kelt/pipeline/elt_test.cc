@@ -220,6 +220,43 @@ TEST_F(EltLoopTest, AWindowLoadedInChunksReachesTheSinksAsOneWrite) {
   }
 }
 
+// A write that takes longer than stalled_write_warning is logged, naming the sink, and
+// the loop waits it out: every row lands once. 0 logs nothing.
+TEST_F(EltLoopTest, AStalledWriteIsLoggedWithItsSinkAndWaitedFor) {
+  CreateTopic("e13", 1, 10);
+  for (const int warn_ms : {50, 0}) {
+    auto store = std::make_shared<Store>();
+    store->write_delay = std::chrono::milliseconds(400);
+    EltOptions o = Options("e13", "g13-" + std::to_string(warn_ms));
+    o.stalled_write_warning = std::chrono::milliseconds(warn_ms);
+    std::vector<std::string> warnings;
+    std::mutex mu;
+    SetLogHook(
+        [&](LogLevel level, std::string_view component, std::string_view message) {
+          std::lock_guard<std::mutex> lock(mu);
+          if (level == LogLevel::kWarning && component == "elt") {
+            warnings.emplace_back(message);
+          }
+        },
+        LogLevel::kInfo);
+    ASSERT_OK_AND_ASSIGN(auto loop, MakeLoop(o, {store}));
+    ASSERT_OK_AND_ASSIGN(auto stats, loop->Run());
+    SetLogHook(nullptr);
+    EXPECT_EQ(stats.rows, 10);
+    EXPECT_EQ(store->rows.size(), 10u);
+    if (warn_ms == 0) {
+      EXPECT_TRUE(warnings.empty()) << warnings.front();
+      continue;
+    }
+    ASSERT_FALSE(warnings.empty());
+    EXPECT_NE(
+        warnings.front().find(" records is still being written to sink mem0 after "),
+        std::string::npos)
+        << warnings.front();
+    EXPECT_NE(warnings.front().find("stalled_write_warning_ms"), std::string::npos);
+  }
+}
+
 // A member joins while the first is in the middle of a window loaded in chunks: the
 // first gives the window back (its chunks may hold rows of partitions it loses), and
 // between the two every record lands once.

@@ -589,10 +589,12 @@ class TableWriter {
     KELT_ASSIGN_OR_RAISE(auto listed, io_->List(data_dir));
     std::vector<std::string> dead_data, untagged;
     size_t kept = 0;
-    // Judged first against the current snapshot's files alone; a file that would be
-    // removed or kept is judged again against every snapshot's (an older snapshot may
-    // still name it), which reads each snapshot's manifest list: a clean start, the
-    // usual one, reads one list however many snapshots the table keeps.
+    // Judged first against the current snapshot's files alone; if a file would be
+    // removed (or reported), all are judged again against every snapshot's (an older
+    // snapshot may still name it), which reads each snapshot's manifest list: a clean
+    // start, or one after a crash that left only files no commit can drop yet, reads one
+    // list however many snapshots the table keeps. (Kept files are never removed; their
+    // count may then include one an older snapshot names.)
     auto judge = [&](bool current_only) -> Status {
       KELT_ASSIGN_OR_RAISE(auto referenced,
                            ice::ReferencedDataFiles(m, *io_, current_only));
@@ -627,7 +629,7 @@ class TableWriter {
       return Status::OK();
     };
     KELT_RETURN_NOT_OK(judge(/*current_only=*/true));
-    if (!dead_data.empty() || !untagged.empty() || kept > 0) {
+    if (!dead_data.empty() || !untagged.empty()) {
       KELT_RETURN_NOT_OK(judge(/*current_only=*/false));
     }
     // Lists metadata/, then reads the catalog again: `moved` covers data/ too.

@@ -489,18 +489,28 @@ class ParquetSink final : public Sink {
       KELT_ARROW_ASSIGN_OR_RAISE(auto raw, root_.fs->OpenOutputStream(f.temp_path));
       // Parquet writes a page's header apart from its body and the footer in pieces of
       // ~30 bytes (one a column chunk): unbuffered, a file of 20 row groups took ~1,400
-      // write calls, 700 of them for its footer at the end of the run; buffered ~240.
-      KELT_ARROW_ASSIGN_OR_RAISE(
-          f.out, arrow::io::BufferedOutputStream::Create(kFileBufferBytes,
-                                                         internal::WindowPool(), raw));
+      // write calls, 700 of them for its footer at the end of the run.
+      auto buffered = arrow::io::BufferedOutputStream::Create(
+          kFileBufferBytes, internal::WindowPool(), raw);
+      if (!buffered.ok()) {
+        (void)raw->Close();
+        (void)root_.fs->DeleteFile(f.temp_path);
+        return internal::FromArrow(buffered.status());
+      }
+      f.out = *std::move(buffered);
     } else {
       KELT_ARROW_ASSIGN_OR_RAISE(f.memory, arrow::io::BufferOutputStream::Create());
       f.out = f.memory;
     }
-    KELT_ARROW_ASSIGN_OR_RAISE(
-        f.writer, parquet::arrow::FileWriter::Open(*schema, internal::WindowPool(), f.out,
+    auto writer = parquet::arrow::FileWriter::Open(*schema, internal::WindowPool(), f.out,
                                                    PropertiesFor(dead_letter, first_rows),
-                                                   arrow_props_));
+                                                   arrow_props_);
+    if (!writer.ok()) {
+      (void)f.out->Abort();
+      if (!f.temp_path.empty()) (void)root_.fs->DeleteFile(f.temp_path);
+      return internal::FromArrow(writer.status());
+    }
+    f.writer = *std::move(writer);
     auto [ins, ok] = rot.files.emplace(key, std::move(f));
     return &ins->second;
   }
@@ -851,7 +861,8 @@ class ParquetSink final : public Sink {
   void Abort(Rotation& rot) {
     for (auto& [key, f] : rot.files) {
       if (f.writer) (void)f.writer->Close();
-      if (f.out && !f.out->closed()) (void)f.out->Close();
+      // The file is deleted: what is still buffered need not reach it.
+      if (f.out && !f.out->closed()) (void)f.out->Abort();
       if (!f.temp_path.empty()) (void)root_.fs->DeleteFile(f.temp_path);
     }
     rot.files.clear();
