@@ -88,6 +88,16 @@ class IcebergSinkTest : public ::testing::Test {
     return testing::MakeSinkWindow(records, landing_, LoadOptions{});
   }
 
+  // A sink made and opened with Options(), and what it logged while opening.
+  std::unique_ptr<Sink> OpenLogging(std::vector<std::string>* said) {
+    SetLogHook([said](LogLevel, std::string_view, std::string_view m) {
+      said->emplace_back(m);
+    });
+    auto sink = Open(Options());
+    SetLogHook(nullptr);
+    return sink;
+  }
+
   // Offsets 0..19 of partition 0 landed in two windows (two appends), the sink closed;
   // then the table as its catalog has it.
   std::optional<iceberg::LoadedTable> LandTwoWindowsAndLoad() {
@@ -883,20 +893,16 @@ TEST_F(IcebergSinkTest, AFailingCleanupDoesNotFailOpen) {
                             FileTag(TableTag()) + "-dead-0.parquet";
   std::ofstream(stale) << "x";
   std::vector<std::string> said;
-  SetLogHook(
-      [&](LogLevel, std::string_view, std::string_view m) { said.emplace_back(m); });
-  auto sink = MakeIcebergSink(Options());
-  ASSERT_OK(sink);
-  EXPECT_OK((*sink)->Open(ToArrowSchema(landing_), DeadLetterSchema()));
-  SetLogHook(nullptr);
+  auto sink = OpenLogging(&said);
+  ASSERT_TRUE(sink);
   std::string all;
   for (const auto& m : said) all += m + "\n";
   EXPECT_NE(all.find("leftover files not cleaned up at this start"), std::string::npos)
       << all;
   EXPECT_TRUE(fs::exists(stale));  // nothing removed on a partial view
-  ASSERT_OK_AND_ASSIGN(OffsetMap r, (*sink)->Resume({{"events", 0}}));
+  ASSERT_OK_AND_ASSIGN(OffsetMap r, sink->Resume({{"events", 0}}));
   EXPECT_EQ(r, (OffsetMap{{{"events", 0}, 20}}));
-  ASSERT_OK((*sink)->Write(Window(Range(20, 24))).status());
+  ASSERT_OK(sink->Write(Window(Range(20, 24))).status());
 }
 
 // A start with nothing left over reads the current snapshot's manifest list alone, not
@@ -910,18 +916,14 @@ TEST_F(IcebergSinkTest, ACleanStartReadsOnlyTheCurrentSnapshotsManifestList) {
   ASSERT_TRUE(
       fs::remove(*iceberg::LocalPath(t->metadata.snapshots.front().manifest_list)));
   std::vector<std::string> said;
-  SetLogHook(
-      [&](LogLevel, std::string_view, std::string_view m) { said.emplace_back(m); });
-  auto sink = MakeIcebergSink(Options());
-  ASSERT_OK(sink);
-  EXPECT_OK((*sink)->Open(ToArrowSchema(landing_), DeadLetterSchema()));
-  SetLogHook(nullptr);
+  auto sink = OpenLogging(&said);
+  ASSERT_TRUE(sink);
   for (const auto& m : said) {
     EXPECT_EQ(m.find("not cleaned up"), std::string::npos) << m;
   }
-  ASSERT_OK_AND_ASSIGN(OffsetMap r, (*sink)->Resume({{"events", 0}}));
+  ASSERT_OK_AND_ASSIGN(OffsetMap r, sink->Resume({{"events", 0}}));
   EXPECT_EQ(r, (OffsetMap{{{"events", 0}, 20}}));
-  ASSERT_OK((*sink)->Write(Window(Range(20, 24))).status());
+  ASSERT_OK(sink->Write(Window(Range(20, 24))).status());
   ExpectEachOnce(RowsByOffset(), 0, 0, 24);
 }
 
