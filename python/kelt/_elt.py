@@ -176,6 +176,7 @@ class EltLoop:
                  group_protocol: Optional[str] = None, instance_id: Optional[str] = None,
                  assignment_timeout_ms: Optional[int] = None,
                  min_records_per_loader: Optional[int] = None,
+                 stalled_write_warning_ms: Optional[int] = None,
                  registry_url: Optional[str] = None, key_format: Optional[str] = None,
                  key_subject: Optional[str] = None,
                  properties: Optional[Mapping[str, Any]] = None) -> None:
