@@ -25,6 +25,7 @@
 #include <arrow/table.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <deque>
 #include <future>

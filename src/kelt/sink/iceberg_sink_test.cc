@@ -126,9 +126,8 @@ class IcebergSinkTest : public ::testing::Test {
     if (!t.ok() || !*t) return out;
     if (snapshots) *snapshots = static_cast<int>((*t)->metadata.snapshots.size());
     iceberg::TableMetadata current = (*t)->metadata;
-    // The current snapshot's files.
-    auto files = iceberg::ReferencedDataFiles(current, iceberg::FileIO::Local(),
-                                              /*current_only=*/true);
+    // The current snapshot's files (what a reader of the table sees).
+    auto files = iceberg::CurrentDataFiles(current);
     EXPECT_OK(files);
     for (const auto& location : *files) {
       auto path = iceberg::LocalPath(location);
